@@ -1,0 +1,83 @@
+/*
+ * log_format.h - the LevelDB log format in one page.
+ *
+ * A log is a sequence of 32768-byte blocks; only the last block may be short.
+ * A block holds physical records and possibly a trailer of fewer than 7 zero
+ * bytes. A physical record is a 7-byte header followed by its payload:
+ *
+ *   offset  size  field
+ *   ------  ----  ---------------------------------------------------------
+ *        0     4  checksum: little-endian, masked CRC-32C of the type byte
+ *                 followed by the payload (the length is not covered)
+ *        4     2  length: little-endian payload length
+ *        6     1  type: 0 ZERO (preallocated space), 1 FULL, 2 FIRST,
+ *                 3 MIDDLE, 4 LAST
+ *        7   len  payload
+ *
+ * A user record is one FULL physical record, or FIRST, MIDDLE..., LAST
+ * fragments, each as large as the space left in its block allows. A record
+ * never starts in the last 6 bytes of a block: the writer zero-fills them.
+ *
+ * Where things live:
+ *   crc32c.h      CRC-32C (hardware and portable) and the mask
+ *   log_writer.h  splitting records into physical records (no I/O)
+ *   log_reader.h  LevelDB's reader as a state machine over caller buffers
+ *   py_module.c   the CPython extension, the only file that includes Python.h
+ *
+ * Every exported symbol starts with llog_ / LLOG_.
+ */
+#ifndef LLOG_LOG_FORMAT_H
+#define LLOG_LOG_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LLOG_BLOCK_SIZE 32768
+#define LLOG_HEADER_SIZE 7
+
+/* Largest payload of one physical record: a whole block minus its header. */
+#define LLOG_MAX_FRAGMENT (LLOG_BLOCK_SIZE - LLOG_HEADER_SIZE)
+
+typedef enum llog_type {
+    LLOG_ZERO = 0,
+    LLOG_FULL = 1,
+    LLOG_FIRST = 2,
+    LLOG_MIDDLE = 3,
+    LLOG_LAST = 4,
+    LLOG_MAX_TYPE = LLOG_LAST
+} llog_type;
+
+/*
+ * Status codes of the whole library, one list for the enum and the strings.
+ * X(name, text)
+ */
+#define LLOG_STATUS_LIST(X)                                                   \
+    X(LLOG_OK, "ok")                                                          \
+    X(LLOG_ERR_NOMEM, "out of memory")                                        \
+    X(LLOG_ERR_ARG, "invalid argument")                                       \
+    X(LLOG_ERR_TOO_LARGE, "record too large for this platform")
+
+typedef enum llog_status {
+#define LLOG_STATUS_ENUM(name, text) name,
+    LLOG_STATUS_LIST(LLOG_STATUS_ENUM)
+#undef LLOG_STATUS_ENUM
+} llog_status;
+
+/* Returns a static description of a status code; never NULL. */
+const char *llog_status_text(llog_status status);
+
+/* Little-endian loads and stores, byte by byte: no alignment assumptions
+ * and no host byte order dependency (compilers fuse them into one move). */
+static inline uint32_t llog_load32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static inline void llog_store32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+#endif /* LLOG_LOG_FORMAT_H */

@@ -1,0 +1,408 @@
+/*
+ * log_reader.c - LevelDB's log reader (db/log_reader.cc) over caller blocks.
+ *
+ * Two layers, as in LevelDB: step() reads one physical record from the
+ * current block (or skips a trailer, zero fill or damage), and on_fragment()
+ * joins fragments into records with a single switch. Events are queued by
+ * one step and handed out one per llog_reader_next() call.
+ */
+#include "log_reader.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+
+enum phase {
+    PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
+    PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
+    PHASE_READ,
+    PHASE_DONE,
+    PHASE_FAILED
+};
+
+enum step_result { STEP_CONTINUE, STEP_NEED_BLOCK, STEP_EOF };
+
+#define QUEUE_MAX 3 /* one step queues at most a report, a report, a record */
+
+struct llog_reader {
+    llog_reader_options opt;
+    enum phase phase;
+    uint64_t probe; /* SYNC phases: offset of the block examined */
+    int resync;     /* skip MIDDLE and LAST until another type shows up */
+
+    const uint8_t *block; /* the block fed by the caller */
+    size_t block_len;
+    uint64_t block_offset;
+    int have_block;
+    uint64_t pos; /* offset of the next unparsed byte */
+
+    int in_record;          /* a fragmented record is open */
+    uint64_t record_offset; /* its first header */
+    uint64_t open_size;     /* payload bytes of its fragments so far */
+    uint8_t *scratch;       /* those bytes, when the record is in range */
+    size_t scratch_len;
+    size_t scratch_cap;
+    uint64_t clean_end;
+
+    llog_event queue[QUEUE_MAX];
+    int queue_head;
+    int queue_len;
+    llog_status failure;
+    char reason[32]; /* "unknown record type N" */
+};
+
+llog_reader *llog_reader_new(const llog_reader_options *options) {
+    llog_reader *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->opt = *options;
+    if (r->opt.start >= r->opt.end)
+        r->phase = PHASE_DONE;
+    else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
+        r->phase = PHASE_READ; /* from block 0, where no record is open */
+    else {
+        r->phase = PHASE_SYNC_START;
+        r->probe = r->opt.start - r->opt.start % LLOG_BLOCK_SIZE;
+    }
+    return r;
+}
+
+void llog_reader_free(llog_reader *r) {
+    if (r != NULL) {
+        free(r->scratch);
+        free(r);
+    }
+}
+
+uint64_t llog_reader_wanted(const llog_reader *r) {
+    if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
+        return r->probe;
+    return r->pos - r->pos % LLOG_BLOCK_SIZE;
+}
+
+void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len) {
+    assert(len <= LLOG_BLOCK_SIZE); /* one block at a time */
+    r->block = data;
+    r->block_len = len;
+    r->block_offset = llog_reader_wanted(r);
+    r->have_block = 1;
+}
+
+uint64_t llog_reader_position(const llog_reader *r) {
+    if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
+        return r->opt.start;
+    return r->in_record ? r->record_offset : r->pos;
+}
+
+uint64_t llog_reader_clean_end(const llog_reader *r) { return r->clean_end; }
+
+/* ---- event queue ---------------------------------------------------- */
+
+static llog_event *push(llog_reader *r, llog_event_kind kind) {
+    assert(r->queue_len < QUEUE_MAX); /* see QUEUE_MAX */
+    llog_event *ev = &r->queue[r->queue_len++];
+    memset(ev, 0, sizeof *ev);
+    ev->kind = kind;
+    return ev;
+}
+
+static int in_range(const llog_reader *r, uint64_t offset) {
+    return offset >= r->opt.start && offset < r->opt.end;
+}
+
+/* Reports dropped bytes, if they begin inside this reader's range. */
+static void report(llog_reader *r, uint64_t offset, uint64_t size,
+                   const char *reason) {
+    if (!in_range(r, offset))
+        return;
+    llog_event *ev = push(r, LLOG_EV_CORRUPTION);
+    ev->offset = offset;
+    ev->size = size;
+    ev->reason = reason;
+}
+
+static void emit_record(llog_reader *r, uint64_t offset, const uint8_t *data,
+                        size_t len) {
+    r->clean_end = r->pos;
+    if (!in_range(r, offset))
+        return;
+    llog_event *ev = push(r, LLOG_EV_RECORD);
+    ev->offset = offset;
+    ev->data = data;
+    ev->len = len;
+}
+
+/* ---- joining fragments ------------------------------------------------ */
+
+static void open_record(llog_reader *r, uint64_t offset) {
+    r->in_record = 1;
+    r->record_offset = offset;
+    r->open_size = 0;
+    r->scratch_len = 0;
+}
+
+static int append(llog_reader *r, const uint8_t *data, size_t n) {
+    r->open_size += n;
+    if (r->record_offset < r->opt.start || n == 0)
+        return 1; /* never returned: count it, do not keep it */
+    if (n > SIZE_MAX - r->scratch_len) {
+        r->failure = LLOG_ERR_TOO_LARGE;
+        return 0;
+    }
+    size_t need = r->scratch_len + n;
+    if (need > r->scratch_cap) {
+        size_t cap = r->scratch_cap < 65536 ? 65536 : r->scratch_cap;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        uint8_t *grown = realloc(r->scratch, cap);
+        if (grown == NULL) {
+            r->failure = LLOG_ERR_NOMEM;
+            return 0;
+        }
+        r->scratch = grown;
+        r->scratch_cap = cap;
+    }
+    memcpy(r->scratch + r->scratch_len, data, n);
+    r->scratch_len = need;
+    return 1;
+}
+
+/* A FULL or FIRST arrived: an open record can never end now. */
+static void drop_unfinished(llog_reader *r) {
+    /* An empty open record is what old LevelDB writers left (an empty FIRST
+     * at a block's end): not worth a report. */
+    if (r->in_record && r->open_size > 0)
+        report(r, r->record_offset, r->open_size, "partial record without end");
+    r->in_record = 0;
+}
+
+/* A physical record was damaged, or zero fill was skipped. */
+static void bad_physical(llog_reader *r) {
+    r->resync = 0;
+    if (r->in_record)
+        report(r, r->record_offset, r->open_size, "error in middle of record");
+    r->in_record = 0;
+}
+
+static void on_unknown(llog_reader *r, unsigned type, uint64_t at, size_t n) {
+    snprintf(r->reason, sizeof r->reason, "unknown record type %u", type);
+    if (r->in_record)
+        report(r, r->record_offset, n + r->open_size, r->reason);
+    else
+        report(r, at, n, r->reason);
+    r->in_record = 0;
+}
+
+static void on_fragment(llog_reader *r, unsigned type, uint64_t at,
+                        const uint8_t *payload, size_t n) {
+    if (r->resync) { /* fragments of a record that began before us */
+        if (type == LLOG_MIDDLE)
+            return;
+        r->resync = 0;
+        if (type == LLOG_LAST)
+            return;
+    }
+    switch (type) {
+    case LLOG_FULL:
+        drop_unfinished(r);
+        emit_record(r, at, payload, n);
+        break;
+    case LLOG_FIRST:
+        drop_unfinished(r);
+        open_record(r, at);
+        append(r, payload, n);
+        break;
+    case LLOG_MIDDLE:
+    case LLOG_LAST:
+        if (!r->in_record) {
+            report(r, at, n, "missing start of fragmented record");
+            break;
+        }
+        if (!append(r, payload, n))
+            break;
+        if (type == LLOG_LAST) {
+            r->in_record = 0;
+            emit_record(r, r->record_offset, r->scratch, r->scratch_len);
+        }
+        break;
+    default:
+        on_unknown(r, type, at, n);
+        break;
+    }
+}
+
+/* ---- reading physical records ----------------------------------------- */
+
+/* The end of the data fed so far: describe what is left unconsumed. */
+static void end_of_data(llog_reader *r, size_t left, const char *tail) {
+    uint64_t data_end = r->block_offset + r->block_len;
+    llog_event *ev = push(r, LLOG_EV_EOF);
+    uint64_t at = r->in_record ? r->record_offset : r->pos;
+    if (left == 0 && r->in_record)
+        tail = "fragmented record open at end of file";
+    if ((left > 0 || r->in_record) && in_range(r, at)) {
+        ev->torn = 1;
+        ev->offset = at;
+        ev->size = data_end > at ? data_end - at : 0;
+        ev->reason = tail;
+    }
+    /* Keep pos and the open record: the same block is asked for again and,
+     * once it has grown, parsing goes on where it stopped. */
+    r->have_block = 0;
+}
+
+/* Skips the rest of the current block. */
+static void next_block(llog_reader *r) {
+    r->pos = r->block_offset + LLOG_BLOCK_SIZE;
+}
+
+static enum step_result step(llog_reader *r) {
+    uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
+    if (!r->have_block || r->block_offset != block_offset)
+        return STEP_NEED_BLOCK;
+    size_t in = (size_t)(r->pos - block_offset);
+    size_t left = r->block_len > in ? r->block_len - in : 0;
+    int final = r->block_len < LLOG_BLOCK_SIZE; /* the log ends in it */
+
+    if (left < LLOG_HEADER_SIZE) {
+        if (!final) { /* trailer */
+            next_block(r);
+            return STEP_CONTINUE;
+        }
+        end_of_data(r, left, "truncated header at end of file");
+        return STEP_EOF;
+    }
+    const uint8_t *h = r->block + in;
+    size_t length = (size_t)h[4] | (size_t)h[5] << 8;
+    unsigned type = h[6];
+    if (LLOG_HEADER_SIZE + length > left) {
+        if (final) { /* the writer died mid-record */
+            end_of_data(r, left, "truncated payload at end of file");
+            return STEP_EOF;
+        }
+        report(r, r->pos, left, "bad record length");
+        bad_physical(r);
+        next_block(r);
+        return STEP_CONTINUE;
+    }
+    if (type == LLOG_ZERO && length == 0) { /* preallocated, never written */
+        bad_physical(r);
+        next_block(r);
+        return STEP_CONTINUE;
+    }
+    if (r->opt.verify_checksums) {
+        uint32_t expected = llog_unmask_crc(llog_load32(h));
+        if (llog_crc32c_extend(0, h + 6, 1 + length) != expected) {
+            /* The length may be what is damaged: trusting it could land on
+             * bytes that merely look like a record. Drop the block's rest. */
+            report(r, r->pos, left, "checksum mismatch");
+            bad_physical(r);
+            next_block(r);
+            return STEP_CONTINUE;
+        }
+    }
+    uint64_t at = r->pos;
+    r->pos += LLOG_HEADER_SIZE + length;
+    on_fragment(r, type, at, h + LLOG_HEADER_SIZE, length);
+    return STEP_CONTINUE;
+}
+
+/* ---- finding where to begin ------------------------------------------- */
+
+static void begin_at(llog_reader *r, uint64_t block_offset, int resync) {
+    r->phase = PHASE_READ;
+    r->pos = block_offset;
+    r->resync = resync;
+}
+
+/* 1 when the block holds only MIDDLE fragments up to its trailer, so the
+ * state after it (record open or not) is the state before it. */
+static int only_middles(const uint8_t *b, size_t len) {
+    size_t at = 0;
+    if (len < LLOG_BLOCK_SIZE)
+        return 0;
+    while (LLOG_BLOCK_SIZE - at >= LLOG_HEADER_SIZE) {
+        size_t length = (size_t)b[at + 4] | (size_t)b[at + 5] << 8;
+        if (b[at + 6] != LLOG_MIDDLE ||
+            LLOG_HEADER_SIZE + length > LLOG_BLOCK_SIZE - at)
+            return 0;
+        at += LLOG_HEADER_SIZE + length;
+    }
+    return 1;
+}
+
+/*
+ * One probe of the look-back. Beginning at a block with `resync` gives the
+ * true state at its end whenever something other than MIDDLE fragments
+ * follows its leading fragments: every other physical record (FULL, FIRST,
+ * LAST, damage, zero fill, unknown type) leaves a state that does not depend
+ * on the state before it. Reports about bytes before `start` are filtered.
+ */
+static void sync_step(llog_reader *r) {
+    const uint8_t *b = r->block;
+    if (r->phase == PHASE_SYNC_START) {
+        int mid_record = r->block_len >= LLOG_HEADER_SIZE &&
+                         (b[6] == LLOG_MIDDLE || b[6] == LLOG_LAST);
+        if (!mid_record) {
+            begin_at(r, r->probe, 1);
+            return;
+        }
+        r->phase = PHASE_SYNC_BACK;
+        r->probe -= LLOG_BLOCK_SIZE;
+        return;
+    }
+    if (!only_middles(b, r->block_len))
+        begin_at(r, r->probe, 1);
+    else if (r->probe == 0)
+        begin_at(r, 0, 0); /* no record is open at the start of a log */
+    else
+        r->probe -= LLOG_BLOCK_SIZE;
+}
+
+static int range_done(const llog_reader *r) {
+    return r->pos >= r->opt.end &&
+           (!r->in_record || r->record_offset >= r->opt.end);
+}
+
+void llog_reader_next(llog_reader *r, llog_event *ev) {
+    for (;;) {
+        if (r->queue_head < r->queue_len) {
+            *ev = r->queue[r->queue_head++];
+            return;
+        }
+        r->queue_head = r->queue_len = 0;
+        if (r->failure != LLOG_OK)
+            r->phase = PHASE_FAILED;
+        memset(ev, 0, sizeof *ev);
+        switch (r->phase) {
+        case PHASE_SYNC_START:
+        case PHASE_SYNC_BACK:
+            if (!r->have_block || r->block_offset != r->probe) {
+                ev->kind = LLOG_EV_NEED_BLOCK;
+                return;
+            }
+            sync_step(r);
+            break;
+        case PHASE_READ:
+            if (range_done(r)) {
+                r->phase = PHASE_DONE;
+                break;
+            }
+            if (step(r) == STEP_NEED_BLOCK) {
+                ev->kind = LLOG_EV_NEED_BLOCK;
+                return;
+            }
+            break;
+        case PHASE_DONE:
+            ev->kind = LLOG_EV_DONE;
+            return;
+        case PHASE_FAILED:
+            ev->kind = LLOG_EV_ERROR;
+            ev->size = (uint64_t)r->failure;
+            return;
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/*
+ * log_reader.h - LevelDB's log reader as a state machine over caller blocks.
+ *
+ * The reader does no I/O. It asks for one block at a time, by file offset,
+ * and the caller feeds that block's bytes (32768, or fewer when the log ends
+ * inside it). It produces events in file order: complete records, corruptions
+ * (offset, bytes dropped, LevelDB's reason), the end of the data fed so far
+ * (with the torn tail, if one is left), and the end of the range.
+ *
+ * Semantics are LevelDB's log::Reader (db/log_reader.cc) with two additions:
+ *
+ * - A range [start, end): only records whose first header lies in it are
+ *   returned, and only corruptions whose dropped bytes begin in it are
+ *   reported. Before reading the block holding `start`, the reader looks back
+ *   as far as needed (over blocks made of MIDDLE fragments only) to know
+ *   whether a fragmented record is open there, so a range sees exactly what a
+ *   read of the whole log sees inside it: cutting a log anywhere neither loses
+ *   nor duplicates a record or a report.
+ * - At the end of the data it keeps the incomplete tail unconsumed: feeding
+ *   the same block again once it has grown continues from where it stopped.
+ *
+ * Where dropped bytes begin: at the bad physical record's header for
+ * "checksum mismatch", "bad record length", "missing start of fragmented
+ * record" and an unknown type outside a record; at the open record's first
+ * header for "partial record without end", "error in middle of record" and
+ * an unknown type inside a record.
+ */
+#ifndef LLOG_LOG_READER_H
+#define LLOG_LOG_READER_H
+
+#include "log_format.h"
+
+#define LLOG_NO_END UINT64_MAX
+
+typedef enum llog_event_kind {
+    LLOG_EV_RECORD,     /* a complete record: offset, data, len */
+    LLOG_EV_CORRUPTION, /* dropped bytes: offset, size, reason */
+    LLOG_EV_NEED_BLOCK, /* feed the block at llog_reader_wanted() */
+    LLOG_EV_EOF,        /* end of the data fed so far; torn tail if torn */
+    LLOG_EV_DONE,       /* the range is finished: nothing more, ever */
+    LLOG_EV_ERROR       /* out of memory or a record too large: size holds
+                           the llog_status; the reader cannot go on */
+} llog_event_kind;
+
+typedef struct llog_event {
+    llog_event_kind kind;
+    uint64_t offset;     /* RECORD: first header; CORRUPTION/EOF: dropped bytes */
+    uint64_t size;       /* CORRUPTION/torn EOF: bytes dropped */
+    const uint8_t *data; /* RECORD: payload, valid until the next call */
+    size_t len;          /* RECORD: payload length */
+    const char *reason;  /* CORRUPTION/torn EOF: static or reader-owned text */
+    int torn;            /* EOF: 1 when an incomplete tail is left */
+} llog_event;
+
+typedef struct llog_reader llog_reader;
+
+typedef struct llog_reader_options {
+    uint64_t start;       /* first offset of the range (0: whole log) */
+    uint64_t end;         /* end of the range, exclusive, or LLOG_NO_END */
+    int verify_checksums; /* LevelDB's checksum flag */
+    int sequential;       /* the source cannot go back: never ask for a block
+                             before one already fed (reads from block 0) */
+} llog_reader_options;
+
+/* Returns a new reader, or NULL when out of memory. */
+llog_reader *llog_reader_new(const llog_reader_options *options);
+
+void llog_reader_free(llog_reader *r);
+
+/*
+ * Produces the next event. NEED_BLOCK asks for llog_reader_wanted(r); EOF
+ * means nothing more can be had from the data fed so far (call again after
+ * the log grows: it asks for the last block again). Pointers in the event
+ * stay valid until the next call to a function of this reader.
+ */
+void llog_reader_next(llog_reader *r, llog_event *ev);
+
+/* File offset of the block the reader wants; always a multiple of 32768. */
+uint64_t llog_reader_wanted(const llog_reader *r);
+
+/*
+ * Feeds the wanted block: len <= 32768 bytes, fewer meaning the log ends
+ * there for now. The reader keeps the pointer, so the bytes must stay valid
+ * and unchanged until the reader asks for another block or is freed.
+ */
+void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len);
+
+/*
+ * File offset where reading would go on: past every byte consumed. After
+ * EOF, the start of the incomplete tail (or of the open record).
+ */
+uint64_t llog_reader_position(const llog_reader *r);
+
+/*
+ * Offset just past the last physical record that completed a record
+ * (0 if none): where a log can be cut back to drop a torn tail.
+ */
+uint64_t llog_reader_clean_end(const llog_reader *r);
+
+#endif /* LLOG_LOG_READER_H */

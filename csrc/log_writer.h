@@ -1,0 +1,59 @@
+/*
+ * log_writer.h - splitting user records into physical records.
+ *
+ * The writer does no I/O and allocates nothing: it tells the caller which
+ * bytes to append, either a whole encoded record into a caller buffer, or one
+ * fragment at a time (a small prefix to copy, then a slice of the caller's
+ * own payload), so large payloads can go to the OS without being copied.
+ */
+#ifndef LLOG_LOG_WRITER_H
+#define LLOG_LOG_WRITER_H
+
+#include "log_format.h"
+
+typedef struct llog_writer {
+    uint64_t offset;                    /* log length: where the next byte goes */
+    uint32_t type_crc[LLOG_MAX_TYPE + 1]; /* CRC-32C of each type byte alone */
+} llog_writer;
+
+/* Starts a writer that appends to a log of log_length bytes (0: a new log). */
+void llog_writer_init(llog_writer *w, uint64_t log_length);
+
+/*
+ * What to append for the next fragment of a record: `prefix` (zero trailer
+ * filling the old block, if any, then the 7-byte header) followed by the
+ * first `payload_len` bytes of the record data not yet written.
+ */
+typedef struct llog_fragment {
+    uint8_t prefix[LLOG_HEADER_SIZE - 1 + LLOG_HEADER_SIZE];
+    size_t prefix_len;
+    size_t payload_len;
+    uint64_t header_offset; /* log offset of this fragment's header */
+} llog_fragment;
+
+/*
+ * Plans the next fragment of a record whose unwritten data is
+ * data[0..remaining), `first` being 1 for the record's first fragment, and
+ * advances the writer past it. Call until remaining reaches 0, and at least
+ * once (an empty record is one empty FULL fragment). Reads data, never
+ * writes it.
+ */
+void llog_writer_fragment(llog_writer *w, const uint8_t *data,
+                          size_t remaining, int first, llog_fragment *out);
+
+/*
+ * Bytes that appending a record of len bytes at the writer's current offset
+ * adds to the log (padding, headers, payload). Does not change the writer.
+ */
+uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len);
+
+/*
+ * Encodes a whole record into dst, which must hold
+ * llog_writer_encoded_size(w, len) bytes; never writes past them. Returns the
+ * number of bytes written and stores the record's offset (its first header)
+ * in *record_offset when that is not NULL.
+ */
+size_t llog_writer_add(llog_writer *w, const uint8_t *data, size_t len,
+                       uint8_t *dst, uint64_t *record_offset);
+
+#endif /* LLOG_LOG_WRITER_H */

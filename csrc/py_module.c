@@ -1,0 +1,1736 @@
+/*
+ * py_module.c - the CPython extension leveldb_log._core.
+ *
+ * The only file of the project that includes Python.h. It does the I/O the
+ * C core leaves to its caller (file descriptors, Python file objects,
+ * buffers), turns core events into Python objects, and raises every
+ * exception of the package from two functions: raise_status() for core
+ * status codes and raise_corruption() for damaged logs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
+#include "crc32c.h"
+#include "log_reader.h"
+#include "log_writer.h"
+
+#if PY_VERSION_HEX < 0x030C0000
+/* The 3.12 exception API, for older interpreters. */
+static PyObject *PyErr_GetRaisedException(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_DECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+static void PyErr_SetRaisedException(PyObject *exc) {
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc,
+                  PyException_GetTraceback(exc));
+}
+#endif
+
+/* Records and buffers at least this large release the GIL while encoded or
+ * checksummed: below it, taking the GIL back costs more than it frees. */
+#define GIL_THRESHOLD (64 * 1024)
+#define DEFAULT_BUFFER (64 * 1024)
+
+typedef struct {
+    PyTypeObject *writer_type;
+    PyTypeObject *reader_type;
+    PyObject *corruption_type; /* leveldb_log._errors.Corruption */
+    PyObject *corruption_error;
+    PyObject *truncated_error;
+    PyObject *os_open;
+    PyObject *os_fspath;
+} module_state;
+
+static module_state *state_of(PyTypeObject *type) {
+    return (module_state *)PyType_GetModuleState(type);
+}
+
+/* ---- one place that raises ------------------------------------------- */
+
+static void raise_status(llog_status status) {
+    PyObject *exc = status == LLOG_ERR_NOMEM ? PyExc_MemoryError
+                                             : PyExc_OverflowError;
+    PyErr_SetString(exc, llog_status_text(status));
+}
+
+static void raise_corruption(module_state *st, int truncated, uint64_t offset,
+                             uint64_t size, const char *reason) {
+    PyObject *cls = truncated ? st->truncated_error : st->corruption_error;
+    PyObject *exc = PyObject_CallFunction(cls, "KKs", (unsigned long long)offset,
+                                          (unsigned long long)size, reason);
+    if (exc != NULL) {
+        PyErr_SetObject(cls, exc);
+        Py_DECREF(exc);
+    }
+}
+
+/* ---- per-object lock ------------------------------------------------- */
+
+/*
+ * Readers and writers may be shared by threads: each call holds the object's
+ * lock, waiting for it without the GIL. A call made from inside the object's
+ * own callbacks (a file object method, on_corruption) on the same thread is
+ * refused instead of deadlocking.
+ */
+typedef struct {
+    PyThread_type_lock lock;
+    unsigned long owner;
+} obj_lock;
+
+static int obj_lock_init(obj_lock *l) {
+    l->lock = PyThread_allocate_lock();
+    l->owner = 0;
+    if (l->lock == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static int obj_lock_acquire(obj_lock *l) {
+    if (!PyThread_acquire_lock(l->lock, NOWAIT_LOCK)) {
+        if (l->owner == PyThread_get_thread_ident()) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "reentrant call on the same log object");
+            return -1;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(l->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    l->owner = PyThread_get_thread_ident();
+    return 0;
+}
+
+static void obj_lock_release(obj_lock *l) {
+    l->owner = 0;
+    PyThread_release_lock(l->lock);
+}
+
+static void obj_lock_free(obj_lock *l) {
+    if (l->lock != NULL)
+        PyThread_free_lock(l->lock);
+    l->lock = NULL;
+}
+
+/* ---- sources and targets --------------------------------------------- */
+
+/* 1 for str and os.PathLike, which name files; 0 otherwise. */
+static int is_path(PyObject *obj) {
+    return PyUnicode_Check(obj) ||
+           PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__fspath__");
+}
+
+/* Opens a path with os.open (so errors carry the file name) and returns the
+ * descriptor, or -1 with an exception set. */
+static int open_path(module_state *st, PyObject *path, int flags) {
+    PyObject *fd_obj = PyObject_CallFunction(st->os_open, "Oii", path, flags,
+                                             0666);
+    if (fd_obj == NULL)
+        return -1;
+    long fd = PyLong_AsLong(fd_obj);
+    Py_DECREF(fd_obj);
+    if (fd < 0 || fd > INT_MAX) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_OSError, "os.open returned a bad descriptor");
+        return -1;
+    }
+    return (int)fd;
+}
+
+static void close_fd(int fd) {
+#ifdef _WIN32
+    _close(fd);
+#else
+    close(fd);
+#endif
+}
+
+/* Reads up to n bytes at offset; returns the count (0 at end) or -1 with
+ * errno set. Called without the GIL. */
+static Py_ssize_t pread_some(int fd, uint8_t *buf, size_t n, uint64_t offset) {
+#ifdef _WIN32
+    if (_lseeki64(fd, (__int64)offset, SEEK_SET) < 0)
+        return -1;
+    return _read(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n));
+#else
+    return pread(fd, buf, n, (off_t)offset);
+#endif
+}
+
+static Py_ssize_t write_some(int fd, const uint8_t *buf, size_t n) {
+#ifdef _WIN32
+    return _write(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n));
+#else
+    return write(fd, buf, n);
+#endif
+}
+
+/* Calls obj.method(*args) and returns the result as a non-negative size, -1
+ * for None, or -2 with an exception set. */
+static Py_ssize_t call_for_size(PyObject *obj, const char *method,
+                                PyObject *arg) {
+    PyObject *res = PyObject_CallMethod(obj, method, "O", arg);
+    if (res == NULL)
+        return -2;
+    if (res == Py_None) {
+        Py_DECREF(res);
+        return -1;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(res);
+    Py_DECREF(res);
+    if (n == -1 && PyErr_Occurred())
+        return -2;
+    if (n < 0) {
+        PyErr_Format(PyExc_OSError, "%s() returned a negative count", method);
+        return -2;
+    }
+    return n;
+}
+
+/* ====================================================================== */
+/* Reader                                                                 */
+/* ====================================================================== */
+
+enum source_kind { SRC_BUFFER, SRC_FD, SRC_FILE };
+enum recovery { REC_SKIP, REC_TOLERATE_TAIL, REC_POINT_IN_TIME, REC_ABSOLUTE };
+static const char *const recovery_names[] = {"skip", "tolerate_tail",
+                                             "point_in_time", "absolute"};
+
+typedef struct {
+    PyObject_HEAD
+    llog_reader *core;
+    obj_lock lock;
+    enum source_kind kind;
+    enum recovery recovery;
+    int verify_checksums;
+    uint64_t start, end;
+    PyObject *name;          /* the path or source object, for repr */
+    PyObject *on_corruption; /* callable or NULL */
+    Py_buffer view;          /* SRC_BUFFER, while view.obj != NULL */
+    int fd;                  /* SRC_FD */
+    PyObject *file;          /* SRC_FILE */
+    int seekable;            /* SRC_FILE */
+    uint64_t base;           /* SRC_FILE: object position of log offset 0 */
+    uint64_t file_pos;       /* SRC_FILE: log offset the object is at */
+    uint8_t *block;          /* SRC_FD, SRC_FILE: the block fed to core */
+    size_t block_len;
+    uint64_t block_offset;
+    int finished; /* no more records, ever */
+    int closed;
+    int has_last;
+    uint64_t last_record_offset;
+    uint64_t dropped_bytes;
+} ReaderObject;
+
+static void reader_release_source(ReaderObject *self) {
+    if (self->view.obj != NULL)
+        PyBuffer_Release(&self->view);
+    if (self->kind == SRC_FD && self->fd >= 0) {
+        close_fd(self->fd);
+        self->fd = -1;
+    }
+    Py_CLEAR(self->file);
+    PyMem_Free(self->block);
+    self->block = NULL;
+}
+
+/* Reads from a file object at log offset `at` into buf, up to n bytes. */
+static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
+                               uint64_t at) {
+    if (self->file_pos != at) {
+        if (self->seekable) {
+            PyObject *r = PyObject_CallMethod(self->file, "seek", "K",
+                                              (unsigned long long)(self->base + at));
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+        } else {
+            /* A stream only goes forward: the core reads such sources from
+             * block 0 on and never asks for an earlier byte. */
+            assert(self->file_pos < at);
+            while (self->file_pos < at) {
+                size_t skip = (size_t)(at - self->file_pos);
+                PyObject *chunk = PyObject_CallMethod(
+                    self->file, "read", "n",
+                    (Py_ssize_t)(skip > 65536 ? 65536 : skip));
+                if (chunk == NULL)
+                    return -1;
+                Py_ssize_t len = PyBytes_Check(chunk) ? PyBytes_GET_SIZE(chunk) : 0;
+                Py_DECREF(chunk);
+                if (len == 0)
+                    return 0;
+                self->file_pos += (uint64_t)len;
+            }
+        }
+        self->file_pos = at;
+    }
+    if (n == 0)
+        return 0;
+    PyObject *mv = PyMemoryView_FromMemory((char *)buf, (Py_ssize_t)n,
+                                           PyBUF_WRITE);
+    if (mv == NULL)
+        return -1;
+    Py_ssize_t got = call_for_size(self->file, "readinto", mv);
+    /* The file object must not keep our buffer: release the view now, so a
+     * kept reference fails instead of seeing freed memory. */
+    PyObject *r = PyObject_CallMethod(mv, "release", NULL);
+    Py_XDECREF(r);
+    Py_DECREF(mv);
+    if (got == -2)
+        return -1;
+    if (got == -1) { /* non-blocking stream with no data now */
+        got = 0;
+    }
+    if ((size_t)got > n) {
+        PyErr_SetString(PyExc_OSError, "readinto() returned too many bytes");
+        return -1;
+    }
+    self->file_pos += (uint64_t)got;
+    return got;
+}
+
+/* Reads from a descriptor at `at` until n bytes or the end of the file,
+ * without the GIL; returns the count, or -1 with an exception set. */
+static Py_ssize_t fd_read_full(int fd, uint8_t *buf, size_t n, uint64_t at) {
+    size_t total = 0;
+    while (total < n) {
+        Py_ssize_t got;
+        Py_BEGIN_ALLOW_THREADS
+        got = pread_some(fd, buf + total, n - total, at + total);
+        Py_END_ALLOW_THREADS
+        if (got < 0 && errno == EINTR) {
+            if (PyErr_CheckSignals() < 0)
+                return -1;
+            continue;
+        }
+        if (got < 0) {
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        if (got == 0)
+            break;
+        total += (size_t)got;
+    }
+    return (Py_ssize_t)total;
+}
+
+/*
+ * Feeds the core the block it wants. The last block read is kept: asking for
+ * it again (the log has grown) only reads what is new past its end.
+ */
+static int reader_fill(ReaderObject *self) {
+    uint64_t want = llog_reader_wanted(self->core);
+    if (self->kind == SRC_BUFFER) {
+        size_t size = (size_t)self->view.len;
+        size_t len = 0;
+        if (want < size)
+            len = size - (size_t)want < LLOG_BLOCK_SIZE ? size - (size_t)want
+                                                         : LLOG_BLOCK_SIZE;
+        llog_reader_feed(self->core,
+                         len ? (const uint8_t *)self->view.buf + want : NULL,
+                         len);
+        return 0;
+    }
+    if (self->block_offset != want || self->block == NULL) {
+        self->block_offset = want;
+        self->block_len = 0;
+    }
+    while (self->block_len < LLOG_BLOCK_SIZE) {
+        uint8_t *dst = self->block + self->block_len;
+        size_t n = LLOG_BLOCK_SIZE - self->block_len;
+        uint64_t at = want + self->block_len;
+        Py_ssize_t got = self->kind == SRC_FD ? fd_read_full(self->fd, dst, n, at)
+                                              : file_read_at(self, dst, n, at);
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        self->block_len += (size_t)got;
+    }
+    llog_reader_feed(self->core, self->block, self->block_len);
+    return 0;
+}
+
+/* Passes a corruption to on_corruption (without holding the lock, so the
+ * callback may look at the reader) and counts it. */
+static int reader_notify(ReaderObject *self, module_state *st,
+                         const llog_event *ev) {
+    self->dropped_bytes += ev->size;
+    if (self->on_corruption == NULL)
+        return 0;
+    PyObject *c = PyObject_CallFunction(st->corruption_type, "KKs",
+                                        (unsigned long long)ev->offset,
+                                        (unsigned long long)ev->size,
+                                        ev->reason);
+    if (c == NULL)
+        return -1;
+    PyObject *cb = Py_NewRef(self->on_corruption);
+    obj_lock_release(&self->lock);
+    PyObject *r = PyObject_CallOneArg(cb, c);
+    Py_DECREF(cb);
+    Py_DECREF(c);
+    int relocked = obj_lock_acquire(&self->lock);
+    Py_XDECREF(r);
+    if (relocked < 0) /* cannot happen: the owner was cleared above */
+        return -1;
+    return r == NULL ? -1 : 0;
+}
+
+static void reader_finish(ReaderObject *self) {
+    self->finished = 1;
+    if (self->kind == SRC_BUFFER && self->view.obj != NULL)
+        PyBuffer_Release(&self->view); /* exhausted: let the buffer go */
+}
+
+/* Applies the recovery mode to a corruption; returns 1 to keep reading,
+ * 0 to end iteration cleanly, -1 with an exception set. */
+static int reader_on_corruption(ReaderObject *self, module_state *st,
+                                const llog_event *ev, int torn) {
+    if (reader_notify(self, st, ev) < 0)
+        return -1;
+    if (self->closed) /* the callback closed us */
+        return 0;
+    switch (self->recovery) {
+    case REC_SKIP:
+        return 1;
+    case REC_POINT_IN_TIME:
+        reader_finish(self);
+        return 0;
+    case REC_TOLERATE_TAIL:
+    case REC_ABSOLUTE:
+        break;
+    }
+    reader_finish(self);
+    raise_corruption(st, torn, ev->offset, ev->size, ev->reason);
+    return -1;
+}
+
+/* The next record as bytes, NULL at the end (no exception) or on error. */
+static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
+    llog_event ev;
+    for (;;) {
+        if (self->finished || self->closed)
+            return NULL;
+        llog_reader_next(self->core, &ev);
+        switch (ev.kind) {
+        case LLOG_EV_RECORD: {
+            PyObject *rec = PyBytes_FromStringAndSize((const char *)ev.data,
+                                                      (Py_ssize_t)ev.len);
+            if (rec == NULL)
+                return NULL;
+            self->has_last = 1;
+            self->last_record_offset = ev.offset;
+            return rec;
+        }
+        case LLOG_EV_CORRUPTION: {
+            int go_on = reader_on_corruption(self, st, &ev, 0);
+            if (go_on <= 0)
+                return NULL;
+            break;
+        }
+        case LLOG_EV_NEED_BLOCK:
+            if (reader_fill(self) < 0)
+                return NULL;
+            break;
+        case LLOG_EV_EOF:
+            if (ev.torn && self->recovery == REC_ABSOLUTE) {
+                reader_on_corruption(self, st, &ev, 1);
+                return NULL;
+            }
+            if (self->kind == SRC_BUFFER)
+                reader_finish(self); /* a buffer never grows */
+            return NULL;
+        case LLOG_EV_DONE:
+            reader_finish(self);
+            return NULL;
+        case LLOG_EV_ERROR:
+            reader_finish(self);
+            raise_status((llog_status)ev.size);
+            return NULL;
+        }
+    }
+}
+
+static int reader_check_open(ReaderObject *self) {
+    if (self->closed) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Reader_iternext(PyObject *op) {
+    ReaderObject *self = (ReaderObject *)op;
+    module_state *st = state_of(Py_TYPE(op));
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    PyObject *rec = NULL;
+    if (reader_check_open(self) == 0)
+        rec = reader_next_locked(self, st);
+    obj_lock_release(&self->lock);
+    return rec;
+}
+
+static int parse_recovery(PyObject *obj, enum recovery *out) {
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "recovery must be a str, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (PyUnicode_CompareWithASCIIString(obj, recovery_names[i]) == 0) {
+            *out = (enum recovery)i;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "recovery must be 'skip', 'tolerate_tail', 'point_in_time' "
+                 "or 'absolute', not %R", obj);
+    return -1;
+}
+
+/* Converts a non-negative Python int to uint64_t. */
+static int parse_offset(PyObject *obj, const char *what, uint64_t *out) {
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyObject *zero = PyLong_FromLong(0);
+        int negative = zero ? PyObject_RichCompareBool(obj, zero, Py_LT) : -1;
+        Py_XDECREF(zero);
+        if (negative == 1) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s must not be negative", what);
+        }
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int reader_open_file(ReaderObject *self, PyObject *file) {
+    self->kind = SRC_FILE;
+    self->file = Py_NewRef(file);
+    PyObject *r = PyObject_CallMethod(file, "seekable", NULL);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    } else {
+        self->seekable = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (self->seekable < 0)
+            return -1;
+    }
+    if (self->seekable) {
+        PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
+        if (pos == NULL)
+            return -1;
+        int rc = parse_offset(pos, "tell()", &self->base);
+        Py_DECREF(pos);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
+    ReaderObject *self = (ReaderObject *)op;
+    static char *kwlist[] = {"source",          "recovery", "verify_checksums",
+                             "start",           "end",      "on_corruption",
+                             NULL};
+    PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
+    PyObject *on_corruption = Py_None;
+    int verify = 1;
+    if (self->core != NULL || self->closed) {
+        PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OpOOO:Reader", kwlist,
+                                     &source, &recovery, &verify, &start, &end,
+                                     &on_corruption))
+        return -1;
+    llog_reader_options opt = {0, LLOG_NO_END, verify, 0};
+    self->recovery = REC_SKIP;
+    self->verify_checksums = verify;
+    if (recovery != NULL && parse_recovery(recovery, &self->recovery) < 0)
+        return -1;
+    if (start != NULL && parse_offset(start, "start", &opt.start) < 0)
+        return -1;
+    if (end != Py_None && parse_offset(end, "end", &opt.end) < 0)
+        return -1;
+    if (on_corruption != Py_None && !PyCallable_Check(on_corruption)) {
+        PyErr_SetString(PyExc_TypeError, "on_corruption must be callable or None");
+        return -1;
+    }
+    self->start = opt.start;
+    self->end = opt.end;
+    module_state *st = state_of(Py_TYPE(op));
+    self->fd = -1;
+    if (is_path(source)) {
+        self->kind = SRC_FD;
+        int flags = O_RDONLY;
+#ifdef O_BINARY
+        flags |= O_BINARY;
+#endif
+#ifdef O_CLOEXEC
+        flags |= O_CLOEXEC;
+#endif
+        self->fd = open_path(st, source, flags);
+        if (self->fd < 0)
+            return -1;
+    } else if (PyObject_CheckBuffer(source)) {
+        self->kind = SRC_BUFFER;
+        if (PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE) < 0)
+            return -1;
+    } else if (PyObject_HasAttrString(source, "readinto")) {
+        if (reader_open_file(self, source) < 0)
+            return -1;
+        opt.sequential = !self->seekable;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "Reader source must be a path, a bytes-like object or a "
+                     "binary file object, not %.100s", Py_TYPE(source)->tp_name);
+        return -1;
+    }
+    if (self->kind != SRC_BUFFER) {
+        self->block = PyMem_Malloc(LLOG_BLOCK_SIZE);
+        if (self->block == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    self->name = Py_NewRef(source);
+    self->on_corruption = on_corruption == Py_None ? NULL : Py_NewRef(on_corruption);
+    self->core = llog_reader_new(&opt);
+    if (self->core == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    (void)args;
+    (void)kwds;
+    ReaderObject *self = (ReaderObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->fd = -1;
+    if (obj_lock_init(&self->lock) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void reader_close_locked(ReaderObject *self) {
+    if (self->closed)
+        return;
+    self->closed = 1;
+    reader_release_source(self);
+    llog_reader_free(self->core);
+    self->core = NULL;
+}
+
+static PyObject *Reader_close(PyObject *op, PyObject *unused) {
+    (void)unused;
+    ReaderObject *self = (ReaderObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    reader_close_locked(self);
+    obj_lock_release(&self->lock);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_enter(PyObject *op, PyObject *unused) {
+    (void)unused;
+    if (reader_check_open((ReaderObject *)op) < 0)
+        return NULL;
+    return Py_NewRef(op);
+}
+
+static PyObject *Reader_exit(PyObject *op, PyObject *args) {
+    (void)args;
+    return Reader_close(op, NULL);
+}
+
+static PyObject *Reader_iter(PyObject *op) {
+    if (reader_check_open((ReaderObject *)op) < 0)
+        return NULL;
+    return Py_NewRef(op);
+}
+
+static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
+    (void)op;
+    (void)unused;
+    PyErr_SetString(PyExc_TypeError, "cannot pickle a Reader");
+    return NULL;
+}
+
+static PyObject *Reader_repr(PyObject *op) {
+    ReaderObject *self = (ReaderObject *)op;
+    const char *state = self->closed ? " closed" : "";
+    if (self->name == NULL)
+        return PyUnicode_FromFormat("<%s uninitialized>", Py_TYPE(op)->tp_name);
+    if (self->kind == SRC_BUFFER)
+        return PyUnicode_FromFormat("<leveldb_log.Reader over %.100s recovery='%s'%s>",
+                                    Py_TYPE(self->name)->tp_name,
+                                    recovery_names[self->recovery], state);
+    return PyUnicode_FromFormat("<leveldb_log.Reader %R recovery='%s'%s>",
+                                self->name, recovery_names[self->recovery], state);
+}
+
+static PyObject *Reader_get_last(PyObject *op, void *closure) {
+    (void)closure;
+    ReaderObject *self = (ReaderObject *)op;
+    if (!self->has_last)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(self->last_record_offset);
+}
+
+static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((ReaderObject *)op)->dropped_bytes);
+}
+
+static PyObject *Reader_get_closed(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((ReaderObject *)op)->closed);
+}
+
+static PyObject *Reader_get_recovery(PyObject *op, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(recovery_names[((ReaderObject *)op)->recovery]);
+}
+
+static PyObject *Reader_get_verify(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((ReaderObject *)op)->verify_checksums);
+}
+
+static PyObject *Reader_get_start(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((ReaderObject *)op)->start);
+}
+
+static PyObject *Reader_get_end(PyObject *op, void *closure) {
+    (void)closure;
+    ReaderObject *self = (ReaderObject *)op;
+    if (self->end == LLOG_NO_END)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(self->end);
+}
+
+static PyObject *Reader_get_position(PyObject *op, void *closure) {
+    (void)closure;
+    ReaderObject *self = (ReaderObject *)op;
+    if (self->core == NULL)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(llog_reader_position(self->core));
+}
+
+static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
+    ReaderObject *self = (ReaderObject *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->name);
+    Py_VISIT(self->on_corruption);
+    Py_VISIT(self->file);
+    Py_VISIT(self->view.obj);
+    return 0;
+}
+
+static int Reader_clear(PyObject *op) {
+    ReaderObject *self = (ReaderObject *)op;
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->on_corruption);
+    Py_CLEAR(self->file);
+    return 0;
+}
+
+static void Reader_dealloc(PyObject *op) {
+    ReaderObject *self = (ReaderObject *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    reader_close_locked(self);
+    Reader_clear(op);
+    obj_lock_free(&self->lock);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"close", Reader_close, METH_NOARGS,
+     "Release the source; idempotent. Iterating afterwards raises ValueError."},
+    {"__enter__", Reader_enter, METH_NOARGS, NULL},
+    {"__exit__", Reader_exit, METH_VARARGS, NULL},
+    {"__reduce__", Reader_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Reader_getset[] = {
+    {"last_record_offset", Reader_get_last, NULL,
+     "Offset of the first header of the record returned last (None before).", NULL},
+    {"dropped_bytes", Reader_get_dropped, NULL,
+     "Total bytes dropped by the corruptions reported so far.", NULL},
+    {"closed", Reader_get_closed, NULL, "True once close() was called.", NULL},
+    {"recovery", Reader_get_recovery, NULL, "The recovery mode.", NULL},
+    {"verify_checksums", Reader_get_verify, NULL, "Whether CRCs are checked.", NULL},
+    {"start", Reader_get_start, NULL, "First offset of the range read.", NULL},
+    {"end", Reader_get_end, NULL, "End of the range read (None: no end).", NULL},
+    {"position", Reader_get_position, NULL,
+     "Offset where reading goes on: Reader(start=position) resumes here.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyDoc_STRVAR(Reader_doc,
+"Reader(source, *, recovery='skip', verify_checksums=True, start=0, end=None,\n"
+"       on_corruption=None)\n"
+"--\n\n"
+"Iterate over the records of a LevelDB log.\n\n"
+"source is a path (str or os.PathLike), a bytes-like object holding the log,\n"
+"or a binary file object. Each item is the record's payload as bytes.");
+
+static PyType_Slot Reader_slots[] = {
+    {Py_tp_doc, (void *)Reader_doc},
+    {Py_tp_new, Reader_new},
+    {Py_tp_init, Reader_init},
+    {Py_tp_dealloc, Reader_dealloc},
+    {Py_tp_traverse, Reader_traverse},
+    {Py_tp_clear, Reader_clear},
+    {Py_tp_iter, Reader_iter},
+    {Py_tp_iternext, Reader_iternext},
+    {Py_tp_repr, Reader_repr},
+    {Py_tp_methods, Reader_methods},
+    {Py_tp_getset, Reader_getset},
+    {0, NULL}};
+
+static PyType_Spec Reader_spec = {
+    .name = "leveldb_log.Reader",
+    .basicsize = sizeof(ReaderObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Reader_slots,
+};
+
+/* ====================================================================== */
+/* Writer                                                                 */
+/* ====================================================================== */
+
+static const uint8_t zero_block[LLOG_BLOCK_SIZE];
+
+typedef struct {
+    PyObject_HEAD
+    llog_writer core;  /* core.offset == written + len between calls */
+    obj_lock lock;
+    int fd;            /* a path we opened, or -1 */
+    PyObject *file;    /* a file object, or NULL */
+    int closefd;       /* close the file object too */
+    PyObject *name;
+    char mode;
+    uint8_t *buf;
+    size_t cap;        /* bytes allocated */
+    size_t limit;      /* flush once this many are buffered (0: every record) */
+    size_t len;
+    uint64_t written;  /* log offset the target has reached */
+    int pad_next;      /* a failed write left a torn record: start a block */
+    int os_error;      /* errno of a descriptor write made without the GIL */
+    int closed;
+} WriterObject;
+
+/*
+ * Hands n bytes to the target. Counts what was written even on failure, so
+ * `written` always matches the target. Returns 0, or -1 with an exception
+ * set (file objects) or os_error set (descriptors, callable without the GIL).
+ */
+static int target_write(WriterObject *self, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        if (self->file == NULL) {
+            Py_ssize_t got = write_some(self->fd, p, n);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                self->os_error = got < 0 ? errno : ENOSPC;
+                return -1;
+            }
+            p += got;
+            n -= (size_t)got;
+            self->written += (uint64_t)got;
+            continue;
+        }
+        PyObject *chunk = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+        if (chunk == NULL)
+            return -1;
+        Py_ssize_t got = call_for_size(self->file, "write", chunk);
+        Py_DECREF(chunk);
+        if (got == -2 && PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
+            /* A buffered stream reports how much it took before refusing. */
+            PyObject *exc = PyErr_GetRaisedException();
+            PyObject *done = PyObject_GetAttrString(exc, "characters_written");
+            Py_ssize_t k = done ? PyLong_AsSsize_t(done) : 0;
+            Py_XDECREF(done);
+            PyErr_Clear();
+            if (k > 0 && (size_t)k <= n)
+                self->written += (uint64_t)k;
+            PyErr_SetRaisedException(exc);
+            return -1;
+        }
+        if (got == -2)
+            return -1;
+        if (got <= 0 || (size_t)got > n) {
+            PyErr_SetString(PyExc_OSError,
+                            got > 0 ? "write() returned too large a count"
+                                    : "write() accepted no bytes");
+            return -1;
+        }
+        p += got;
+        n -= (size_t)got;
+        self->written += (uint64_t)got;
+    }
+    return 0;
+}
+
+/* Writes the buffer out; on failure keeps the unwritten rest at its front. */
+static int flush_buffer(WriterObject *self) {
+    uint64_t before = self->written;
+    int rc = target_write(self, self->buf, self->len);
+    size_t done = (size_t)(self->written - before);
+    memmove(self->buf, self->buf + done, self->len - done);
+    self->len -= done;
+    return rc;
+}
+
+/* Appends bytes to the log: through the buffer, or straight to the target
+ * when they are too large for it. */
+static int emit(WriterObject *self, const uint8_t *p, size_t n) {
+    if (n <= self->cap - self->len) {
+        memcpy(self->buf + self->len, p, n);
+        self->len += n;
+        return 0;
+    }
+    if (flush_buffer(self) < 0)
+        return -1;
+    if (n <= self->cap / 2) {
+        memcpy(self->buf, p, n);
+        self->len = n;
+        return 0;
+    }
+    return target_write(self, p, n);
+}
+
+/* Encodes one record of any size; safe without the GIL for descriptors. */
+static int encode_record(WriterObject *self, const uint8_t *data, size_t n,
+                         uint64_t *offset) {
+    if (self->pad_next) { /* never share a block with a torn record */
+        size_t in = (size_t)(self->core.offset % LLOG_BLOCK_SIZE);
+        if (in != 0 && emit(self, zero_block, LLOG_BLOCK_SIZE - in) < 0)
+            return -1;
+        self->core.offset += in ? LLOG_BLOCK_SIZE - in : 0;
+        self->pad_next = 0;
+    }
+    uint64_t size = llog_writer_encoded_size(&self->core, n);
+    if (size <= self->cap - self->len) { /* the common case: one copy */
+        self->len += llog_writer_add(&self->core, data, n, self->buf + self->len,
+                                     offset);
+        return 0;
+    }
+    llog_fragment f;
+    int first = 1;
+    do {
+        llog_writer_fragment(&self->core, data, n, first, &f);
+        if (first)
+            *offset = f.header_offset;
+        if (emit(self, f.prefix, f.prefix_len) < 0 ||
+            emit(self, data, f.payload_len) < 0)
+            return -1;
+        data += f.payload_len;
+        n -= f.payload_len;
+        first = 0;
+    } while (n > 0);
+    return 0;
+}
+
+/*
+ * After a failed write: drop this record's bytes that are still buffered. If
+ * the target already has some of them, the log holds a torn record; the next
+ * record then starts in a fresh block so readers resynchronize before it.
+ */
+static void writer_rollback(WriterObject *self, uint64_t mark) {
+    if (self->written <= mark) {
+        self->len = (size_t)(mark - self->written);
+    } else {
+        self->len = 0;
+        self->pad_next = 1;
+    }
+    self->core.offset = self->written + self->len;
+}
+
+static int writer_raise_pending(WriterObject *self) {
+    if (self->os_error == 0)
+        return 0;
+    errno = self->os_error;
+    self->os_error = 0;
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
+}
+
+static int writer_check_open(WriterObject *self) {
+    if (self->closed || self->buf == NULL) {
+        PyErr_SetString(PyExc_ValueError, self->closed ? "I/O operation on closed writer"
+                                                       : "Writer is not initialized");
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes one record (lock held); returns its offset in *offset. */
+static int writer_put(WriterObject *self, PyObject *obj, uint64_t *offset) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "a record must be a bytes-like object, not %.100s",
+                         Py_TYPE(obj)->tp_name);
+        }
+        return -1;
+    }
+    uint64_t mark = self->core.offset;
+    int rc;
+    if (self->file == NULL && view.len >= GIL_THRESHOLD) {
+        /* The export pins the memory while the GIL is released. */
+        Py_BEGIN_ALLOW_THREADS
+        rc = encode_record(self, view.buf, (size_t)view.len, offset);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = encode_record(self, view.buf, (size_t)view.len, offset);
+    }
+    PyBuffer_Release(&view);
+    if (rc < 0) {
+        writer_rollback(self, mark);
+        writer_raise_pending(self);
+        return -1;
+    }
+    return 0;
+}
+
+static int writer_flush_locked(WriterObject *self) {
+    int rc;
+    if (self->file == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = flush_buffer(self);
+        Py_END_ALLOW_THREADS
+        return rc < 0 ? writer_raise_pending(self) : 0;
+    }
+    if (flush_buffer(self) < 0)
+        return -1;
+    PyObject *r = PyObject_CallMethod(self->file, "flush", NULL);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    }
+    Py_XDECREF(r);
+    return 0;
+}
+
+/* Flushes when the buffer reached its limit (every call when unbuffered). */
+static int writer_maybe_flush(WriterObject *self) {
+    if (self->len > 0 && self->len >= self->limit)
+        return writer_flush_locked(self);
+    return 0;
+}
+
+static PyObject *Writer_write(PyObject *op, PyObject *data) {
+    WriterObject *self = (WriterObject *)op;
+    uint64_t offset = 0;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    if (rc == 0)
+        rc = writer_put(self, data, &offset);
+    if (rc == 0)
+        rc = writer_maybe_flush(self);
+    obj_lock_release(&self->lock);
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
+}
+
+static PyObject *Writer_write_many(PyObject *op, PyObject *iterable) {
+    WriterObject *self = (WriterObject *)op;
+    PyObject *it = PyObject_GetIter(iterable);
+    if (it == NULL)
+        return NULL;
+    if (obj_lock_acquire(&self->lock) < 0) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    int rc = writer_check_open(self);
+    PyObject *item;
+    while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
+        uint64_t offset;
+        rc = writer_put(self, item, &offset);
+        Py_DECREF(item);
+        if (rc == 0)
+            count++;
+    }
+    if (rc == 0 && PyErr_Occurred())
+        rc = -1; /* the iterator raised */
+    /* Records written before an error still reach the target. */
+    int flushed = self->closed ? 0 : writer_maybe_flush(self);
+    obj_lock_release(&self->lock);
+    Py_DECREF(it);
+    if (rc < 0 || flushed < 0)
+        return NULL;
+    return PyLong_FromSsize_t(count);
+}
+
+static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
+    (void)unused;
+    WriterObject *self = (WriterObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    if (rc == 0)
+        rc = writer_flush_locked(self);
+    obj_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static int fsync_fd(int fd) {
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef _WIN32
+    rc = _commit(fd);
+#else
+    rc = fsync(fd);
+#endif
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    return 0;
+}
+
+static int writer_sync_locked(WriterObject *self) {
+    if (writer_flush_locked(self) < 0)
+        return -1;
+    if (self->file == NULL)
+        return fsync_fd(self->fd);
+    PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
+    if (fileno == NULL)
+        return -1; /* no descriptor: io.UnsupportedOperation or AttributeError */
+    long fd = PyLong_AsLong(fileno);
+    Py_DECREF(fileno);
+    if (fd == -1 && PyErr_Occurred())
+        return -1;
+    return fsync_fd((int)fd);
+}
+
+static PyObject *Writer_sync(PyObject *op, PyObject *unused) {
+    (void)unused;
+    WriterObject *self = (WriterObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    if (rc == 0)
+        rc = writer_sync_locked(self);
+    obj_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
+    (void)unused;
+    WriterObject *self = (WriterObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    uint64_t offset = self->core.offset;
+    obj_lock_release(&self->lock);
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
+}
+
+/* Closes the target; the first error is raised, after everything is released. */
+static int writer_close_locked(WriterObject *self) {
+    if (self->closed)
+        return 0;
+    int rc = self->buf != NULL ? writer_flush_locked(self) : 0;
+    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
+    self->closed = 1;
+    if (self->fd >= 0) {
+        close_fd(self->fd);
+        self->fd = -1;
+    }
+    if (self->file != NULL && self->closefd) {
+        PyObject *r = PyObject_CallMethod(self->file, "close", NULL);
+        if (r == NULL && exc == NULL)
+            exc = PyErr_GetRaisedException();
+        PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    Py_CLEAR(self->file);
+    PyMem_Free(self->buf);
+    self->buf = NULL;
+    if (exc != NULL) {
+        PyErr_SetRaisedException(exc);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Writer_close(PyObject *op, PyObject *unused) {
+    (void)unused;
+    WriterObject *self = (WriterObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_close_locked(self);
+    obj_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Writer_enter(PyObject *op, PyObject *unused) {
+    (void)unused;
+    if (writer_check_open((WriterObject *)op) < 0)
+        return NULL;
+    return Py_NewRef(op);
+}
+
+static PyObject *Writer_exit(PyObject *op, PyObject *args) {
+    (void)args;
+    return Writer_close(op, NULL);
+}
+
+static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
+    (void)op;
+    (void)unused;
+    PyErr_SetString(PyExc_TypeError, "cannot pickle a Writer");
+    return NULL;
+}
+
+/*
+ * Where "a" resumes. Reads the end of the log (going further back only while
+ * no complete record is found) and returns in *cut the length to keep and in
+ * *damaged whether damage other than a torn tail or zero fill lies after the
+ * last complete record. Without such damage, the log is cut back to the end
+ * of its last complete record; with it, only a torn tail is cut.
+ */
+static int scan_tail(int fd, uint64_t size, uint64_t *cut, int *damaged) {
+    uint8_t *block = PyMem_Malloc(LLOG_BLOCK_SIZE);
+    if (block == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    uint64_t last = size > 0 ? size - 1 : 0;
+    uint64_t start = last - last % LLOG_BLOCK_SIZE;
+    int rc = 0;
+    for (;;) {
+        llog_reader_options opt = {start, LLOG_NO_END, 1, 0};
+        llog_reader *r = llog_reader_new(&opt);
+        if (r == NULL) {
+            PyErr_NoMemory();
+            rc = -1;
+            break;
+        }
+        uint64_t first_bad = LLOG_NO_END, torn_at = size;
+        llog_event ev;
+        do {
+            llog_reader_next(r, &ev);
+            if (ev.kind == LLOG_EV_NEED_BLOCK) {
+                Py_ssize_t got = fd_read_full(fd, block, LLOG_BLOCK_SIZE,
+                                              llog_reader_wanted(r));
+                if (got < 0)
+                    break;
+                llog_reader_feed(r, block, (size_t)got);
+            } else if (ev.kind == LLOG_EV_CORRUPTION && ev.offset < first_bad) {
+                first_bad = ev.offset;
+            } else if (ev.kind == LLOG_EV_EOF && ev.torn) {
+                torn_at = ev.offset;
+            } else if (ev.kind == LLOG_EV_ERROR) {
+                raise_status((llog_status)ev.size);
+            }
+        } while (!PyErr_Occurred() && ev.kind != LLOG_EV_EOF &&
+                 ev.kind != LLOG_EV_ERROR);
+        uint64_t clean_end = llog_reader_clean_end(r);
+        llog_reader_free(r);
+        if (PyErr_Occurred()) {
+            rc = -1;
+            break;
+        }
+        if (clean_end >= start || start == 0) {
+            /* Every report at or after clean_end was seen: it is >= start. */
+            *damaged = first_bad != LLOG_NO_END && first_bad >= clean_end;
+            *cut = *damaged ? torn_at : clean_end;
+            break;
+        }
+        uint64_t back = size - start; /* double the span read */
+        start = start > back ? start - back : 0;
+        start -= start % LLOG_BLOCK_SIZE;
+    }
+    PyMem_Free(block);
+    return rc;
+}
+
+static int writer_open_append(WriterObject *self) {
+#ifdef _WIN32
+    __int64 size = _lseeki64(self->fd, 0, SEEK_END);
+#else
+    off_t size = lseek(self->fd, 0, SEEK_END);
+#endif
+    if (size < 0) { /* not seekable (a pipe, a terminal): nothing to resume */
+        size = 0;
+        errno = 0;
+    }
+    uint64_t cut = (uint64_t)size;
+    int damaged = 0;
+    if (size > 0 && scan_tail(self->fd, (uint64_t)size, &cut, &damaged) < 0)
+        return -1;
+    if (cut < (uint64_t)size) {
+        int rc;
+#ifdef _WIN32
+        rc = _chsize_s(self->fd, (__int64)cut);
+#else
+        rc = ftruncate(self->fd, (off_t)cut);
+#endif
+        if (rc != 0) {
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
+            return -1;
+        }
+#ifdef _WIN32
+        _lseeki64(self->fd, (__int64)cut, SEEK_SET);
+#else
+        lseek(self->fd, (off_t)cut, SEEK_SET);
+#endif
+    }
+    self->written = cut;
+    self->pad_next = damaged;
+    return 0;
+}
+
+static int writer_open_path(WriterObject *self, module_state *st, PyObject *path) {
+    int flags = O_WRONLY | O_CREAT;
+#ifdef O_BINARY
+    flags |= O_BINARY;
+#endif
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    if (self->mode == 'w')
+        flags |= O_TRUNC;
+    else if (self->mode == 'x')
+        flags |= O_EXCL;
+    else
+        flags = (flags & ~O_WRONLY) | O_RDWR; /* "a" reads its tail first */
+    self->fd = open_path(st, path, flags);
+    if (self->fd < 0)
+        return -1;
+    return self->mode == 'a' ? writer_open_append(self) : 0;
+}
+
+/* The log starts at the object's offset 0: resume alignment at tell(). */
+static int writer_open_file(WriterObject *self, PyObject *file) {
+    self->file = Py_NewRef(file);
+    self->written = 0;
+    PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
+    if (pos == NULL) { /* pipes and other streams cannot tell */
+        if (!PyErr_ExceptionMatches(PyExc_OSError) &&
+            !PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = parse_offset(pos, "tell()", &self->written);
+    Py_DECREF(pos);
+    return rc;
+}
+
+static int parse_mode(PyObject *mode, char *out) {
+    const char *m = PyUnicode_Check(mode) ? PyUnicode_AsUTF8(mode) : NULL;
+    if (m == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "mode must be a str, not %.100s",
+                         Py_TYPE(mode)->tp_name);
+        return -1;
+    }
+    if (strcmp(m, "w") != 0 && strcmp(m, "a") != 0 && strcmp(m, "x") != 0) {
+        PyErr_Format(PyExc_ValueError, "mode must be 'w', 'a' or 'x', not %R", mode);
+        return -1;
+    }
+    *out = m[0];
+    return 0;
+}
+
+static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
+    WriterObject *self = (WriterObject *)op;
+    static char *kwlist[] = {"target", "mode", "buffering", "closefd", NULL};
+    PyObject *target, *mode = NULL;
+    Py_ssize_t buffering = -1;
+    int closefd = 0;
+    if (self->buf != NULL || self->closed) {
+        PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$np:Writer", kwlist, &target,
+                                     &mode, &buffering, &closefd))
+        return -1;
+    self->mode = 'w';
+    if (mode != NULL && parse_mode(mode, &self->mode) < 0)
+        return -1;
+    if (buffering < -1) {
+        PyErr_SetString(PyExc_ValueError, "buffering must be -1, 0 or positive");
+        return -1;
+    }
+    self->limit = buffering < 0 ? DEFAULT_BUFFER : (size_t)buffering;
+    self->cap = self->limit < DEFAULT_BUFFER ? DEFAULT_BUFFER : self->limit;
+    module_state *st = state_of(Py_TYPE(op));
+    if (is_path(target)) {
+        self->name = Py_NewRef(target);
+        if (writer_open_path(self, st, target) < 0)
+            return -1;
+    } else if (PyObject_HasAttrString(target, "write")) {
+        if (mode != NULL && self->mode != 'w') {
+            PyErr_SetString(PyExc_ValueError,
+                            "mode applies to paths; open the file object yourself");
+            return -1;
+        }
+        self->name = Py_NewRef(target);
+        self->closefd = closefd;
+        if (writer_open_file(self, target) < 0)
+            return -1;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "Writer target must be a path or a binary file object, not %.100s",
+                     Py_TYPE(target)->tp_name);
+        return -1;
+    }
+    llog_writer_init(&self->core, self->written);
+    self->buf = PyMem_Malloc(self->cap);
+    if (self->buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    (void)args;
+    (void)kwds;
+    WriterObject *self = (WriterObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->fd = -1;
+    if (obj_lock_init(&self->lock) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *Writer_repr(PyObject *op) {
+    WriterObject *self = (WriterObject *)op;
+    if (self->name == NULL)
+        return PyUnicode_FromFormat("<%s uninitialized>", Py_TYPE(op)->tp_name);
+    if (self->closed)
+        return PyUnicode_FromFormat("<leveldb_log.Writer %R closed>", self->name);
+    return PyUnicode_FromFormat("<leveldb_log.Writer %R mode='%c' offset=%llu>",
+                                self->name, self->mode,
+                                (unsigned long long)self->core.offset);
+}
+
+static PyObject *Writer_get_closed(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((WriterObject *)op)->closed);
+}
+
+static PyObject *Writer_get_mode(PyObject *op, void *closure) {
+    (void)closure;
+    char m[2] = {((WriterObject *)op)->mode, 0};
+    return PyUnicode_FromString(m);
+}
+
+static PyObject *Writer_get_name(PyObject *op, void *closure) {
+    (void)closure;
+    WriterObject *self = (WriterObject *)op;
+    return Py_NewRef(self->name ? self->name : Py_None);
+}
+
+static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
+    WriterObject *self = (WriterObject *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->name);
+    Py_VISIT(self->file);
+    return 0;
+}
+
+static int Writer_clear(PyObject *op) {
+    WriterObject *self = (WriterObject *)op;
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->file);
+    return 0;
+}
+
+static void Writer_dealloc(PyObject *op) {
+    WriterObject *self = (WriterObject *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (!self->closed && (self->buf != NULL || self->fd >= 0)) {
+        /* Like io: an unclosed writer flushes on collection, errors unraisable. */
+        if (writer_close_locked(self) < 0)
+            PyErr_WriteUnraisable(op);
+    }
+    if (self->fd >= 0)
+        close_fd(self->fd);
+    PyMem_Free(self->buf);
+    Writer_clear(op);
+    obj_lock_free(&self->lock);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef Writer_methods[] = {
+    {"write", Writer_write, METH_O,
+     "write(data) -> int\n--\n\nAppend one record; return its offset."},
+    {"write_many", Writer_write_many, METH_O,
+     "write_many(records) -> int\n--\n\nAppend every record of an iterable; "
+     "return how many were written."},
+    {"flush", Writer_flush, METH_NOARGS,
+     "flush()\n--\n\nHand buffered bytes to the OS or the file object."},
+    {"sync", Writer_sync, METH_NOARGS, "sync()\n--\n\nFlush, then fsync."},
+    {"tell", Writer_tell, METH_NOARGS,
+     "tell() -> int\n--\n\nLog length in bytes, buffered bytes included."},
+    {"close", Writer_close, METH_NOARGS,
+     "close()\n--\n\nFlush and close what the writer opened; idempotent."},
+    {"__enter__", Writer_enter, METH_NOARGS, NULL},
+    {"__exit__", Writer_exit, METH_VARARGS, NULL},
+    {"__reduce__", Writer_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Writer_getset[] = {
+    {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
+    {"mode", Writer_get_mode, NULL, "'w', 'a' or 'x'.", NULL},
+    {"name", Writer_get_name, NULL, "The path or file object written to.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyDoc_STRVAR(Writer_doc,
+"Writer(target, mode='w', *, buffering=-1, closefd=False)\n"
+"--\n\n"
+"Write records to a LevelDB log.\n\n"
+"target is a path (str or os.PathLike) or a binary file object. mode, for\n"
+"paths: 'w' create or truncate, 'x' create new, 'a' append (cutting a torn\n"
+"tail back first). buffering: 0 hands every record to the OS before write()\n"
+"returns, -1 uses the default buffer, n > 0 a buffer of about n bytes.\n"
+"closefd=True also closes a file object when the writer closes.");
+
+static PyType_Slot Writer_slots[] = {
+    {Py_tp_doc, (void *)Writer_doc},
+    {Py_tp_new, Writer_new},
+    {Py_tp_init, Writer_init},
+    {Py_tp_dealloc, Writer_dealloc},
+    {Py_tp_traverse, Writer_traverse},
+    {Py_tp_clear, Writer_clear},
+    {Py_tp_repr, Writer_repr},
+    {Py_tp_methods, Writer_methods},
+    {Py_tp_getset, Writer_getset},
+    {0, NULL}};
+
+static PyType_Spec Writer_spec = {
+    .name = "leveldb_log.Writer",
+    .basicsize = sizeof(WriterObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Writer_slots,
+};
+
+/* ====================================================================== */
+/* Module functions                                                       */
+/* ====================================================================== */
+
+static PyObject *mod_crc32c(PyObject *module, PyObject *args, PyObject *kwds) {
+    (void)module;
+    static char *kwlist[] = {"data", "value", NULL};
+    Py_buffer view;
+    unsigned long value = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|k:crc32c", kwlist, &view,
+                                     &value))
+        return NULL;
+    if (value > 0xFFFFFFFFul) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "value must fit in 32 bits");
+        return NULL;
+    }
+    uint32_t crc = (uint32_t)value;
+    if (view.len >= GIL_THRESHOLD) {
+        /* The export pins the buffer's memory while the GIL is released. */
+        Py_BEGIN_ALLOW_THREADS
+        crc = llog_crc32c_extend(crc, view.buf, (size_t)view.len);
+        Py_END_ALLOW_THREADS
+    } else {
+        crc = llog_crc32c_extend(crc, view.buf, (size_t)view.len);
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+static int parse_u32(PyObject *arg, uint32_t *out) {
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "expected an int, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(arg);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "expected an unsigned 32-bit value");
+        }
+        return -1;
+    }
+    if (v > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_ValueError, "expected an unsigned 32-bit value");
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static PyObject *mod_mask_crc(PyObject *module, PyObject *arg) {
+    (void)module;
+    uint32_t v;
+    if (parse_u32(arg, &v) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(llog_mask_crc(v));
+}
+
+static PyObject *mod_unmask_crc(PyObject *module, PyObject *arg) {
+    (void)module;
+    uint32_t v;
+    if (parse_u32(arg, &v) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(llog_unmask_crc(v));
+}
+
+static PyMethodDef module_methods[] = {
+    {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
+     METH_VARARGS | METH_KEYWORDS,
+     "crc32c(data, value=0) -> int\n--\n\n"
+     "CRC-32C of a bytes-like object, continuing from value (like zlib.crc32)."},
+    {"mask_crc", mod_mask_crc, METH_O,
+     "mask_crc(crc) -> int\n--\n\nLevelDB's masked form of a CRC, as stored in logs."},
+    {"unmask_crc", mod_unmask_crc, METH_O,
+     "unmask_crc(masked) -> int\n--\n\nThe CRC a masked value stands for."},
+    {NULL, NULL, 0, NULL}};
+
+static int module_exec(PyObject *module) {
+    module_state *st = PyModule_GetState(module);
+    const char *force = Py_GETENV("LEVELDB_LOG_CRC32C");
+    llog_crc32c_init(!(force != NULL && strcmp(force, "portable") == 0));
+
+    PyObject *errors = PyImport_ImportModule("leveldb_log._errors");
+    if (errors == NULL)
+        return -1;
+    st->corruption_type = PyObject_GetAttrString(errors, "Corruption");
+    st->corruption_error = PyObject_GetAttrString(errors, "CorruptionError");
+    st->truncated_error = PyObject_GetAttrString(errors, "TruncatedRecordError");
+    Py_DECREF(errors);
+    if (!st->corruption_type || !st->corruption_error || !st->truncated_error)
+        return -1;
+    PyObject *os = PyImport_ImportModule("os");
+    if (os == NULL)
+        return -1;
+    st->os_open = PyObject_GetAttrString(os, "open");
+    st->os_fspath = PyObject_GetAttrString(os, "fspath");
+    Py_DECREF(os);
+    if (!st->os_open || !st->os_fspath)
+        return -1;
+
+    st->reader_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &Reader_spec, NULL);
+    if (st->reader_type == NULL || PyModule_AddType(module, st->reader_type) < 0)
+        return -1;
+    st->writer_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &Writer_spec, NULL);
+    if (st->writer_type == NULL || PyModule_AddType(module, st->writer_type) < 0)
+        return -1;
+    if (PyModule_AddIntConstant(module, "BLOCK_SIZE", LLOG_BLOCK_SIZE) < 0 ||
+        PyModule_AddIntConstant(module, "HEADER_SIZE", LLOG_HEADER_SIZE) < 0 ||
+        PyModule_AddIntConstant(module, "DEFAULT_BUFFER_SIZE", DEFAULT_BUFFER) < 0 ||
+        PyModule_AddStringConstant(module, "crc32c_implementation",
+                                   llog_crc32c_implementation()) < 0)
+        return -1;
+    return 0;
+}
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg) {
+    module_state *st = PyModule_GetState(module);
+    Py_VISIT(st->writer_type);
+    Py_VISIT(st->reader_type);
+    Py_VISIT(st->corruption_type);
+    Py_VISIT(st->corruption_error);
+    Py_VISIT(st->truncated_error);
+    Py_VISIT(st->os_open);
+    Py_VISIT(st->os_fspath);
+    return 0;
+}
+
+static int module_clear(PyObject *module) {
+    module_state *st = PyModule_GetState(module);
+    Py_CLEAR(st->writer_type);
+    Py_CLEAR(st->reader_type);
+    Py_CLEAR(st->corruption_type);
+    Py_CLEAR(st->corruption_error);
+    Py_CLEAR(st->truncated_error);
+    Py_CLEAR(st->os_open);
+    Py_CLEAR(st->os_fspath);
+    return 0;
+}
+
+static void module_free(void *module) { module_clear((PyObject *)module); }
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "leveldb_log._core",
+    .m_doc = "C core of leveldb_log: CRC-32C, Writer and Reader.",
+    .m_size = sizeof(module_state),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&module_def); }

@@ -1,0 +1,51 @@
+"""Read and write LevelDB's log format: CRC-32C-checked records in 32 KiB blocks.
+
+>>> import leveldb_log
+>>> with leveldb_log.Writer("events.log") as w:     # doctest: +SKIP
+...     w.write(b"payload")
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from leveldb_log._errors import Corruption, CorruptionError, LogError, TruncatedRecordError
+from leveldb_log._core import (  # noqa: I001  (_errors must be imported first)
+    BLOCK_SIZE,
+    HEADER_SIZE,
+    Reader,
+    Writer,
+    crc32c,
+    crc32c_implementation,
+    mask_crc,
+    unmask_crc,
+)
+
+
+class RecordType(IntEnum):
+    """Type byte of a physical record."""
+
+    ZERO = 0
+    FULL = 1
+    FIRST = 2
+    MIDDLE = 3
+    LAST = 4
+
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BLOCK_SIZE",
+    "HEADER_SIZE",
+    "Corruption",
+    "CorruptionError",
+    "LogError",
+    "Reader",
+    "RecordType",
+    "TruncatedRecordError",
+    "Writer",
+    "crc32c",
+    "crc32c_implementation",
+    "mask_crc",
+    "unmask_crc",
+]
