@@ -33,16 +33,19 @@ def main(directory: str) -> int:
         w.write_many(records)
     t1 = time.perf_counter()
     size = os.path.getsize(path)
-    print(f"wrote {len(records)} records ({sum(map(len, records))} payload bytes) "
-          f"to {path}: {size} bytes in {t1 - t0:.3f} s")
+    print(
+        f"wrote {len(records)} records ({sum(map(len, records))} payload bytes) "
+        f"to {path}: {size} bytes in {t1 - t0:.3f} s"
+    )
 
     t0 = time.perf_counter()
     with leveldb_log.Reader(path, recovery="absolute") as r:
         back = list(r)
     t1 = time.perf_counter()
     assert back == records, "round trip failed"
-    print(f"read them back intact in {t1 - t0:.3f} s "
-          f"(CRC-32C: {leveldb_log.crc32c_implementation})")
+    print(
+        f"read them back intact in {t1 - t0:.3f} s (CRC-32C: {leveldb_log.crc32c_implementation})"
+    )
 
     # Damage a copy: one flipped bit mid-file, and a record torn at the end.
     data = bytearray(open(path, "rb").read())
@@ -50,8 +53,10 @@ def main(directory: str) -> int:
     damaged = bytes(data[:-50])
     found = []
     survivors = list(leveldb_log.Reader(damaged, on_corruption=found.append))
-    print(f"damaged copy: {len(survivors)} of {len(records)} records recovered, "
-          f"{len(found)} corruption(s) reported:")
+    print(
+        f"damaged copy: {len(survivors)} of {len(records)} records recovered, "
+        f"{len(found)} corruption(s) reported:"
+    )
     for c in found:
         print(f"  offset {c.offset}: {c.reason} ({c.size} bytes dropped)")
     assert all(rec in set(records) for rec in survivors)
@@ -66,8 +71,10 @@ def main(directory: str) -> int:
     with leveldb_log.Writer(path, "a") as w:
         w.write(b"written after the crash")
     after = list(leveldb_log.Reader(path, recovery="absolute"))
-    print(f"appended after a torn tail: {len(after)} records read back in absolute mode, "
-          f"last = {after[-1]!r}")
+    print(
+        f"appended after a torn tail: {len(after)} records read back in absolute mode, "
+        f"last = {after[-1]!r}"
+    )
     return 0
 
 

@@ -20,7 +20,7 @@ Public names::
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, List, Optional, Tuple, Union
+from collections.abc import Iterable
 
 BLOCK_SIZE = 32768
 HEADER_SIZE = 7
@@ -45,7 +45,7 @@ FRAGMENT_OPEN_AT_EOF = "fragmented record open at end of file"
 
 
 def unknown_type_reason(rtype: int) -> str:
-    return "unknown record type %d" % rtype
+    return f"unknown record type {rtype}"
 
 
 # ---------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def crc32c_bitwise(data: bytes, value: int = 0) -> int:
     return crc ^ _MASK32
 
 
-def _make_table() -> List[int]:
+def _make_table() -> list[int]:
     table = []
     for n in range(256):
         c = n
@@ -131,7 +131,7 @@ def encode_physical(rtype: int, payload: bytes) -> bytes:
     return header + payload
 
 
-def encode(records: Iterable[bytes], start: int = 0) -> Tuple[bytes, List[int]]:
+def encode(records: Iterable[bytes], start: int = 0) -> tuple[bytes, list[int]]:
     """What a LevelDB writer appends to a log that already holds ``start`` bytes.
 
     Returns the appended bytes and, for each user record, the file offset
@@ -168,7 +168,7 @@ def encode(records: Iterable[bytes], start: int = 0) -> Tuple[bytes, List[int]]:
                 rtype = MIDDLE
             if is_first_fragment:
                 offsets.append(start + len(out))
-            out += encode_physical(rtype, data[pos:pos + fragment_len])
+            out += encode_physical(rtype, data[pos : pos + fragment_len])
             block_offset += HEADER_SIZE + fragment_len
             pos += fragment_len
             is_first_fragment = False
@@ -186,6 +186,7 @@ def encode(records: Iterable[bytes], start: int = 0) -> Tuple[bytes, List[int]]:
 @dataclasses.dataclass(frozen=True)
 class Record:
     """A complete user record; offset of its first (FULL or FIRST) header."""
+
     offset: int
     data: bytes
 
@@ -193,6 +194,7 @@ class Record:
 @dataclasses.dataclass(frozen=True)
 class Corruption:
     """Mid-file corruption: dropped bytes begin at offset, size bytes, LevelDB's reason."""
+
     offset: int
     size: int
     reason: str
@@ -201,19 +203,20 @@ class Corruption:
 @dataclasses.dataclass(frozen=True)
 class TornTail:
     """The silent end-of-log case (truncated header/payload, or open fragmented record)."""
+
     offset: int
     size: int
     reason: str
 
 
-Event = Union[Record, Corruption, TornTail]
+Event = Record | Corruption | TornTail
 
 
 class _Assembler:
     """Joins physical records into user records, collecting events in order."""
 
     def __init__(self) -> None:
-        self.events: List[Event] = []
+        self.events: list[Event] = []
         self.is_open = False
         self.open_offset = 0
         self.parts = bytearray()
@@ -260,7 +263,7 @@ class _Assembler:
             else:
                 self.events.append(Corruption(offset, len(payload), reason))
 
-    def bad_physical(self, report: Optional[Corruption]) -> None:
+    def bad_physical(self, report: Corruption | None) -> None:
         """A bad physical record; `report` is its own corruption (None for the zero skip)."""
         if report is not None:
             self.events.append(report)
@@ -276,11 +279,12 @@ class _Assembler:
     def clean_end(self, data_len: int) -> None:
         if self.is_open:
             self.events.append(
-                TornTail(self.open_offset, data_len - self.open_offset, FRAGMENT_OPEN_AT_EOF))
+                TornTail(self.open_offset, data_len - self.open_offset, FRAGMENT_OPEN_AT_EOF)
+            )
             self._drop_open()
 
 
-def read_events(data: bytes, verify_checksums: bool = True) -> List[Event]:
+def read_events(data: bytes, verify_checksums: bool = True) -> list[Event]:
     """LevelDB's log reader over the whole of ``data`` from offset 0, as events."""
     data = bytes(data)
     n = len(data)
@@ -311,9 +315,9 @@ def read_events(data: bytes, verify_checksums: bool = True) -> List[Event]:
             if rtype == ZERO and length == 0:
                 asm.bad_physical(None)  # preallocated space: skip the block silently
                 break
-            payload = data[p + HEADER_SIZE:p + HEADER_SIZE + length]
+            payload = data[p + HEADER_SIZE : p + HEADER_SIZE + length]
             if verify_checksums:
-                stored = unmask_crc(int.from_bytes(data[p:p + 4], "little"))
+                stored = unmask_crc(int.from_bytes(data[p : p + 4], "little"))
                 actual = crc32c(bytes([rtype]) + payload)
                 if stored != actual:
                     asm.bad_physical(Corruption(p, left, CHECKSUM_MISMATCH))
@@ -333,34 +337,40 @@ def read_events(data: bytes, verify_checksums: bool = True) -> List[Event]:
 
 @dataclasses.dataclass
 class ReadResult:
-    records: List[Record]
-    corruptions: List[Union[Corruption, TornTail]]  # what on_corruption receives, in order
-    error: Optional[str]  # None, "corruption" or "truncated": what the reader raises at the end
+    records: list[Record]
+    corruptions: list[Corruption | TornTail]  # what on_corruption receives, in order
+    error: str | None  # None, "corruption" or "truncated": what the reader raises at the end
     dropped_bytes: int
 
     @property
-    def payloads(self) -> List[bytes]:
+    def payloads(self) -> list[bytes]:
         return [r.data for r in self.records]
 
     @property
-    def offsets(self) -> List[int]:
+    def offsets(self) -> list[int]:
         return [r.offset for r in self.records]
 
 
-def read(data: bytes, *, recovery: str = "skip", verify_checksums: bool = True,
-         start: int = 0, end: Optional[int] = None) -> ReadResult:
+def read(
+    data: bytes,
+    *,
+    recovery: str = "skip",
+    verify_checksums: bool = True,
+    start: int = 0,
+    end: int | None = None,
+) -> ReadResult:
     """What a Reader(data, recovery=..., start=..., end=...) yields, reports and raises."""
     if recovery not in RECOVERY_MODES:
-        raise ValueError("unknown recovery mode %r" % (recovery,))
+        raise ValueError(f"unknown recovery mode {recovery!r}")
 
     def in_range(offset: int) -> bool:
         return offset >= start and (end is None or offset < end)
 
     kept = [e for e in read_events(data, verify_checksums) if in_range(e.offset)]
 
-    records: List[Record] = []
-    corruptions: List[Union[Corruption, TornTail]] = []
-    error: Optional[str] = None
+    records: list[Record] = []
+    corruptions: list[Corruption | TornTail] = []
+    error: str | None = None
 
     for event in kept:
         if isinstance(event, Record):

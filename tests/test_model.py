@@ -9,8 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import model  # noqa: E402
-from model import (  # noqa: E402
+import itertools
+
+import model
+from model import (
     BLOCK_SIZE,
     FIRST,
     FULL,
@@ -32,13 +34,17 @@ from model import (  # noqa: E402
 
 VECTORS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "vectors.txt")
 
-SLOW = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SLOW = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
 
 def unhex(field):
     return b"" if field == "-" else bytes.fromhex(field)
@@ -63,7 +69,7 @@ def load_vectors():
                 assert len(fields) == 4, line
                 vectors["record"].append((int(fields[1]), unhex(fields[2]), unhex(fields[3])))
             else:
-                raise AssertionError("unknown vector line: %r" % line)
+                raise AssertionError(f"unknown vector line: {line!r}")
     return vectors
 
 
@@ -104,6 +110,7 @@ def valid_log_of_length(n):
 # golden vectors file
 # ---------------------------------------------------------------------------
 
+
 def test_vectors_file_has_every_kind_and_the_required_entries():
     crcs = dict(VECTORS["crc"])
     assert crcs[b"123456789"] == 0xE3069283
@@ -130,6 +137,7 @@ def test_vectors_file_lines_are_simple_lowercase_fields():
 # CRC-32C
 # ---------------------------------------------------------------------------
 
+
 def test_crc32c_check_value():
     assert crc32c(b"123456789") == 0xE3069283
 
@@ -142,7 +150,8 @@ def test_crc32c_rfc3720_vectors():
     pdu = bytes.fromhex(
         "01c00000000000000000000000000000"
         "14000000000004000000001400000018"
-        "28000000000000000200000000000000")
+        "28000000000000000200000000000000"
+    )
     assert crc32c(pdu) == 0xD9963A56
     assert crc32c(b"") == 0
 
@@ -164,7 +173,7 @@ def test_crc32c_vector_continued_at_every_split_point(data, expected):
 def test_crc32c_vector_in_chunks(data, expected, chunk):
     value = 0
     for i in range(0, len(data), chunk):
-        value = crc32c(data[i:i + chunk], value)
+        value = crc32c(data[i : i + chunk], value)
     assert value == expected
 
 
@@ -183,6 +192,7 @@ def test_crc32c_accepts_bytes_like():
 # ---------------------------------------------------------------------------
 # mask / unmask
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("crc,masked", VECTORS["mask"])
 def test_mask_vectors(crc, masked):
@@ -205,6 +215,7 @@ def test_mask_follows_the_format_md_formula(c):
 # ---------------------------------------------------------------------------
 # physical records
 # ---------------------------------------------------------------------------
+
 
 def test_format_md_reference_records():
     assert encode_physical(FULL, b"foo").hex() == "dd5fb37a030001666f6f"
@@ -235,6 +246,7 @@ def test_encode_physical_rejects_payload_over_65535_bytes():
 # writing
 # ---------------------------------------------------------------------------
 
+
 def test_single_small_record_is_one_full_record():
     data, offsets = encode([b"foo"])
     assert data == encode_physical(FULL, b"foo")
@@ -259,9 +271,9 @@ def test_worked_example_layout():
     assert offsets == [0, 1007, 98304]
     assert data[0:1007] == encode_physical(FULL, a)
     assert data[1007:32768] == encode_physical(FIRST, b[:31754])
-    assert data[32768:65536] == encode_physical(MIDDLE, b[31754:31754 + 32761])
-    assert data[65536:98298] == encode_physical(LAST, b[31754 + 32761:])
-    assert len(b[31754 + 32761:]) == 32755
+    assert data[32768:65536] == encode_physical(MIDDLE, b[31754 : 31754 + 32761])
+    assert data[65536:98298] == encode_physical(LAST, b[31754 + 32761 :])
+    assert len(b[31754 + 32761 :]) == 32755
     assert data[98298:98304] == bytes(6)
     assert data[98304:] == encode_physical(FULL, c)
     assert read_events(data) == [Record(0, a), Record(1007, b), Record(98304, c)]
@@ -271,7 +283,7 @@ def test_seven_bytes_left_non_empty_record_gets_empty_first():
     filler = payload(BLOCK_SIZE - 2 * HEADER_SIZE)  # ends 7 bytes before the block end
     data, offsets = encode([filler, b"xyz"])
     assert offsets == [0, BLOCK_SIZE - 7]
-    assert data[BLOCK_SIZE - 7:BLOCK_SIZE] == encode_physical(FIRST, b"")
+    assert data[BLOCK_SIZE - 7 : BLOCK_SIZE] == encode_physical(FIRST, b"")
     assert data[BLOCK_SIZE:] == encode_physical(LAST, b"xyz")
     assert read_events(data) == [Record(0, filler), Record(BLOCK_SIZE - 7, b"xyz")]
 
@@ -280,10 +292,13 @@ def test_seven_bytes_left_empty_record_is_full_of_length_zero():
     filler = payload(BLOCK_SIZE - 2 * HEADER_SIZE)
     data, offsets = encode([filler, b"", b"next"])
     assert offsets == [0, BLOCK_SIZE - 7, BLOCK_SIZE]
-    assert data[BLOCK_SIZE - 7:BLOCK_SIZE] == encode_physical(FULL, b"")
+    assert data[BLOCK_SIZE - 7 : BLOCK_SIZE] == encode_physical(FULL, b"")
     assert data[BLOCK_SIZE:] == encode_physical(FULL, b"next")
-    assert read_events(data) == [Record(0, filler), Record(BLOCK_SIZE - 7, b""),
-                                 Record(BLOCK_SIZE, b"next")]
+    assert read_events(data) == [
+        Record(0, filler),
+        Record(BLOCK_SIZE - 7, b""),
+        Record(BLOCK_SIZE, b"next"),
+    ]
 
 
 def test_seven_bytes_left_large_record_continues_with_middle_and_last():
@@ -291,9 +306,9 @@ def test_seven_bytes_left_large_record_continues_with_middle_and_last():
     big = payload(BLOCK_SIZE + 100)
     data, offsets = encode([filler, big])
     assert offsets == [0, BLOCK_SIZE - 7]
-    assert data[BLOCK_SIZE - 7:BLOCK_SIZE] == encode_physical(FIRST, b"")
-    assert data[BLOCK_SIZE:2 * BLOCK_SIZE] == encode_physical(MIDDLE, big[:BLOCK_SIZE - 7])
-    assert data[2 * BLOCK_SIZE:] == encode_physical(LAST, big[BLOCK_SIZE - 7:])
+    assert data[BLOCK_SIZE - 7 : BLOCK_SIZE] == encode_physical(FIRST, b"")
+    assert data[BLOCK_SIZE : 2 * BLOCK_SIZE] == encode_physical(MIDDLE, big[: BLOCK_SIZE - 7])
+    assert data[2 * BLOCK_SIZE :] == encode_physical(LAST, big[BLOCK_SIZE - 7 :])
 
 
 @pytest.mark.parametrize("left", [1, 2, 3, 4, 5, 6])
@@ -301,7 +316,7 @@ def test_fewer_than_seven_bytes_left_become_a_zero_trailer(left):
     filler = payload(BLOCK_SIZE - HEADER_SIZE - left)
     data, offsets = encode([filler, b"abc"])
     assert offsets == [0, BLOCK_SIZE]
-    assert data[BLOCK_SIZE - left:BLOCK_SIZE] == bytes(left)
+    assert data[BLOCK_SIZE - left : BLOCK_SIZE] == bytes(left)
     assert data[BLOCK_SIZE:] == encode_physical(FULL, b"abc")
     assert read_events(data) == [Record(0, filler), Record(BLOCK_SIZE, b"abc")]
 
@@ -357,9 +372,24 @@ def test_resume_mid_block_fragments_by_space_left():
 
 
 # Sizes around the block-size edges, and some larger ones.
-INTERESTING_SIZES = ([0, 1, 2, 6, 7, 8, 100, 1000]
-                     + list(range(32754, 32769))
-                     + [32769, 32775, 65522, 65529, 65536, 65537, 100000])
+INTERESTING_SIZES = [
+    0,
+    1,
+    2,
+    6,
+    7,
+    8,
+    100,
+    1000,
+    *list(range(32754, 32769)),
+    32769,
+    32775,
+    65522,
+    65529,
+    65536,
+    65537,
+    100000,
+]
 
 record_sizes = st.one_of(st.sampled_from(INTERESTING_SIZES), st.integers(0, 70000))
 record_lists = st.lists(record_sizes, max_size=5)
@@ -385,8 +415,9 @@ def test_round_trip_after_a_prefix_log(prefix_sizes, sizes, seed):
     prefix_bytes, prefix_offsets = encode(prefix)
     tail, offsets = encode(recs, start=len(prefix_bytes))
     log = prefix_bytes + tail
-    expected = ([Record(o, d) for o, d in zip(prefix_offsets, prefix)]
-                + [Record(o, d) for o, d in zip(offsets, recs)])
+    expected = [Record(o, d) for o, d in zip(prefix_offsets, prefix, strict=False)] + [
+        Record(o, d) for o, d in zip(offsets, recs, strict=False)
+    ]
     assert read_events(log) == expected
     assert read_events(log, verify_checksums=False) == expected
     for mode in model.RECOVERY_MODES:
@@ -396,7 +427,8 @@ def test_round_trip_after_a_prefix_log(prefix_sizes, sizes, seed):
 
 
 valid_lengths = st.integers(0, 4 * BLOCK_SIZE).filter(
-    lambda n: n % BLOCK_SIZE == 0 or n % BLOCK_SIZE >= HEADER_SIZE)
+    lambda n: n % BLOCK_SIZE == 0 or n % BLOCK_SIZE >= HEADER_SIZE
+)
 
 
 @SLOW
@@ -409,7 +441,7 @@ def test_round_trip_resuming_at_any_valid_log_length(start, sizes, seed):
     assert all(start <= o for o in offsets)
     assert offsets == sorted(offsets)
     events = read_events(prefix + tail)
-    assert events == prefix_records + [Record(o, d) for o, d in zip(offsets, recs)]
+    assert events == prefix_records + [Record(o, d) for o, d in zip(offsets, recs, strict=False)]
 
 
 @SLOW
@@ -423,10 +455,10 @@ def test_encoded_physical_records_respect_block_rules(sizes, seed):
     while p < len(data):
         left = BLOCK_SIZE - p % BLOCK_SIZE
         if left < HEADER_SIZE:
-            assert data[p:p + left] == bytes(left)
+            assert data[p : p + left] == bytes(left)
             p += left
             continue
-        length = int.from_bytes(data[p + 4:p + 6], "little")
+        length = int.from_bytes(data[p + 4 : p + 6], "little")
         rtype = data[p + 6]
         assert HEADER_SIZE + length <= left
         # fragments are as large as the block allows
@@ -442,6 +474,7 @@ def test_encoded_physical_records_respect_block_rules(sizes, seed):
 # ---------------------------------------------------------------------------
 # reading: clean and silently skipped data
 # ---------------------------------------------------------------------------
+
 
 def test_empty_file_has_no_events():
     assert read_events(b"") == []
@@ -478,8 +511,9 @@ def test_old_writer_empty_first_before_full_is_not_reported():
 
 
 def test_old_writer_empty_first_before_first_is_not_reported():
-    data = (encode_physical(FIRST, b"") + encode_physical(FIRST, b"ab")
-            + encode_physical(LAST, b"cd"))
+    data = (
+        encode_physical(FIRST, b"") + encode_physical(FIRST, b"ab") + encode_physical(LAST, b"cd")
+    )
     assert read_events(data) == [Record(7, b"abcd")]
 
 
@@ -493,6 +527,7 @@ def test_verify_checksums_false_returns_damaged_payload():
 # reading: one test per corruption reason
 # ---------------------------------------------------------------------------
 
+
 def three_records_filling_block_zero_then_one():
     """A@0, B@17 (10 bytes each), C filling block 0 exactly, D@32768 (5 bytes)."""
     a, b = b"A" * 10, b"B" * 10
@@ -504,7 +539,7 @@ def three_records_filling_block_zero_then_one():
 
 
 def test_checksum_mismatch_drops_rest_of_full_block():
-    data, (a, b, c, d) = three_records_filling_block_zero_then_one()
+    data, (a, _b, _c, d) = three_records_filling_block_zero_then_one()
     data[17 + 7 + 3] ^= 0x40  # a payload byte of B
     assert read_events(bytes(data)) == [
         Record(0, a),
@@ -514,7 +549,7 @@ def test_checksum_mismatch_drops_rest_of_full_block():
 
 
 def test_checksum_mismatch_in_crc_field_itself():
-    data, (a, b, c, d) = three_records_filling_block_zero_then_one()
+    data, (_a, _b, _c, _d) = three_records_filling_block_zero_then_one()
     data[17] ^= 0x01
     assert read_events(bytes(data))[1] == Corruption(17, BLOCK_SIZE - 17, "checksum mismatch")
 
@@ -523,8 +558,10 @@ def test_checksum_mismatch_in_short_final_block_counts_to_end_of_data():
     data = bytearray(encode([b"A" * 10, b"B" * 10, b"C" * 10])[0])
     assert len(data) == 51
     data[17 + 7] ^= 0x01
-    assert read_events(bytes(data)) == [Record(0, b"A" * 10),
-                                        Corruption(17, 51 - 17, "checksum mismatch")]
+    assert read_events(bytes(data)) == [
+        Record(0, b"A" * 10),
+        Corruption(17, 51 - 17, "checksum mismatch"),
+    ]
 
 
 def test_checksum_mismatch_in_last_block_is_corruption_not_torn_tail():
@@ -536,8 +573,8 @@ def test_checksum_mismatch_in_last_block_is_corruption_not_torn_tail():
 
 
 def test_bad_record_length_drops_rest_of_full_block():
-    data, (a, b, c, d) = three_records_filling_block_zero_then_one()
-    data[17 + 4:17 + 6] = (0xFFFF).to_bytes(2, "little")
+    data, (a, _b, _c, d) = three_records_filling_block_zero_then_one()
+    data[17 + 4 : 17 + 6] = (0xFFFF).to_bytes(2, "little")
     expected = [
         Record(0, a),
         Corruption(17, BLOCK_SIZE - 17, "bad record length"),
@@ -548,9 +585,9 @@ def test_bad_record_length_drops_rest_of_full_block():
 
 
 def test_bad_record_length_in_last_block_of_block_multiple_file():
-    data, (a, b, c, d) = three_records_filling_block_zero_then_one()
+    data, (a, _b, _c, _d) = three_records_filling_block_zero_then_one()
     data = data[:BLOCK_SIZE]  # file length is exactly one block: no short final block
-    data[17 + 4:17 + 6] = (0xFFFF).to_bytes(2, "little")
+    data[17 + 4 : 17 + 6] = (0xFFFF).to_bytes(2, "little")
     result = read(bytes(data), recovery="absolute")
     assert result.records == [Record(0, a)]
     assert result.corruptions == [Corruption(17, BLOCK_SIZE - 17, "bad record length")]
@@ -563,22 +600,29 @@ def test_partial_record_without_end_before_full():
 
 
 def test_partial_record_without_end_before_first():
-    data = (encode_physical(FIRST, b"abc") + encode_physical(MIDDLE, b"de")
-            + encode_physical(FIRST, b"xy") + encode_physical(LAST, b"z"))
-    assert read_events(data) == [Corruption(0, 5, "partial record without end"),
-                                 Record(19, b"xyz")]
+    data = (
+        encode_physical(FIRST, b"abc")
+        + encode_physical(MIDDLE, b"de")
+        + encode_physical(FIRST, b"xy")
+        + encode_physical(LAST, b"z")
+    )
+    assert read_events(data) == [Corruption(0, 5, "partial record without end"), Record(19, b"xyz")]
 
 
 def test_missing_start_for_middle():
     data = encode_physical(MIDDLE, b"abcd") + encode_physical(FULL, b"ok")
-    assert read_events(data) == [Corruption(0, 4, "missing start of fragmented record"),
-                                 Record(11, b"ok")]
+    assert read_events(data) == [
+        Corruption(0, 4, "missing start of fragmented record"),
+        Record(11, b"ok"),
+    ]
 
 
 def test_missing_start_for_last():
     data = encode_physical(FULL, b"ok") + encode_physical(LAST, b"xy")
-    assert read_events(data) == [Record(0, b"ok"),
-                                 Corruption(9, 2, "missing start of fragmented record")]
+    assert read_events(data) == [
+        Record(0, b"ok"),
+        Corruption(9, 2, "missing start of fragmented record"),
+    ]
 
 
 def test_missing_start_after_a_checksum_error_dropped_the_first():
@@ -594,13 +638,16 @@ def test_missing_start_after_a_checksum_error_dropped_the_first():
 @pytest.mark.parametrize("rtype", [5, 6, 9, 127, 128, 255])
 def test_unknown_record_type_without_open_record(rtype):
     data = encode_physical(rtype, b"hello") + encode_physical(FULL, b"ok")
-    assert read_events(data) == [Corruption(0, 5, "unknown record type %d" % rtype),
-                                 Record(12, b"ok")]
+    assert read_events(data) == [
+        Corruption(0, 5, f"unknown record type {rtype}"),
+        Record(12, b"ok"),
+    ]
 
 
 def test_unknown_record_type_inside_open_record_counts_both():
-    data = (encode_physical(FIRST, b"abc") + encode_physical(9, b"wxyz")
-            + encode_physical(LAST, b"zz"))
+    data = (
+        encode_physical(FIRST, b"abc") + encode_physical(9, b"wxyz") + encode_physical(LAST, b"zz")
+    )
     assert read_events(data) == [
         Corruption(0, 7, "unknown record type 9"),
         Corruption(21, 2, "missing start of fragmented record"),
@@ -613,8 +660,11 @@ def test_zero_type_with_payload_is_unknown_record_type_0():
 
 
 def test_error_in_middle_of_record_after_checksum_mismatch():
-    data = bytearray(encode_physical(FIRST, b"abc") + encode_physical(MIDDLE, b"def")
-                     + encode_physical(LAST, b"gh"))
+    data = bytearray(
+        encode_physical(FIRST, b"abc")
+        + encode_physical(MIDDLE, b"def")
+        + encode_physical(LAST, b"gh")
+    )
     data[10 + 7] ^= 0x01  # MIDDLE's payload
     assert read_events(bytes(data)) == [
         Corruption(10, len(data) - 10, "checksum mismatch"),
@@ -635,8 +685,10 @@ def test_error_in_middle_of_record_after_bad_length_in_full_block():
 def test_error_in_middle_of_record_after_zero_skip_has_no_report_of_its_own():
     data = encode_physical(FIRST, b"abc") + header(ZERO, 0)
     data = pad_to_block(data) + encode_physical(FULL, b"ok")
-    assert read_events(data) == [Corruption(0, 3, "error in middle of record"),
-                                 Record(BLOCK_SIZE, b"ok")]
+    assert read_events(data) == [
+        Corruption(0, 3, "error in middle of record"),
+        Record(BLOCK_SIZE, b"ok"),
+    ]
 
 
 def test_error_in_middle_of_record_is_reported_for_empty_open_record():
@@ -652,10 +704,10 @@ def test_error_in_middle_of_record_is_reported_for_empty_open_record():
 # reading: the torn tail
 # ---------------------------------------------------------------------------
 
+
 def test_truncated_header_at_end_of_file():
     data = encode_physical(FULL, b"a") + b"\x01\x02\x03"
-    assert read_events(data) == [Record(0, b"a"),
-                                 TornTail(8, 3, "truncated header at end of file")]
+    assert read_events(data) == [Record(0, b"a"), TornTail(8, 3, "truncated header at end of file")]
 
 
 def test_truncated_header_with_open_record_starts_at_the_open_record():
@@ -665,16 +717,19 @@ def test_truncated_header_with_open_record_starts_at_the_open_record():
 
 def test_truncated_payload_at_end_of_file():
     data = encode_physical(FULL, b"a") + encode_physical(FULL, b"abcdef")[:10]
-    assert read_events(data) == [Record(0, b"a"),
-                                 TornTail(8, 10, "truncated payload at end of file")]
+    assert read_events(data) == [
+        Record(0, b"a"),
+        TornTail(8, 10, "truncated payload at end of file"),
+    ]
 
 
 def test_truncated_payload_with_open_record_starts_at_the_open_record():
     rec = payload(2 * BLOCK_SIZE)
-    data = encode([b"x", rec])[0][:BLOCK_SIZE + 17]
-    assert read_events(data) == [Record(0, b"x"),
-                                 TornTail(8, BLOCK_SIZE + 17 - 8,
-                                          "truncated payload at end of file")]
+    data = encode([b"x", rec])[0][: BLOCK_SIZE + 17]
+    assert read_events(data) == [
+        Record(0, b"x"),
+        TornTail(8, BLOCK_SIZE + 17 - 8, "truncated payload at end of file"),
+    ]
 
 
 def test_fragmented_record_open_at_end_of_file_after_first():
@@ -684,15 +739,21 @@ def test_fragmented_record_open_at_end_of_file_after_first():
 
 
 def test_fragmented_record_open_at_end_of_file_after_middle_in_short_block():
-    data = encode_physical(FULL, b"ok") + encode_physical(FIRST, b"ab") + encode_physical(MIDDLE, b"c")
-    assert read_events(data) == [Record(0, b"ok"),
-                                 TornTail(9, 17, "fragmented record open at end of file")]
+    data = (
+        encode_physical(FULL, b"ok") + encode_physical(FIRST, b"ab") + encode_physical(MIDDLE, b"c")
+    )
+    assert read_events(data) == [
+        Record(0, b"ok"),
+        TornTail(9, 17, "fragmented record open at end of file"),
+    ]
 
 
 def test_length_past_end_of_short_block_with_valid_crc_is_still_torn_tail():
     data = encode_physical(FULL, b"ok") + header(FULL, 100) + b"abc"
-    assert read_events(data) == [Record(0, b"ok"),
-                                 TornTail(9, 10, "truncated payload at end of file")]
+    assert read_events(data) == [
+        Record(0, b"ok"),
+        TornTail(9, 10, "truncated payload at end of file"),
+    ]
 
 
 @pytest.mark.parametrize("left", [1, 2, 3, 4, 5, 6])
@@ -707,10 +768,11 @@ def test_short_tail_in_full_size_block_is_trailer_not_torn(left):
 # read(): start / end
 # ---------------------------------------------------------------------------
 
+
 def small_log():
     recs = [b"r0", payload(BLOCK_SIZE + 5), b"r2", b"", payload(50)]
     data, offsets = encode(recs)
-    return data, list(zip(offsets, recs))
+    return data, list(zip(offsets, recs, strict=False))
 
 
 def test_start_and_end_keep_records_whose_first_header_is_in_range():
@@ -731,18 +793,19 @@ def test_start_and_end_keep_records_whose_first_header_is_in_range():
 def test_splitting_a_clean_log_returns_every_record_once(sizes, cuts, seed):
     recs = [payload(n, seed + i) for i, n in enumerate(sizes)]
     data, offsets = encode(recs)
-    bounds = [0] + sorted(c for c in cuts if c < len(data)) + [None]
+    bounds = [0, *sorted(c for c in cuts if c < len(data)), None]
     got = []
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         result = read(data, start=lo, end=hi, recovery="absolute")
         assert result.corruptions == [] and result.error is None
         got += [(r.offset, r.data) for r in result.records]
-    assert got == list(zip(offsets, recs))
+    assert got == list(zip(offsets, recs, strict=False))
 
 
 def test_start_and_end_filter_corruptions_by_offset():
-    data = (encode_physical(MIDDLE, b"aa") + encode_physical(FULL, b"x")
-            + encode_physical(LAST, b"bbb"))
+    data = (
+        encode_physical(MIDDLE, b"aa") + encode_physical(FULL, b"x") + encode_physical(LAST, b"bbb")
+    )
     c1 = Corruption(0, 2, "missing start of fragmented record")
     c2 = Corruption(17, 3, "missing start of fragmented record")
     assert read(data).corruptions == [c1, c2]
@@ -754,7 +817,7 @@ def test_start_and_end_filter_corruptions_by_offset():
 
 def test_open_record_before_start_is_not_reported_in_a_later_range():
     rec = payload(40000)
-    data = encode([b"x", rec])[0][:BLOCK_SIZE + 20]
+    data = encode([b"x", rec])[0][: BLOCK_SIZE + 20]
     assert read(data, start=9, recovery="absolute").error is None  # tail begins at 8
     assert read(data, start=8, recovery="absolute").error == "truncated"
 
@@ -763,14 +826,15 @@ def test_open_record_before_start_is_not_reported_in_a_later_range():
 # read(): recovery modes
 # ---------------------------------------------------------------------------
 
+
 def mixed_log():
     """R1, C1 (orphan MIDDLE), R2, C2 (unknown type 7), R3, then a truncated header."""
-    data = encode_physical(FULL, b"r1")                    # 0..9
-    data += encode_physical(MIDDLE, b"orphan")             # 9..22
-    data += encode_physical(FULL, b"r2")                   # 22..31
-    data += encode_physical(7, b"seven!!")                 # 31..45
-    data += encode_physical(FULL, b"r3")                   # 45..54
-    data += b"\x01\x02\x03\x04"                            # 54..58 truncated header
+    data = encode_physical(FULL, b"r1")  # 0..9
+    data += encode_physical(MIDDLE, b"orphan")  # 9..22
+    data += encode_physical(FULL, b"r2")  # 22..31
+    data += encode_physical(7, b"seven!!")  # 31..45
+    data += encode_physical(FULL, b"r3")  # 45..54
+    data += b"\x01\x02\x03\x04"  # 54..58 truncated header
     r1, r2, r3 = Record(0, b"r1"), Record(22, b"r2"), Record(45, b"r3")
     c1 = Corruption(9, 6, "missing start of fragmented record")
     c2 = Corruption(31, 7, "unknown record type 7")
@@ -780,7 +844,7 @@ def mixed_log():
 
 
 def test_recovery_skip_reports_all_corruptions_and_keeps_going():
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (r1, r2, r3, c1, c2, _tail) = mixed_log()
     result = read(data, recovery="skip")
     assert result.records == [r1, r2, r3]
     assert result.corruptions == [c1, c2]
@@ -789,7 +853,7 @@ def test_recovery_skip_reports_all_corruptions_and_keeps_going():
 
 
 def test_recovery_tolerate_tail_raises_at_first_corruption():
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (r1, _r2, _r3, c1, _c2, _tail) = mixed_log()
     result = read(data, recovery="tolerate_tail")
     assert result.records == [r1]
     assert result.corruptions == [c1]
@@ -798,7 +862,7 @@ def test_recovery_tolerate_tail_raises_at_first_corruption():
 
 
 def test_recovery_point_in_time_stops_cleanly_at_first_corruption():
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (r1, _r2, _r3, c1, _c2, _tail) = mixed_log()
     result = read(data, recovery="point_in_time")
     assert result.records == [r1]
     assert result.corruptions == [c1]
@@ -807,7 +871,7 @@ def test_recovery_point_in_time_stops_cleanly_at_first_corruption():
 
 
 def test_recovery_absolute_raises_at_first_corruption():
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (r1, _r2, _r3, c1, _c2, _tail) = mixed_log()
     result = read(data, recovery="absolute")
     assert result.records == [r1]
     assert result.corruptions == [c1]
@@ -815,7 +879,7 @@ def test_recovery_absolute_raises_at_first_corruption():
 
 
 def test_recovery_modes_after_start_see_the_later_corruption_first():
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (_r1, r2, _r3, _c1, c2, _tail) = mixed_log()
     result = read(data, recovery="tolerate_tail", start=10)
     assert result.records == [r2]
     assert result.corruptions == [c2]
@@ -824,7 +888,7 @@ def test_recovery_modes_after_start_see_the_later_corruption_first():
 
 @pytest.mark.parametrize("mode", ["skip", "tolerate_tail", "point_in_time"])
 def test_torn_tail_is_silent_except_in_absolute(mode):
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (_r1, _r2, r3, _c1, _c2, _tail) = mixed_log()
     result = read(data, recovery=mode, start=40)
     assert result.records == [r3]
     assert result.corruptions == []
@@ -833,7 +897,7 @@ def test_torn_tail_is_silent_except_in_absolute(mode):
 
 
 def test_recovery_absolute_reports_torn_tail_as_truncated():
-    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    data, (_r1, _r2, r3, _c1, _c2, tail) = mixed_log()
     result = read(data, recovery="absolute", start=40)
     assert result.records == [r3]
     assert result.corruptions == [tail]
@@ -858,13 +922,17 @@ def test_unknown_recovery_mode_is_rejected():
 # damaged logs: general properties
 # ---------------------------------------------------------------------------
 
+
 @SLOW
-@given(st.lists(st.sampled_from([0, 1, 5, 100, 32754, 32761, 32762, 40000]), min_size=1, max_size=5),
-       st.integers(0, 1000), st.data())
+@given(
+    st.lists(st.sampled_from([0, 1, 5, 100, 32754, 32761, 32762, 40000]), min_size=1, max_size=5),
+    st.integers(0, 1000),
+    st.data(),
+)
 def test_damaged_log_returns_only_written_records_at_their_offsets(sizes, seed, data):
     recs = [payload(n, seed + i) for i, n in enumerate(sizes)]
     log, offsets = encode(recs)
-    written = set(zip(offsets, recs))
+    written = set(zip(offsets, recs, strict=False))
     damaged = bytearray(log)
     pos = data.draw(st.integers(0, len(log) - 1))
     damaged[pos] ^= data.draw(st.integers(1, 255))

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from leveldb_log._errors import Corruption, CorruptionError, LogError, TruncatedRecordError
-from leveldb_log._core import (  # noqa: I001  (_errors must be imported first)
+from leveldb_log._core import (
     BLOCK_SIZE,
     HEADER_SIZE,
     Reader,
@@ -20,6 +19,7 @@ from leveldb_log._core import (  # noqa: I001  (_errors must be imported first)
     mask_crc,
     unmask_crc,
 )
+from leveldb_log._errors import Corruption, CorruptionError, LogError, TruncatedRecordError
 
 
 class RecordType(IntEnum):

@@ -1,0 +1,60 @@
+"""Lint and typing are part of the test suite: ruff on all Python, mypy --strict on the
+stubs and on a typed usage example."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_ruff_finds_nothing_in_package_tests_and_examples() -> None:
+    result = run(sys.executable, "-m", "ruff", "check", "python", "tests", "examples", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    result = run(sys.executable, "-m", "ruff", "format", "--check", "python", "examples")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_passes_on_stubs_and_typed_usage(tmp_path: Path) -> None:
+    # Check the installed package (what users get), from outside the source tree.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path),
+            "-p",
+            "leveldb_log",
+            str(ROOT / "examples" / "typed_usage.py"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_only_the_binding_includes_python_h() -> None:
+    including = sorted(
+        p.name
+        for p in (ROOT / "csrc").iterdir()
+        if p.suffix in {".c", ".h"} and "#include <Python.h>" in p.read_text()
+    )
+    assert including == ["py_module.c"]
+
+
+def test_ruff_is_installed_with_the_test_extra() -> None:
+    assert shutil.which("ruff") or run(sys.executable, "-m", "ruff", "--version").returncode == 0
