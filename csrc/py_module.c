@@ -72,11 +72,10 @@ static void raise_status(llog_status status) {
     PyErr_SetString(exc, llog_status_text(status));
 }
 
-static void raise_corruption(module_state *st, int truncated, uint64_t offset,
-                             uint64_t size, const char *reason) {
+/* Raises CorruptionError or TruncatedRecordError from a Corruption tuple. */
+static void raise_corruption(module_state *st, int truncated, PyObject *c) {
     PyObject *cls = truncated ? st->truncated_error : st->corruption_error;
-    PyObject *exc = PyObject_CallFunction(cls, "KKs", (unsigned long long)offset,
-                                          (unsigned long long)size, reason);
+    PyObject *exc = PyObject_Call(cls, c, NULL); /* Corruption is a tuple */
     if (exc != NULL) {
         PyErr_SetObject(cls, exc);
         Py_DECREF(exc);
@@ -372,27 +371,17 @@ static int reader_fill(ReaderObject *self) {
 }
 
 /* Passes a corruption to on_corruption (without holding the lock, so the
- * callback may look at the reader) and counts it. */
-static int reader_notify(ReaderObject *self, module_state *st,
-                         const llog_event *ev) {
-    self->dropped_bytes += ev->size;
+ * callback may use the reader) and counts it. */
+static int reader_notify(ReaderObject *self, PyObject *c) {
     if (self->on_corruption == NULL)
         return 0;
-    PyObject *c = PyObject_CallFunction(st->corruption_type, "KKs",
-                                        (unsigned long long)ev->offset,
-                                        (unsigned long long)ev->size,
-                                        ev->reason);
-    if (c == NULL)
-        return -1;
     PyObject *cb = Py_NewRef(self->on_corruption);
     obj_lock_release(&self->lock);
     PyObject *r = PyObject_CallOneArg(cb, c);
     Py_DECREF(cb);
-    Py_DECREF(c);
-    int relocked = obj_lock_acquire(&self->lock);
+    /* Cannot fail: this thread no longer owns the lock. */
+    (void)obj_lock_acquire(&self->lock);
     Py_XDECREF(r);
-    if (relocked < 0) /* cannot happen: the owner was cleared above */
-        return -1;
     return r == NULL ? -1 : 0;
 }
 
@@ -403,26 +392,30 @@ static void reader_finish(ReaderObject *self) {
 }
 
 /* Applies the recovery mode to a corruption; returns 1 to keep reading,
- * 0 to end iteration cleanly, -1 with an exception set. */
+ * 0 to end iteration cleanly, -1 with an exception set. The event's reason
+ * is copied first: the core may be used by another thread during the
+ * callback, or closed by it. */
 static int reader_on_corruption(ReaderObject *self, module_state *st,
                                 const llog_event *ev, int torn) {
-    if (reader_notify(self, st, ev) < 0)
+    PyObject *c = PyObject_CallFunction(st->corruption_type, "KKs",
+                                        (unsigned long long)ev->offset,
+                                        (unsigned long long)ev->size,
+                                        ev->reason);
+    if (c == NULL)
         return -1;
-    if (self->closed) /* the callback closed us */
-        return 0;
-    switch (self->recovery) {
-    case REC_SKIP:
-        return 1;
-    case REC_POINT_IN_TIME:
+    self->dropped_bytes += ev->size;
+    int rc = reader_notify(self, c);
+    if (rc == 0 && self->recovery == REC_SKIP) {
+        rc = !self->closed; /* the callback may have closed the reader */
+    } else if (rc == 0) {
         reader_finish(self);
-        return 0;
-    case REC_TOLERATE_TAIL:
-    case REC_ABSOLUTE:
-        break;
+        if (self->recovery != REC_POINT_IN_TIME) {
+            raise_corruption(st, torn, c);
+            rc = -1;
+        }
     }
-    reader_finish(self);
-    raise_corruption(st, torn, ev->offset, ev->size, ev->reason);
-    return -1;
+    Py_DECREF(c);
+    return rc;
 }
 
 /* The next record as bytes, NULL at the end (no exception) or on error. */
