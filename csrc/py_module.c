@@ -16,6 +16,7 @@
 #include <string.h>
 #ifdef _WIN32
 #include <io.h>
+#include <process.h>
 #else
 #include <unistd.h>
 #endif
@@ -40,6 +41,10 @@ static PyObject *PyErr_GetRaisedException(void) {
 }
 
 static void PyErr_SetRaisedException(PyObject *exc) {
+    if (exc == NULL) {
+        PyErr_Clear();
+        return;
+    }
     PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc,
                   PyException_GetTraceback(exc));
 }
@@ -93,11 +98,21 @@ static void raise_corruption(module_state *st, int truncated, PyObject *c) {
 typedef struct {
     PyThread_type_lock lock;
     unsigned long owner;
+    long pid; /* process of the owner: a lock held across fork() is stale */
 } obj_lock;
+
+static long current_pid(void) {
+#ifdef _WIN32
+    return (long)_getpid();
+#else
+    return (long)getpid();
+#endif
+}
 
 static int obj_lock_init(obj_lock *l) {
     l->lock = PyThread_allocate_lock();
     l->owner = 0;
+    l->pid = 0;
     if (l->lock == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -107,21 +122,34 @@ static int obj_lock_init(obj_lock *l) {
 
 static int obj_lock_acquire(obj_lock *l) {
     if (!PyThread_acquire_lock(l->lock, NOWAIT_LOCK)) {
-        if (l->owner == PyThread_get_thread_ident()) {
+        if (l->pid != current_pid()) {
+            /* Held by a thread of the parent when this process forked: no
+             * one here will release it. Take a fresh lock (the stale one is
+             * leaked: destroying a held lock is undefined). */
+            l->lock = PyThread_allocate_lock();
+            if (l->lock == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            PyThread_acquire_lock(l->lock, WAIT_LOCK);
+        } else if (l->owner == PyThread_get_thread_ident()) {
             PyErr_SetString(PyExc_RuntimeError,
                             "reentrant call on the same log object");
             return -1;
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(l->lock, WAIT_LOCK);
+            Py_END_ALLOW_THREADS
         }
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(l->lock, WAIT_LOCK);
-        Py_END_ALLOW_THREADS
     }
     l->owner = PyThread_get_thread_ident();
+    l->pid = current_pid();
     return 0;
 }
 
 static void obj_lock_release(obj_lock *l) {
     l->owner = 0;
+    l->pid = 0;
     PyThread_release_lock(l->lock);
 }
 
@@ -677,11 +705,73 @@ static PyObject *Reader_iter(PyObject *op) {
     return Py_NewRef(op);
 }
 
+/*
+ * A reader over a path pickles as what reopens it where it stands:
+ * leveldb_log._restore.restore_reader(path, options, progress). Buffers and
+ * file objects cannot travel to another process: refuse them.
+ */
 static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
-    (void)op;
     (void)unused;
-    PyErr_SetString(PyExc_TypeError, "cannot pickle a Reader");
-    return NULL;
+    ReaderObject *self = (ReaderObject *)op;
+    if (self->kind != SRC_FD || self->closed) {
+        PyErr_Format(PyExc_TypeError, "cannot pickle a Reader over %s",
+                     self->closed ? "a closed source"
+                                  : "a buffer or file object (only paths)");
+        return NULL;
+    }
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    uint64_t position = llog_reader_position(self->core);
+    PyObject *restore = NULL, *result = NULL;
+    PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
+    if (mod != NULL) {
+        restore = PyObject_GetAttrString(mod, "restore_reader");
+        Py_DECREF(mod);
+    }
+    if (restore != NULL) {
+        PyObject *end = self->end == LLOG_NO_END
+                            ? Py_NewRef(Py_None)
+                            : PyLong_FromUnsignedLongLong(self->end);
+        PyObject *last = self->has_last
+                             ? PyLong_FromUnsignedLongLong(self->last_record_offset)
+                             : Py_NewRef(Py_None);
+        result = Py_BuildValue(
+            "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
+            recovery_names[self->recovery], "verify_checksums",
+            self->verify_checksums ? Py_True : Py_False, "start",
+            (unsigned long long)position, "end", end, "on_corruption",
+            self->on_corruption ? self->on_corruption : Py_None, last,
+            (unsigned long long)self->dropped_bytes,
+            self->finished ? Py_True : Py_False);
+        Py_DECREF(restore);
+    }
+    obj_lock_release(&self->lock);
+    return result;
+}
+
+/* Restores the progress of a pickled reader: _restore(last, dropped, finished). */
+static PyObject *Reader_restore(PyObject *op, PyObject *args) {
+    ReaderObject *self = (ReaderObject *)op;
+    PyObject *last;
+    unsigned long long dropped;
+    int finished;
+    if (!PyArg_ParseTuple(args, "OKp:_restore", &last, &dropped, &finished))
+        return NULL;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = 0;
+    if (last != Py_None)
+        rc = parse_offset(last, "last_record_offset", &self->last_record_offset);
+    if (rc == 0) {
+        self->has_last = last != Py_None;
+        self->dropped_bytes = dropped;
+        if (finished)
+            self->finished = 1;
+    }
+    obj_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *Reader_repr(PyObject *op) {
@@ -781,6 +871,7 @@ static PyMethodDef Reader_methods[] = {
     {"__enter__", Reader_enter, METH_NOARGS, NULL},
     {"__exit__", Reader_exit, METH_VARARGS, NULL},
     {"__reduce__", Reader_reduce, METH_NOARGS, NULL},
+    {"_restore", Reader_restore, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Reader_getset[] = {
@@ -1169,11 +1260,29 @@ static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
+/* 1 when the target is a file object that is already closed (nothing to
+ * flush into it then), else 0. */
+static int target_closed(WriterObject *self) {
+    if (self->file == NULL)
+        return 0;
+    PyObject *closed = PyObject_GetAttrString(self->file, "closed");
+    if (closed == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int yes = PyObject_IsTrue(closed) > 0;
+    Py_DECREF(closed);
+    PyErr_Clear();
+    return yes;
+}
+
 /* Closes the target; the first error is raised, after everything is released. */
 static int writer_close_locked(WriterObject *self) {
     if (self->closed)
         return 0;
-    int rc = self->buf != NULL ? writer_flush_locked(self) : 0;
+    int rc = 0;
+    if (self->buf != NULL && (self->len > 0 || !target_closed(self)))
+        rc = writer_flush_locked(self);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     self->closed = 1;
     if (self->fd >= 0) {
@@ -1489,15 +1598,29 @@ static int Writer_clear(PyObject *op) {
     return 0;
 }
 
+/* Like io's objects, an unclosed writer is flushed and closed when collected
+ * (PEP 442 finalizer: safe to run Python code and to report errors here). */
+static void Writer_finalize(PyObject *op) {
+    WriterObject *self = (WriterObject *)op;
+    if (self->closed || (self->buf == NULL && self->fd < 0))
+        return;
+    PyObject *saved = PyErr_GetRaisedException();
+    if (obj_lock_acquire(&self->lock) == 0) {
+        if (writer_close_locked(self) < 0)
+            PyErr_WriteUnraisable(op);
+        obj_lock_release(&self->lock);
+    } else {
+        PyErr_WriteUnraisable(op);
+    }
+    PyErr_SetRaisedException(saved);
+}
+
 static void Writer_dealloc(PyObject *op) {
     WriterObject *self = (WriterObject *)op;
     PyTypeObject *tp = Py_TYPE(op);
+    if (PyObject_CallFinalizerFromDealloc(op) < 0)
+        return; /* resurrected by the finalizer */
     PyObject_GC_UnTrack(op);
-    if (!self->closed && (self->buf != NULL || self->fd >= 0)) {
-        /* Like io: an unclosed writer flushes on collection, errors unraisable. */
-        if (writer_close_locked(self) < 0)
-            PyErr_WriteUnraisable(op);
-    }
     if (self->fd >= 0)
         close_fd(self->fd);
     PyMem_Free(self->buf);
@@ -1546,6 +1669,7 @@ static PyType_Slot Writer_slots[] = {
     {Py_tp_new, Writer_new},
     {Py_tp_init, Writer_init},
     {Py_tp_dealloc, Writer_dealloc},
+    {Py_tp_finalize, Writer_finalize},
     {Py_tp_traverse, Writer_traverse},
     {Py_tp_clear, Writer_clear},
     {Py_tp_repr, Writer_repr},
