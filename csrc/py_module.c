@@ -256,9 +256,9 @@ typedef struct {
     Py_buffer view;          /* SRC_BUFFER, while view.obj != NULL */
     int fd;                  /* SRC_FD */
     PyObject *file;          /* SRC_FILE */
-    int seekable;            /* SRC_FILE */
+    int seekable;            /* SRC_FD, SRC_FILE: can read at any offset */
     uint64_t base;           /* SRC_FILE: object position of log offset 0 */
-    uint64_t file_pos;       /* SRC_FILE: log offset the object is at */
+    uint64_t file_pos;       /* log offset a sequential source is at */
     uint8_t *block;          /* SRC_FD, SRC_FILE: the block fed to core */
     size_t block_len;
     uint64_t block_offset;
@@ -321,8 +321,10 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
     /* The file object must not keep our buffer: release the view now, so a
      * kept reference fails instead of seeing freed memory. */
     PyObject *r = PyObject_CallMethod(mv, "release", NULL);
-    Py_XDECREF(r);
     Py_DECREF(mv);
+    if (r == NULL) /* BufferError: it kept an export of our memory */
+        return -1;
+    Py_DECREF(r);
     if (got == -2)
         return -1;
     if (got == -1) { /* non-blocking stream with no data now */
@@ -336,15 +338,32 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
     return got;
 }
 
-/* Reads from a descriptor at `at` until n bytes or the end of the file,
- * without the GIL; returns the count, or -1 with an exception set. */
-static Py_ssize_t fd_read_full(int fd, uint8_t *buf, size_t n, uint64_t at) {
+/* One read of up to n bytes at `at` (or at the current position of a
+ * descriptor that cannot seek), without the GIL. */
+static Py_ssize_t fd_read_once(int fd, int seekable, uint8_t *buf, size_t n,
+                               uint64_t at) {
+    Py_ssize_t got;
+    Py_BEGIN_ALLOW_THREADS
+    if (seekable)
+        got = pread_some(fd, buf, n, at);
+    else
+#ifdef _WIN32
+        got = _read(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n));
+#else
+        got = read(fd, buf, n);
+#endif
+    Py_END_ALLOW_THREADS
+    return got;
+}
+
+/* Reads from a descriptor at `at` until n bytes or the end of the file;
+ * returns the count, or -1 with an exception set. */
+static Py_ssize_t fd_read_full(int fd, int seekable, uint8_t *buf, size_t n,
+                               uint64_t at) {
     size_t total = 0;
     while (total < n) {
-        Py_ssize_t got;
-        Py_BEGIN_ALLOW_THREADS
-        got = pread_some(fd, buf + total, n - total, at + total);
-        Py_END_ALLOW_THREADS
+        Py_ssize_t got = fd_read_once(fd, seekable, buf + total, n - total,
+                                      at + total);
         if (got < 0 && errno == EINTR) {
             if (PyErr_CheckSignals() < 0)
                 return -1;
@@ -359,6 +378,27 @@ static Py_ssize_t fd_read_full(int fd, uint8_t *buf, size_t n, uint64_t at) {
         total += (size_t)got;
     }
     return (Py_ssize_t)total;
+}
+
+/* Reads a path source at log offset `at`. A descriptor that cannot seek (a
+ * FIFO, a terminal) is read in order: the core asks for no earlier byte, and
+ * later ones are reached by reading and discarding. */
+static Py_ssize_t path_read_at(ReaderObject *self, uint8_t *buf, size_t n,
+                               uint64_t at) {
+    if (self->seekable)
+        return fd_read_full(self->fd, 1, buf, n, at);
+    assert(at >= self->file_pos); /* sequential sources never go back */
+    while (self->file_pos < at) {
+        size_t skip = (size_t)(at - self->file_pos);
+        Py_ssize_t got = fd_read_full(self->fd, 0, buf, skip < n ? skip : n, 0);
+        if (got <= 0)
+            return got;
+        self->file_pos += (uint64_t)got;
+    }
+    Py_ssize_t got = fd_read_full(self->fd, 0, buf, n, 0);
+    if (got > 0)
+        self->file_pos += (uint64_t)got;
+    return got;
 }
 
 /*
@@ -386,7 +426,7 @@ static int reader_fill(ReaderObject *self) {
         uint8_t *dst = self->block + self->block_len;
         size_t n = LLOG_BLOCK_SIZE - self->block_len;
         uint64_t at = want + self->block_len;
-        Py_ssize_t got = self->kind == SRC_FD ? fd_read_full(self->fd, dst, n, at)
+        Py_ssize_t got = self->kind == SRC_FD ? path_read_at(self, dst, n, at)
                                               : file_read_at(self, dst, n, at);
         if (got < 0)
             return -1;
@@ -623,6 +663,12 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         self->fd = open_path(st, source, flags);
         if (self->fd < 0)
             return -1;
+#ifdef _WIN32
+        self->seekable = _lseeki64(self->fd, 0, SEEK_CUR) >= 0;
+#else
+        self->seekable = lseek(self->fd, 0, SEEK_CUR) >= 0;
+#endif
+        opt.sequential = !self->seekable;
     } else if (PyObject_CheckBuffer(source)) {
         self->kind = SRC_BUFFER;
         if (PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE) < 0)
@@ -1366,7 +1412,7 @@ static int scan_tail(int fd, uint64_t size, uint64_t *cut, int *damaged) {
         do {
             llog_reader_next(r, &ev);
             if (ev.kind == LLOG_EV_NEED_BLOCK) {
-                Py_ssize_t got = fd_read_full(fd, block, LLOG_BLOCK_SIZE,
+                Py_ssize_t got = fd_read_full(fd, 1, block, LLOG_BLOCK_SIZE,
                                               llog_reader_wanted(r));
                 if (got < 0)
                     break;

@@ -1354,11 +1354,18 @@ def test_writer_fault_exception_is_the_original_instance():
     with pytest.raises(Custom) as info:
         w.write(b"x")
     assert info.value is sink.exc
+    with pytest.raises(Custom) as info:
+        w.close()  # the record kept back cannot be flushed either
+    assert info.value is sink.exc
+    assert w.closed
     w2 = Writer(sink)
     w2.write(b"x")
     with pytest.raises(Custom) as info:
         w2.flush()
     assert info.value is sink.exc
+    with pytest.raises(Custom):
+        w2.close()
+    assert w2.closed
 
 
 # ---------------------------------------------------------------------------
