@@ -341,12 +341,27 @@ static int only_middles(const uint8_t *b, size_t len) {
  * LAST, damage, zero fill, unknown type) leaves a state that does not depend
  * on the state before it. Reports about bytes before `start` are filtered.
  */
+/* 1 when what a block begins with is reported the same whether or not a
+ * record is open before it (for reports at or after the block's start): a
+ * FULL or FIRST that fits (only the open record, before us, is dropped),
+ * zero fill, a bad length in a full block, or no data at all. MIDDLE, LAST,
+ * an unknown type and a torn tail depend on it. */
+static int starts_fresh(const uint8_t *b, size_t len) {
+    if (len == 0)
+        return 1;
+    if (len < LLOG_HEADER_SIZE)
+        return 0; /* a torn header: whose tail it is depends on the state */
+    size_t length = (size_t)b[4] | (size_t)b[5] << 8;
+    if (LLOG_HEADER_SIZE + length > len)
+        return len == LLOG_BLOCK_SIZE; /* bad length, or torn payload */
+    return b[6] == LLOG_FULL || b[6] == LLOG_FIRST ||
+           (b[6] == LLOG_ZERO && length == 0);
+}
+
 static void sync_step(llog_reader *r) {
     const uint8_t *b = r->block;
     if (r->phase == PHASE_SYNC_START) {
-        int mid_record = r->block_len >= LLOG_HEADER_SIZE &&
-                         (b[6] == LLOG_MIDDLE || b[6] == LLOG_LAST);
-        if (!mid_record) {
+        if (starts_fresh(b, r->block_len)) {
             begin_at(r, r->probe, 1);
             return;
         }
