@@ -13,10 +13,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #ifdef _WIN32
 #include <io.h>
-#include <process.h>
 #else
 #include <unistd.h>
 #endif
@@ -98,21 +98,34 @@ static void raise_corruption(module_state *st, int truncated, PyObject *c) {
 typedef struct {
     PyThread_type_lock lock;
     unsigned long owner;
-    long pid; /* process of the owner: a lock held across fork() is stale */
+    unsigned long generation; /* fork generation it was taken in; 0: free */
 } obj_lock;
 
-static long current_pid(void) {
-#ifdef _WIN32
-    return (long)_getpid();
-#else
-    return (long)getpid();
+/*
+ * A lock held by another thread when the process forked is never released
+ * in the child. The child handler bumps a generation; a busy lock taken in
+ * an older generation is then known to be stale. (Reads and writes of these
+ * fields happen with the GIL held.)
+ */
+static unsigned long fork_generation = 1;
+
+#ifndef _WIN32
+#include <pthread.h>
+static void after_fork_in_child(void) { fork_generation++; }
+#endif
+
+static void register_fork_handler(void) {
+#ifndef _WIN32
+    static int registered;
+    if (!registered && pthread_atfork(NULL, NULL, after_fork_in_child) == 0)
+        registered = 1;
 #endif
 }
 
 static int obj_lock_init(obj_lock *l) {
     l->lock = PyThread_allocate_lock();
     l->owner = 0;
-    l->pid = 0;
+    l->generation = 0;
     if (l->lock == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -122,10 +135,9 @@ static int obj_lock_init(obj_lock *l) {
 
 static int obj_lock_acquire(obj_lock *l) {
     if (!PyThread_acquire_lock(l->lock, NOWAIT_LOCK)) {
-        if (l->pid != current_pid()) {
-            /* Held by a thread of the parent when this process forked: no
-             * one here will release it. Take a fresh lock (the stale one is
-             * leaked: destroying a held lock is undefined). */
+        if (l->generation != 0 && l->generation != fork_generation) {
+            /* Held in the parent at fork: nobody here will release it. Use a
+             * fresh lock (destroying a held lock is undefined: leak it). */
             l->lock = PyThread_allocate_lock();
             if (l->lock == NULL) {
                 PyErr_NoMemory();
@@ -143,13 +155,13 @@ static int obj_lock_acquire(obj_lock *l) {
         }
     }
     l->owner = PyThread_get_thread_ident();
-    l->pid = current_pid();
+    l->generation = fork_generation;
     return 0;
 }
 
 static void obj_lock_release(obj_lock *l) {
     l->owner = 0;
-    l->pid = 0;
+    l->generation = 0;
     PyThread_release_lock(l->lock);
 }
 
@@ -320,13 +332,18 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
     Py_ssize_t got = call_for_size(self->file, "readinto", mv);
     /* The file object must not keep our buffer: release the view now, so a
      * kept reference fails instead of seeing freed memory. */
+    PyObject *exc = got == -2 ? PyErr_GetRaisedException() : NULL;
     PyObject *r = PyObject_CallMethod(mv, "release", NULL);
     Py_DECREF(mv);
-    if (r == NULL) /* BufferError: it kept an export of our memory */
+    if (r == NULL) { /* BufferError: it kept an export of our memory */
+        Py_XDECREF(exc);
         return -1;
+    }
     Py_DECREF(r);
-    if (got == -2)
+    if (exc != NULL) {
+        PyErr_SetRaisedException(exc); /* readinto's own error */
         return -1;
+    }
     if (got == -1) { /* non-blocking stream with no data now */
         got = 0;
     }
@@ -663,6 +680,12 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         self->fd = open_path(st, source, flags);
         if (self->fd < 0)
             return -1;
+        struct stat info;
+        if (fstat(self->fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+            errno = EISDIR;
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, source);
+            return -1;
+        }
 #ifdef _WIN32
         self->seekable = _lseeki64(self->fd, 0, SEEK_CUR) >= 0;
 #else
@@ -1735,20 +1758,39 @@ static PyType_Spec Writer_spec = {
 /* Module functions                                                       */
 /* ====================================================================== */
 
+/* Converts an int in [0, 2**32) for the CRC functions: TypeError for
+ * non-ints, ValueError out of range (never a silent wrap). */
+static int parse_u32(PyObject *arg, uint32_t *out) {
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "expected an int, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow != 0 || v < 0 || v > 0xFFFFFFFFLL) {
+        PyErr_SetString(PyExc_ValueError, "expected an unsigned 32-bit value");
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
 static PyObject *mod_crc32c(PyObject *module, PyObject *args, PyObject *kwds) {
     (void)module;
     static char *kwlist[] = {"data", "value", NULL};
     Py_buffer view;
-    unsigned long value = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|k:crc32c", kwlist, &view,
+    PyObject *value = NULL;
+    uint32_t crc = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|O:crc32c", kwlist, &view,
                                      &value))
         return NULL;
-    if (value > 0xFFFFFFFFul) {
+    if (value != NULL && parse_u32(value, &crc) < 0) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "value must fit in 32 bits");
         return NULL;
     }
-    uint32_t crc = (uint32_t)value;
     if (view.len >= GIL_THRESHOLD) {
         /* The export pins the buffer's memory while the GIL is released. */
         Py_BEGIN_ALLOW_THREADS
@@ -1759,28 +1801,6 @@ static PyObject *mod_crc32c(PyObject *module, PyObject *args, PyObject *kwds) {
     }
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLong(crc);
-}
-
-static int parse_u32(PyObject *arg, uint32_t *out) {
-    if (!PyLong_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "expected an int, not %.100s",
-                     Py_TYPE(arg)->tp_name);
-        return -1;
-    }
-    unsigned long long v = PyLong_AsUnsignedLongLong(arg);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError, "expected an unsigned 32-bit value");
-        }
-        return -1;
-    }
-    if (v > 0xFFFFFFFFull) {
-        PyErr_SetString(PyExc_ValueError, "expected an unsigned 32-bit value");
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
 }
 
 static PyObject *mod_mask_crc(PyObject *module, PyObject *arg) {
@@ -1814,6 +1834,7 @@ static int module_exec(PyObject *module) {
     module_state *st = PyModule_GetState(module);
     const char *force = Py_GETENV("LEVELDB_LOG_CRC32C");
     llog_crc32c_init(!(force != NULL && strcmp(force, "portable") == 0));
+    register_fork_handler();
 
     PyObject *errors = PyImport_ImportModule("leveldb_log._errors");
     if (errors == NULL)

@@ -10,15 +10,15 @@ import errno
 import io
 import mmap
 import os
-import pathlib
 import pickle
 import resource
 import struct
+import subprocess
+import sys
 import threading
 
-import pytest
-
 import leveldb_log
+import pytest
 from leveldb_log import (
     BLOCK_SIZE,
     HEADER_SIZE,
@@ -31,11 +31,8 @@ from leveldb_log import (
     Writer,
 )
 
-import sys
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import model  # noqa: E402
-
+import model
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -362,7 +359,7 @@ def test_writer_default_buffering_keeps_small_records_until_flush(tmp_path):
         assert list(Reader(p)) == recs
         w.write(b"more")
         assert os.path.getsize(p) == w.tell() - HEADER_SIZE - 4
-    assert list(Reader(p)) == recs + [b"more"]
+    assert list(Reader(p)) == [*recs, b"more"]
 
 
 def test_writer_default_buffering_flushes_on_its_own_once_the_buffer_fills(tmp_path):
@@ -467,7 +464,7 @@ def test_writer_write_returns_record_offsets_matching_reader(tmp_path):
     seen = []
     for rec in r:
         seen.append((r.last_record_offset, rec))
-    assert seen == list(zip(offsets, recs))
+    assert seen == list(zip(offsets, recs, strict=True))
 
 
 def test_writer_write_many_accepts_generator_and_returns_count(tmp_path):
@@ -758,7 +755,7 @@ def test_reader_over_bytesio(sample_log):
     recs, data, offsets = sample_log
     r = Reader(io.BytesIO(data))
     got = [(rec, r.last_record_offset) for rec in r]
-    assert got == list(zip(recs, offsets))
+    assert got == list(zip(recs, offsets, strict=True))
 
 
 def test_reader_over_file_object_positioned_at_k_holds_log_from_k(sample_log):
@@ -768,11 +765,11 @@ def test_reader_over_file_object_positioned_at_k_holds_log_from_k(sample_log):
     bio.seek(k)
     r = Reader(bio)
     got = [(rec, r.last_record_offset) for rec in r]
-    assert got == list(zip(recs, offsets))  # offsets relative to k
+    assert got == list(zip(recs, offsets, strict=True))  # offsets relative to k
 
 
 def test_reader_over_file_object_with_start_seeks(sample_log):
-    recs, data, offsets = sample_log
+    _, data, offsets = sample_log
     for start in (1, offsets[5], offsets[7] + 1, BLOCK_SIZE, 70000):
         expected = model.read(data, start=start)
         r = Reader(io.BytesIO(data), start=start)
@@ -796,7 +793,7 @@ def test_reader_over_open_binary_file(tmp_path, sample_log):
 
 @pytest.mark.parametrize("start", [0, 1, 5000, BLOCK_SIZE, 40000, 150000])
 def test_reader_over_pipe_with_start_reads_and_discards(sample_log, start):
-    recs, data, _ = sample_log
+    _, data, _ = sample_log
     rfd, wfd = os.pipe()
 
     def feed():
@@ -810,6 +807,28 @@ def test_reader_over_pipe_with_start_reads_and_discards(sample_log, start):
             assert not src.seekable()
             r = Reader(src, start=start)
             got = [(rec, r.last_record_offset) for rec in r]
+    finally:
+        t.join(10)
+    expected = model.read(data, start=start)
+    assert got == [(x.data, x.offset) for x in expected.records]
+
+
+@pytest.mark.parametrize("start", [0, 5000, 40000])
+def test_reader_over_fifo_path_reads_in_order(tmp_path, sample_log, start):
+    _, data, _ = sample_log
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as sink:
+            sink.write(data)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        r = Reader(fifo, start=start)  # blocks in open() until the writer opens
+        got = [(rec, r.last_record_offset) for rec in r]
+        r.close()
     finally:
         t.join(10)
     expected = model.read(data, start=start)
@@ -855,7 +874,7 @@ def test_reader_is_an_iterator(sample_log):
 
 
 def test_reader_dropped_bytes_totals_corruptions(sample_log):
-    recs, data, offsets = sample_log
+    _, data, offsets = sample_log
     damaged = bytearray(data)
     damaged[offsets[2] + HEADER_SIZE + 3] ^= 1
     damaged[offsets[9] + HEADER_SIZE + 3] ^= 1
@@ -896,7 +915,7 @@ def test_reader_properties(tmp_path):
 
 
 def test_reader_close_is_idempotent_and_iterating_closed_raises_value_error(sample_log):
-    recs, data, _ = sample_log
+    _, data, _ = sample_log
     r = Reader(data)
     next(r)
     assert r.close() is None
@@ -955,6 +974,23 @@ def test_reader_pickling_over_buffer_or_file_object_raises_type_error(sample_log
         with pytest.raises(TypeError):
             pickle.dumps(r)
         r.close()
+
+
+def test_reader_over_path_pickles_and_resumes_where_it_was(tmp_path, sample_log):
+    recs, data, offsets = sample_log
+    p = tmp_path / "pk.log"
+    write_raw(p, data)
+    r = Reader(p, recovery="tolerate_tail")
+    for _ in range(5):
+        next(r)
+    r2 = pickle.loads(pickle.dumps(r))
+    assert r2.recovery == "tolerate_tail"
+    assert r2.last_record_offset == offsets[4]
+    got = [(rec, r2.last_record_offset) for rec in r2]
+    assert got == list(zip(recs[5:], offsets[5:], strict=True))
+    assert list(r) == recs[5:]  # the original goes on independently
+    r.close()
+    r2.close()
 
 
 def test_reader_on_corruption_callback_exception_propagates(sample_log):
@@ -1026,7 +1062,7 @@ def test_reader_follows_raw_appends_across_blocks(tmp_path):
         got = []
         for rec in r:
             got.append((rec, r.last_record_offset))
-        assert got == list(zip(recs, offsets))
+        assert got == list(zip(recs, offsets, strict=True))
         everything += recs
     r.close()
     assert list(Reader(p)) == everything
@@ -1397,7 +1433,7 @@ def test_crc32c_chunked_continuation_matches_whole():
     for cuts in ([1], [7, 8, 9], [65535, 65536], [3, 50000, 99999]):
         value = 0
         prev = 0
-        for c in cuts + [len(data)]:
+        for c in [*cuts, len(data)]:
             value = leveldb_log.crc32c(memoryview(data)[prev:c], value)
             prev = c
         assert value == whole
@@ -1502,15 +1538,39 @@ def _thread_record(tid, seq):
     return head + bytes([(tid * 13 + seq) % 251]) * size
 
 
-@pytest.mark.parametrize("buffering", [-1, 0])
-def test_writer_shared_by_threads_writes_every_record_once_intact(tmp_path, buffering):
-    p = tmp_path / "threads.log"
+def _run_isolated(body, *args, timeout=20):
+    """Runs test_api.<body>(*args) in a child interpreter.
+
+    The thread tests share one native object between threads; a crash or a
+    deadlock there must fail the test, not kill or hang the whole run.
+    """
+    code = (
+        "import faulthandler, sys\n"
+        "faulthandler.enable()\n"
+        f"faulthandler.dump_traceback_later({timeout - 5}, exit=True)\n"
+        f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+        "import test_api\n"
+        f"test_api.{body}(*{args!r})\n"
+        "print('CHILD-OK')\n"
+    )
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:  # pragma: no cover - reported
+        pytest.fail(f"{body}{args} hung (deadlock?): {e.stderr!s:.3000}")
+    assert proc.returncode == 0 and "CHILD-OK" in proc.stdout, (
+        f"{body}{args} failed in the child: returncode {proc.returncode} "
+        f"(negative: killed by that signal; 1 with 'Timeout': deadlock)\n"
+        f"{proc.stderr[-4000:]}")
+
+
+def _writer_threads_body(path, buffering):
     n_threads, per_thread = 8, 2000
     offsets = [None] * n_threads
     errors = []
     barrier = threading.Barrier(n_threads)
 
-    with Writer(p, buffering=buffering) as w:
+    with Writer(path, buffering=buffering) as w:
         def work(tid):
             try:
                 barrier.wait()
@@ -1518,7 +1578,7 @@ def test_writer_shared_by_threads_writes_every_record_once_intact(tmp_path, buff
                 for seq in range(per_thread):
                     mine.append(w.write(_thread_record(tid, seq)))
                 offsets[tid] = mine
-            except BaseException as e:  # pragma: no cover - reported below
+            except BaseException as e:
                 errors.append(e)
 
         threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
@@ -1528,7 +1588,7 @@ def test_writer_shared_by_threads_writes_every_record_once_intact(tmp_path, buff
             t.join()
     assert errors == []
 
-    r = Reader(p, recovery="absolute")
+    r = Reader(path, recovery="absolute")
     by_offset = {}
     seen = set()
     last_seq = [-1] * n_threads
@@ -1546,15 +1606,21 @@ def test_writer_shared_by_threads_writes_every_record_once_intact(tmp_path, buff
         assert [by_offset[o] for o in offsets[tid]] == [(tid, s) for s in range(per_thread)]
 
 
-@pytest.mark.parametrize("source_kind", ["path", "bytes"])
-def test_reader_shared_by_threads_delivers_every_record_once(tmp_path, source_kind):
+@pytest.mark.parametrize("buffering", [-1, 0])
+def test_writer_shared_by_threads_writes_every_record_once_intact(tmp_path, buffering):
+    _run_isolated("_writer_threads_body", str(tmp_path / "threads.log"), buffering)
+
+
+def _shared_reader_record(i):
+    return struct.pack("<I", i) + b"r" * ((i * 53) % 900 + (30000 if i % 997 == 0 else 0))
+
+
+def _reader_threads_body(path, source_kind):
     n = 20000
-    recs = [struct.pack("<I", i) + b"r" * ((i * 53) % 900 + (30000 if i % 997 == 0 else 0))
-            for i in range(n)]
-    p = tmp_path / "shared.log"
-    with Writer(p) as w:
+    recs = [_shared_reader_record(i) for i in range(n)]
+    with Writer(path) as w:
         w.write_many(recs)
-    source = p if source_kind == "path" else read_file(p)
+    source = path if source_kind == "path" else read_file(path)
     r = Reader(source)
     results = [[] for _ in range(4)]
     errors = []
@@ -1565,7 +1631,7 @@ def test_reader_shared_by_threads_delivers_every_record_once(tmp_path, source_ki
             barrier.wait()
             for rec in r:
                 results[k].append(rec)
-        except BaseException as e:  # pragma: no cover - reported below
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
@@ -1582,3 +1648,8 @@ def test_reader_shared_by_threads_delivers_every_record_once(tmp_path, source_ki
         for rec in res:
             assert rec == recs[struct.unpack_from("<I", rec)[0]]
     r.close()
+
+
+@pytest.mark.parametrize("source_kind", ["path", "bytes"])
+def test_reader_shared_by_threads_delivers_every_record_once(tmp_path, source_kind):
+    _run_isolated("_reader_threads_body", str(tmp_path / "shared.log"), source_kind)
