@@ -236,14 +236,15 @@ static void on_fragment(llog_reader *r, unsigned type, uint64_t at,
 
 /* ---- reading physical records ----------------------------------------- */
 
-/* The end of the data fed so far: describe what is left unconsumed. */
+/* The end of the data fed so far: describe what is left unconsumed. `tail`
+ * names an incomplete physical record of `left` bytes, or is NULL. */
 static void end_of_data(llog_reader *r, size_t left, const char *tail) {
     uint64_t data_end = r->block_offset + r->block_len;
     llog_event *ev = push(r, LLOG_EV_EOF);
     uint64_t at = r->in_record ? r->record_offset : r->pos;
-    if (left == 0 && r->in_record)
-        tail = "fragmented record open at end of file";
-    if ((left > 0 || r->in_record) && in_range(r, at)) {
+    if (left == 0 || tail == NULL)
+        tail = r->in_record ? "fragmented record open at end of file" : NULL;
+    if (tail != NULL && in_range(r, at)) {
         ev->torn = 1;
         ev->offset = at;
         ev->size = data_end > at ? data_end - at : 0;
@@ -289,6 +290,13 @@ static enum step_result step(llog_reader *r) {
         return STEP_CONTINUE;
     }
     if (type == LLOG_ZERO && length == 0) { /* preallocated, never written */
+        if (final && !r->in_record) {
+            /* The end of what is written so far: a writer may still fill
+             * this block (an append cuts zero fill back), so stop here
+             * without consuming it. LevelDB skips it: the same records. */
+            end_of_data(r, 0, NULL);
+            return STEP_EOF;
+        }
         bad_physical(r);
         next_block(r);
         return STEP_CONTINUE;

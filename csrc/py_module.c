@@ -435,7 +435,11 @@ static int reader_fill(ReaderObject *self) {
                          len);
         return 0;
     }
-    if (self->block_offset != want || self->block == NULL) {
+    int seekable = self->kind == SRC_FD ? self->seekable : self->seekable > 0;
+    if (self->block_offset != want || seekable) {
+        /* A block asked for again was short: read it whole, since an append
+         * may have cut a torn tail or zero fill back and rewritten it. Only
+         * a stream, which cannot be rewritten, keeps what it has. */
         self->block_offset = want;
         self->block_len = 0;
     }

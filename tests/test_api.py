@@ -113,7 +113,7 @@ class FailingSource(io.RawIOBase):
         if self.pos >= self.fail_at:
             raise self.exc
         n = min(len(b), self.fail_at - self.pos, len(self.data) - self.pos)
-        b[:n] = self.data[self.pos:self.pos + n]
+        b[:n] = self.data[self.pos : self.pos + n]
         self.pos += n
         return n
 
@@ -230,7 +230,8 @@ TORN_KINDS = [
 @pytest.mark.parametrize("kind", TORN_KINDS)
 @pytest.mark.parametrize("old_sizes", [[], [100, 200, 300], [3000] * 20, [50, 70000]])
 def test_writer_mode_a_cuts_torn_tail_or_zero_fill_back_to_last_complete_record(
-        tmp_path, kind, old_sizes):
+    tmp_path, kind, old_sizes
+):
     p = tmp_path / "torn.log"
     old = records_of(old_sizes, b"old")
     old_bytes, _ = model.encode(old)
@@ -248,7 +249,8 @@ def test_writer_mode_a_cuts_torn_tail_or_zero_fill_back_to_last_complete_record(
 
 @pytest.mark.parametrize("old_sizes", [[], [100, 200, 300], [3000] * 20])
 def test_writer_mode_a_torn_record_inside_zero_fill_is_damage_new_records_in_fresh_block(
-        tmp_path, old_sizes):
+    tmp_path, old_sizes
+):
     # A record torn inside preallocated space is followed by zeros, so readers
     # see a checksum mismatch (not FORMAT.md's torn tail): the damage is left
     # alone and the new records start at the next block boundary.
@@ -264,7 +266,7 @@ def test_writer_mode_a_torn_record_inside_zero_fill_is_damage_new_records_in_fre
     assert offsets[0] % BLOCK_SIZE == 0
     assert offsets[0] >= len(old_bytes) + len(torn)
     data = read_file(p)
-    assert data[:len(original)] == original[:len(data)]
+    assert data[: len(original)] == original[: len(data)]
     reports = []
     assert list(Reader(p, on_corruption=reports.append)) == old + new
     assert reports[0].offset == len(old_bytes)
@@ -295,7 +297,7 @@ def test_writer_mode_a_with_damage_near_tail_starts_new_records_at_block_boundar
     assert offsets[0] > old_offsets[victim]
     # The damage itself is left untouched.
     data = read_file(p)
-    assert data[:len(old_bytes)] == bytes(damaged[:len(old_bytes)])
+    assert data[: len(old_bytes)] == bytes(damaged[: len(old_bytes)])
     reports = []
     got = list(Reader(p, recovery="skip", on_corruption=reports.append))
     assert got == old[:victim] + new
@@ -403,7 +405,7 @@ def test_writer_tell_includes_buffered_bytes(tmp_path):
         assert w.tell() == 0
         for i, r in enumerate(recs):
             w.write(r)
-            assert w.tell() == len(model.encode(recs[:i + 1])[0])
+            assert w.tell() == len(model.encode(recs[: i + 1])[0])
 
 
 def test_writer_flush_hands_bytes_to_file_object(tmp_path):
@@ -479,8 +481,14 @@ def test_writer_write_many_accepts_generator_and_returns_count(tmp_path):
 def test_writer_write_many_accepts_bytearray_and_memoryview_items(tmp_path):
     p = tmp_path / "many.log"
     big = bytearray(b"m" * 70000)
-    items = [bytearray(b"ba"), memoryview(b"mv-bytes"), memoryview(b"0123456789")[2:5],
-             big, b"", memoryview(big)]
+    items = [
+        bytearray(b"ba"),
+        memoryview(b"mv-bytes"),
+        memoryview(b"0123456789")[2:5],
+        big,
+        b"",
+        memoryview(big),
+    ]
     with Writer(p) as w:
         assert w.write_many(items) == len(items)
         assert w.write(bytearray(b"one")) is not None
@@ -533,14 +541,17 @@ def test_writer_close_is_idempotent(tmp_path):
     assert list(Reader(p)) == [b"x"]
 
 
-@pytest.mark.parametrize("call", [
-    lambda w: w.write(b"x"),
-    lambda w: w.write_many([b"x"]),
-    lambda w: w.flush(),
-    lambda w: w.sync(),
-    lambda w: w.tell(),
-    lambda w: w.__enter__(),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda w: w.write(b"x"),
+        lambda w: w.write_many([b"x"]),
+        lambda w: w.flush(),
+        lambda w: w.sync(),
+        lambda w: w.tell(),
+        lambda w: w.__enter__(),
+    ],
+)
 def test_writer_use_after_close_raises_value_error(tmp_path, call):
     p = tmp_path / "closed.log"
     w = Writer(p)
@@ -844,7 +855,7 @@ def test_reader_file_object_read_error_propagates_original_exception(sample_log)
         for rec in r:
             got.append(rec)
     assert info.value is src.exc
-    assert got == recs[:len(got)]
+    assert got == recs[: len(got)]
 
 
 # ---------------------------------------------------------------------------
@@ -885,7 +896,8 @@ def test_reader_dropped_bytes_totals_corruptions(sample_log):
     assert list(r) == expected.payloads
     assert r.dropped_bytes == expected.dropped_bytes > 0
     assert [tuple(c) for c in reports] == [
-        (c.offset, c.size, c.reason) for c in expected.corruptions]
+        (c.offset, c.size, c.reason) for c in expected.corruptions
+    ]
     assert all(isinstance(c, Corruption) for c in reports)
 
 
@@ -904,7 +916,12 @@ def test_reader_properties(tmp_path):
     write_raw(p, model.encode([b"x"])[0])
     r = Reader(p)
     assert (r.recovery, r.start, r.end, r.closed, r.verify_checksums) == (
-        "skip", 0, None, False, True)
+        "skip",
+        0,
+        None,
+        False,
+        True,
+    )
     for mode in ("skip", "tolerate_tail", "point_in_time", "absolute"):
         r2 = Reader(p, recovery=mode, start=3, end=99)
         assert (r2.recovery, r2.start, r2.end) == (mode, 3, 99)
@@ -1080,14 +1097,18 @@ CUTS = [1, 3, 6, 7, 8, "half", -1]
 
 
 @pytest.mark.parametrize("cut", CUTS)
-@pytest.mark.parametrize("size_before,record_size", [
-    (100, 200),  # small record inside block 0
-    (32700, 300),  # the new record starts after a trailer
-    (100, 70000),  # a fragmented record
-    (0, 100000),
-])
+@pytest.mark.parametrize(
+    "size_before,record_size",
+    [
+        (100, 200),  # small record inside block 0
+        (32700, 300),  # the new record starts after a trailer
+        (100, 70000),  # a fragmented record
+        (0, 100000),
+    ],
+)
 def test_reader_incomplete_tail_is_not_consumed_until_complete_path(
-        tmp_path, cut, size_before, record_size):
+    tmp_path, cut, size_before, record_size
+):
     old, data, new, enc, offset = _growing_case(size_before, record_size)
     cut = len(enc) // 2 if cut == "half" else (len(enc) - 1 if cut == -1 else cut)
     p = tmp_path / "tail.log"
@@ -1108,7 +1129,8 @@ def test_reader_incomplete_tail_is_not_consumed_until_complete_path(
 @pytest.mark.parametrize("cut", CUTS)
 @pytest.mark.parametrize("size_before,record_size", [(100, 200), (100, 70000)])
 def test_reader_incomplete_tail_is_not_consumed_until_complete_file_object(
-        tmp_path, cut, size_before, record_size):
+    tmp_path, cut, size_before, record_size
+):
     old, data, new, enc, offset = _growing_case(size_before, record_size)
     cut = len(enc) // 2 if cut == "half" else (len(enc) - 1 if cut == -1 else cut)
     p = tmp_path / "tail.log"
@@ -1154,19 +1176,22 @@ def test_reader_rejects_unsupported_source(source):
         Reader(source)
 
 
-@pytest.mark.parametrize("kwargs,exc", [
-    ({"recovery": 1}, TypeError),
-    ({"recovery": None}, TypeError),
-    ({"recovery": "bogus"}, ValueError),
-    ({"recovery": "SKIP"}, ValueError),
-    ({"start": -1}, ValueError),
-    ({"start": "x"}, TypeError),
-    ({"start": 1.0}, TypeError),
-    ({"end": -1}, ValueError),
-    ({"end": "x"}, TypeError),
-    ({"on_corruption": 5}, TypeError),
-    ({"no_such_option": 1}, TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        ({"recovery": 1}, TypeError),
+        ({"recovery": None}, TypeError),
+        ({"recovery": "bogus"}, ValueError),
+        ({"recovery": "SKIP"}, ValueError),
+        ({"start": -1}, ValueError),
+        ({"start": "x"}, TypeError),
+        ({"start": 1.0}, TypeError),
+        ({"end": -1}, ValueError),
+        ({"end": "x"}, TypeError),
+        ({"on_corruption": 5}, TypeError),
+        ({"no_such_option": 1}, TypeError),
+    ],
+)
 def test_reader_rejects_bad_options(tmp_path, kwargs, exc):
     p = tmp_path / "bad.log"
     write_raw(p, model.encode([b"x"])[0])
@@ -1181,16 +1206,19 @@ def test_reader_options_are_keyword_only():
         Reader(b"", "skip")
 
 
-@pytest.mark.parametrize("kwargs,exc", [
-    ({"mode": "r"}, ValueError),
-    ({"mode": "wb"}, ValueError),
-    ({"mode": ""}, ValueError),
-    ({"mode": 1}, TypeError),
-    ({"buffering": -5}, ValueError),
-    ({"buffering": -2}, ValueError),
-    ({"buffering": "x"}, TypeError),
-    ({"buffering": 1.5}, TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        ({"mode": "r"}, ValueError),
+        ({"mode": "wb"}, ValueError),
+        ({"mode": ""}, ValueError),
+        ({"mode": 1}, TypeError),
+        ({"buffering": -5}, ValueError),
+        ({"buffering": -2}, ValueError),
+        ({"buffering": "x"}, TypeError),
+        ({"buffering": 1.5}, TypeError),
+    ],
+)
 def test_writer_rejects_bad_options(tmp_path, kwargs, exc):
     p = tmp_path / "bad.log"
     with pytest.raises(exc):
@@ -1301,15 +1329,15 @@ def _write_until_fault(w, make_record, buffering, is_fault):
 
 def _check_after_fault(got, ok, failed, later, all_recs):
     # every record whose write (and flush) returned comes back, in order
-    assert got[:len(ok)] == ok
+    assert got[: len(ok)] == ok
     # then, at most, the record that was being written when the fault hit
-    middle = got[len(ok):len(got) - len(later)]
+    middle = got[len(ok) : len(got) - len(later)]
     if ok and ok[-1] is failed:  # write returned, the flush after it failed
         assert middle == []
     else:
         assert middle in ([], [failed])
     # then every record written after the target recovered
-    assert got[len(got) - len(later):] == later
+    assert got[len(got) - len(later) :] == later
     # nothing that was not written
     assert all(g in all_recs or g in later for g in got)
 
@@ -1324,15 +1352,14 @@ def _sized(i):
 def test_writer_file_object_fault_mid_write_propagates_and_log_recovers(buffering, limit):
     sink = FlakyRaw(limit)
     w = Writer(sink, buffering=buffering)
-    ok, all_recs, failed = _write_until_fault(
-        w, _sized, buffering, lambda e: e is sink.raised[-1])
+    ok, all_recs, failed = _write_until_fault(w, _sized, buffering, lambda e: e is sink.raised[-1])
     assert len(sink.raised) == 1  # the original exception instance propagated
     # What the target holds now is a log a reader recovers from.
     now = list(Reader(bytes(sink.data)))
     if buffering == 0:
         assert now == ok  # each returned write was handed to the target
     else:
-        assert now == ok[:len(now)] and len(now) >= len(ok) - 1
+        assert now == ok[: len(now)] and len(now) >= len(ok) - 1
     # The target works again: the writer keeps going.
     sink.limit = None
     later = [b"later%02d" % j + b"." * (j * 997 % 5000) for j in range(30)]
@@ -1355,14 +1382,15 @@ def test_writer_path_os_error_mid_write_propagates_and_log_recovers(tmp_path, bu
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     try:
         ok, all_recs, failed = _write_until_fault(
-            w, _sized, buffering, lambda e: e.errno == errno.EFBIG)
+            w, _sized, buffering, lambda e: e.errno == errno.EFBIG
+        )
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     now = list(Reader(p))
     if buffering == 0:
         assert now == ok
     else:
-        assert now == ok[:len(now)] and len(now) >= len(ok) - 1
+        assert now == ok[: len(now)] and len(now) >= len(ok) - 1
     later = [b"later%02d" % j + b"." * (j * 997 % 5000) for j in range(30)]
     for r in later:
         w.write(r)
@@ -1458,8 +1486,16 @@ def test_crc32c_value_out_of_32_bits_raises_value_error(value):
 
 
 def test_mask_unmask_are_inverse_and_match_model():
-    values = [0, 1, 0x7FFF, 0x8000, 0xA282EAD8, 0xDEADBEEF, 0xFFFFFFFF,
-              *(model.crc32c(b"%d" % i) for i in range(200))]
+    values = [
+        0,
+        1,
+        0x7FFF,
+        0x8000,
+        0xA282EAD8,
+        0xDEADBEEF,
+        0xFFFFFFFF,
+        *(model.crc32c(b"%d" % i) for i in range(200)),
+    ]
     for v in values:
         m = leveldb_log.mask_crc(v)
         assert m == model.mask_crc(v)
@@ -1488,7 +1524,12 @@ def test_constants_and_record_types():
 
     assert issubclass(RecordType, enum.IntEnum)
     assert [(m.name, m.value) for m in RecordType] == [
-        ("ZERO", 0), ("FULL", 1), ("FIRST", 2), ("MIDDLE", 3), ("LAST", 4)]
+        ("ZERO", 0),
+        ("FULL", 1),
+        ("FIRST", 2),
+        ("MIDDLE", 3),
+        ("LAST", 4),
+    ]
     assert RecordType(1) is RecordType.FULL
     assert RecordType.LAST == 4
 
@@ -1554,14 +1595,16 @@ def _run_isolated(body, *args, timeout=20):
         "print('CHILD-OK')\n"
     )
     try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired as e:  # pragma: no cover - reported
         pytest.fail(f"{body}{args} hung (deadlock?): {e.stderr!s:.3000}")
     assert proc.returncode == 0 and "CHILD-OK" in proc.stdout, (
         f"{body}{args} failed in the child: returncode {proc.returncode} "
         f"(negative: killed by that signal; 1 with 'Timeout': deadlock)\n"
-        f"{proc.stderr[-4000:]}")
+        f"{proc.stderr[-4000:]}"
+    )
 
 
 def _writer_threads_body(path, buffering):
@@ -1571,6 +1614,7 @@ def _writer_threads_body(path, buffering):
     barrier = threading.Barrier(n_threads)
 
     with Writer(path, buffering=buffering) as w:
+
         def work(tid):
             try:
                 barrier.wait()

@@ -20,6 +20,10 @@ from leveldb_log._core import (
     unmask_crc,
 )
 from leveldb_log._errors import Corruption, CorruptionError, LogError, TruncatedRecordError
+from leveldb_log.scan import PhysicalRecord, scan
+from leveldb_log.splits import splits
+
+from leveldb_log import leveldb  # isort: skip  (the WriteBatch / VersionEdit decoders)
 
 
 class RecordType(IntEnum):
@@ -40,12 +44,16 @@ __all__ = [
     "Corruption",
     "CorruptionError",
     "LogError",
+    "PhysicalRecord",
     "Reader",
     "RecordType",
     "TruncatedRecordError",
     "Writer",
     "crc32c",
     "crc32c_implementation",
+    "leveldb",
     "mask_crc",
+    "scan",
+    "splits",
     "unmask_crc",
 ]

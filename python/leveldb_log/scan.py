@@ -1,0 +1,173 @@
+"""Every physical record of a log, damaged ones included: a map of the file's bytes.
+
+`scan` parses blocks exactly as the reader does (FORMAT.md, "Reading") but does not join
+fragments into user records. It yields one `PhysicalRecord` per *region* of the file, in
+file order; the regions tile the file: each one starts where the previous one ends
+(``r.offset + r.size``), and the last ends at the file's length.
+
+====================  ==============================================================
+kind                  region
+====================  ==============================================================
+``"record"``          a physical record: 7-byte header and ``length`` payload bytes.
+                      ``checksum_ok`` is False for a CRC mismatch, None when checksums
+                      are not verified. Its type may be any byte value.
+``"trailer"``         the last 1 to 6 bytes of a full block, too short for a header.
+``"zero"``            a header with type 0 and length 0 (preallocated space) and the
+                      rest of its block, which the reader skips silently.
+``"garbage"``         bytes the reader drops as damage: from a header whose length runs
+                      past its block, or after a record with a bad checksum, to the end
+                      of the block. ``reason`` holds the reader's reason.
+``"truncated"``       the cut-short end of the file (a torn tail): a partial header or
+                      a payload that runs past the end of the final, short block.
+====================  ==============================================================
+
+For every kind but ``"record"``, ``length`` is the region's size. ``type`` is the header's
+type byte when a whole header was read at ``offset``, else None.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
+
+from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE, crc32c, unmask_crc
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = ["BAD_RECORD_LENGTH", "CHECKSUM_MISMATCH", "Kind", "PhysicalRecord", "scan"]
+
+Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated"]
+
+# The reader's reason texts for the two kinds of garbage.
+BAD_RECORD_LENGTH = "bad record length"
+CHECKSUM_MISMATCH = "checksum mismatch"
+
+_HEADER = struct.Struct("<IHB")  # masked crc, length, type
+# CRC-32C of each possible type byte: a record's CRC continues from its type's entry.
+_TYPE_CRC = [crc32c(bytes([t])) for t in range(256)]
+
+
+@runtime_checkable
+class ReadableFile(Protocol):
+    """A binary file object: ``read(n)`` returns up to ``n`` bytes, ``b""`` at the end."""
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+class PhysicalRecord(NamedTuple):
+    """One region of a log file; see the module documentation for the kinds."""
+
+    offset: int
+    kind: Kind
+    type: int | None
+    length: int
+    checksum_ok: bool | None
+    payload: bytes | None = None
+    reason: str | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes the region covers: header and payload for a record, else ``length``."""
+        return HEADER_SIZE + self.length if self.kind == "record" else self.length
+
+    @property
+    def end(self) -> int:
+        """Offset just past the region (where the next one starts)."""
+        return self.offset + self.size
+
+
+def scan(
+    source: str | os.PathLike[str] | Buffer | ReadableFile,
+    *,
+    payloads: bool = False,
+    verify_checksums: bool = True,
+) -> Iterator[PhysicalRecord]:
+    """Yield every region of the log in ``source``, in file order.
+
+    ``source`` is a path, a bytes-like object holding the log, or a binary file object
+    holding the log from its current position (offsets count from there). The file is read
+    one block at a time, never whole. With ``payloads=True`` each record carries its payload
+    bytes; with ``verify_checksums=False`` no CRC is checked (``checksum_ok`` is None) and a
+    mismatch is not damage, as with ``Reader(verify_checksums=False)``.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            yield from _scan_blocks(_file_blocks(f), payloads, verify_checksums)
+    elif isinstance(source, ReadableFile):
+        yield from _scan_blocks(_file_blocks(source), payloads, verify_checksums)
+    else:
+        yield from _scan_blocks(_buffer_blocks(source), payloads, verify_checksums)
+
+
+def _file_blocks(f: ReadableFile) -> Iterator[bytes]:
+    """Whole blocks from a file object; only the last may be short (short reads retried)."""
+    while True:
+        block = f.read(BLOCK_SIZE)
+        if not block:
+            return
+        while len(block) < BLOCK_SIZE:
+            more = f.read(BLOCK_SIZE - len(block))
+            if not more:
+                break
+            block += more
+        yield block
+        if len(block) < BLOCK_SIZE:
+            return
+
+
+def _buffer_blocks(data: Buffer) -> Iterator[memoryview]:
+    """Blocks of an in-memory log, as views (no copy)."""
+    with memoryview(data) as view, view.cast("B") as flat:
+        for start in range(0, len(flat), BLOCK_SIZE):
+            yield flat[start : start + BLOCK_SIZE]
+
+
+def _scan_blocks(
+    blocks: Iterator[bytes] | Iterator[memoryview], payloads: bool, verify: bool
+) -> Iterator[PhysicalRecord]:
+    base = 0
+    for block in blocks:
+        # Only the final block can be short, and only there does a cut-short record mean
+        # a torn tail rather than damage.
+        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, payloads, verify)
+        base += len(block)
+
+
+def _scan_block(
+    base: int, block: bytes | memoryview, short: bool, payloads: bool, verify: bool
+) -> Iterator[PhysicalRecord]:
+    """The regions of one block starting at file offset ``base`` (the reader's rules)."""
+    size = len(block)
+    p = 0
+    while p < size:
+        left = size - p
+        if left < HEADER_SIZE:
+            yield PhysicalRecord(base + p, "truncated" if short else "trailer", None, left, None)
+            return
+        stored, length, rtype = _HEADER.unpack_from(block, p)
+        if HEADER_SIZE + length > left:
+            if short:
+                yield PhysicalRecord(base + p, "truncated", rtype, left, None)
+            else:
+                yield PhysicalRecord(
+                    base + p, "garbage", rtype, left, None, None, BAD_RECORD_LENGTH
+                )
+            return
+        if rtype == 0 and length == 0:
+            yield PhysicalRecord(base + p, "zero", 0, left, None)
+            return
+        payload = block[p + HEADER_SIZE : p + HEADER_SIZE + length]
+        ok = unmask_crc(stored) == crc32c(payload, _TYPE_CRC[rtype]) if verify else None
+        data = bytes(payload) if payloads else None
+        yield PhysicalRecord(base + p, "record", rtype, length, ok, data)
+        p += HEADER_SIZE + length
+        if ok is False:
+            # The length field may itself be wrong: the reader drops the rest of the block.
+            if p < size:
+                yield PhysicalRecord(
+                    base + p, "garbage", None, size - p, None, None, CHECKSUM_MISMATCH
+                )
+            return

@@ -1,0 +1,90 @@
+"""Byte ranges that split a log across workers.
+
+Each range is meant for ``Reader(source, start=start, end=end)``: a reader returns the
+records whose first header lies in its range, so reading all ranges returns every record
+exactly once. Cut points fall on block boundaries, where a reader starts without skipping
+anything, so no worker reads a block another one owns (except to finish a record that
+crosses its end).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from leveldb_log._core import BLOCK_SIZE
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = ["splits"]
+
+
+@runtime_checkable
+class SeekableFile(Protocol):
+    """A file object whose length can be found by seeking."""
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+    def tell(self) -> int: ...
+
+
+def splits(
+    source: str | os.PathLike[str] | Buffer | SeekableFile,
+    n: int | None = None,
+    size: int | None = None,
+) -> list[tuple[int, int]]:
+    """Split ``source`` into consecutive ``(start, end)`` byte ranges covering the log.
+
+    Give exactly one of ``n`` (at most ``n`` ranges of nearly equal numbers of blocks) or
+    ``size`` (ranges of about ``size`` bytes: the nearest whole number of 32 KiB blocks, at
+    least one). The first range starts at 0, each next one where the previous ended, the
+    last ends at the log's length; every cut is a multiple of `BLOCK_SIZE`. No range is
+    empty, so an empty log gives ``[]``.
+
+    ``source`` is a path, a bytes-like object holding the log, or a seekable binary file
+    object holding the log from its current position (which is restored). Raises
+    `ValueError` unless exactly one of ``n`` and ``size`` is given and at least 1, and
+    `TypeError` for a source or count of the wrong type.
+    """
+    if (n is None) == (size is None):
+        raise ValueError("splits() needs exactly one of n and size")
+    length = _length(source)
+    blocks = -(-length // BLOCK_SIZE)  # ceil: the last block may be short
+    if n is not None:
+        _check_positive("n", n)
+        parts = min(n, blocks)
+        cuts = [blocks * i // parts * BLOCK_SIZE for i in range(parts)] if parts else []
+    else:
+        assert size is not None  # exactly one of them is given
+        _check_positive("size", size)
+        step = max(1, round(size / BLOCK_SIZE))
+        cuts = [b * BLOCK_SIZE for b in range(0, blocks, step)]
+    ends = [*cuts[1:], length] if cuts else []
+    return list(zip(cuts, ends, strict=True))
+
+
+def _check_positive(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+def _length(source: str | os.PathLike[str] | Buffer | SeekableFile) -> int:
+    """Bytes of log in ``source``: a file's size, a buffer's size, or from a file's position."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.stat(source).st_size
+    if isinstance(source, SeekableFile):
+        here = source.tell()
+        try:
+            return source.seek(0, os.SEEK_END) - here
+        finally:
+            source.seek(here)
+    try:
+        with memoryview(source) as view:
+            return view.nbytes
+    except TypeError:
+        raise TypeError(
+            f"splits() needs a path, a bytes-like object or a seekable file, "
+            f"not {type(source).__name__}"
+        ) from None
