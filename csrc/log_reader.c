@@ -99,6 +99,15 @@ uint64_t llog_reader_position(const llog_reader *r) {
 
 uint64_t llog_reader_clean_end(const llog_reader *r) { return r->clean_end; }
 
+size_t llog_reader_next_length(const llog_reader *r) {
+    if (r->phase != PHASE_READ || !r->have_block || r->pos < r->block_offset)
+        return 0;
+    size_t in = (size_t)(r->pos - r->block_offset);
+    if (in >= r->block_len || r->block_len - in < LLOG_HEADER_SIZE)
+        return 0;
+    return (size_t)r->block[in + 4] | (size_t)r->block[in + 5] << 8;
+}
+
 /* ---- event queue ---------------------------------------------------- */
 
 static llog_event *push(llog_reader *r, llog_event_kind kind) {

@@ -92,6 +92,13 @@ void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len);
 uint64_t llog_reader_position(const llog_reader *r);
 
 /*
+ * Payload length of the physical record the next call will parse, when its
+ * header is in the block fed; else 0. Lets a caller decide whether the work
+ * (a checksum over that many bytes) is worth releasing a lock around.
+ */
+size_t llog_reader_next_length(const llog_reader *r);
+
+/*
  * Offset just past the last physical record that completed a record
  * (0 if none): where a log can be cut back to drop a torn tail.
  */

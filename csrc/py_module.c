@@ -54,6 +54,11 @@ static void PyErr_SetRaisedException(PyObject *exc) {
  * checksummed: below it, taking the GIL back costs more than it frees. */
 #define GIL_THRESHOLD (64 * 1024)
 #define DEFAULT_BUFFER (64 * 1024)
+/* Physical records at least this long are checksummed without the GIL. */
+#define GIL_FRAGMENT (16 * 1024)
+/* Bytes read from a file at once: fewer system calls than one block each,
+ * while a reader still holds about one chunk plus its largest record. */
+#define READ_CHUNK (4 * LLOG_BLOCK_SIZE)
 
 typedef struct {
     PyTypeObject *writer_type;
@@ -435,7 +440,25 @@ static int reader_fill(ReaderObject *self) {
                          len);
         return 0;
     }
-    int seekable = self->kind == SRC_FD ? self->seekable : self->seekable > 0;
+    if (self->kind == SRC_FD && self->seekable) {
+        /* Read READ_CHUNK bytes at a time and feed blocks from them; a block
+         * not wholly in the chunk (the end of the file, or not read yet) is
+         * read again, so a grown or rewritten tail is seen. */
+        uint64_t cached_end = self->block_offset + self->block_len;
+        if (want < self->block_offset || want + LLOG_BLOCK_SIZE > cached_end) {
+            Py_ssize_t got = fd_read_full(self->fd, 1, self->block, READ_CHUNK, want);
+            if (got < 0)
+                return -1;
+            self->block_offset = want;
+            self->block_len = (size_t)got;
+        }
+        size_t in = (size_t)(want - self->block_offset);
+        size_t avail = self->block_len - in;
+        llog_reader_feed(self->core, self->block + in,
+                         avail < LLOG_BLOCK_SIZE ? avail : LLOG_BLOCK_SIZE);
+        return 0;
+    }
+    int seekable = self->seekable > 0;
     if (self->block_offset != want || seekable) {
         /* A block asked for again was short: read it whole, since an append
          * may have cut a torn tail or zero fill back and rewritten it. Only
@@ -513,7 +536,15 @@ static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
     for (;;) {
         if (self->finished || self->closed)
             return NULL;
-        llog_reader_next(self->core, &ev);
+        if (llog_reader_next_length(self->core) >= GIL_FRAGMENT) {
+            /* A long checksum: let other threads run. The object lock keeps
+             * the core to this thread; a buffer source stays exported. */
+            Py_BEGIN_ALLOW_THREADS
+            llog_reader_next(self->core, &ev);
+            Py_END_ALLOW_THREADS
+        } else {
+            llog_reader_next(self->core, &ev);
+        }
         switch (ev.kind) {
         case LLOG_EV_RECORD: {
             PyObject *rec = PyBytes_FromStringAndSize((const char *)ev.data,
@@ -711,7 +742,9 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     }
     if (self->kind != SRC_BUFFER) {
-        self->block = PyMem_Malloc(LLOG_BLOCK_SIZE);
+        self->block = PyMem_Malloc(self->kind == SRC_FD && self->seekable
+                                       ? READ_CHUNK
+                                       : LLOG_BLOCK_SIZE);
         if (self->block == NULL) {
             PyErr_NoMemory();
             return -1;
@@ -1096,6 +1129,79 @@ static int emit(WriterObject *self, const uint8_t *p, size_t n) {
     return target_write(self, p, n);
 }
 
+#ifndef _WIN32
+#include <sys/uio.h>
+#define WRITEV_FRAGMENTS 64 /* fragments per writev call */
+
+/* Writes iov[0..count) completely, counting progress in `written`; returns
+ * 0, or -1 with os_error set. Safe without the GIL. */
+static int writev_all(WriterObject *self, struct iovec *iov, int count) {
+    while (count > 0) {
+        ssize_t got = writev(self->fd, iov, count);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            self->os_error = got < 0 ? errno : ENOSPC;
+            return -1;
+        }
+        self->written += (uint64_t)got;
+        size_t done = (size_t)got;
+        while (count > 0 && done >= iov->iov_len) {
+            done -= iov->iov_len;
+            iov++;
+            count--;
+        }
+        if (count > 0) { /* a partial vector: go on inside it */
+            iov->iov_base = (uint8_t *)iov->iov_base + done;
+            iov->iov_len -= done;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A record too large for the buffer, to a descriptor: the buffered bytes,
+ * then every fragment's prefix and payload in writev calls, the payload
+ * straight from the caller's memory (no copy).
+ */
+static int encode_record_writev(WriterObject *self, const uint8_t *data,
+                                size_t n, uint64_t *offset) {
+    uint8_t prefix[WRITEV_FRAGMENTS][LLOG_HEADER_SIZE * 2];
+    struct iovec iov[2 * WRITEV_FRAGMENTS + 1];
+    int first = 1;
+    do {
+        int count = 0;
+        size_t buffered = self->len;
+        uint64_t before = self->written;
+        if (buffered > 0)
+            iov[count++] = (struct iovec){self->buf, buffered};
+        for (int i = 0; i < WRITEV_FRAGMENTS && (first || n > 0); i++) {
+            llog_fragment f;
+            llog_writer_fragment(&self->core, data, n, first, &f);
+            if (first)
+                *offset = f.header_offset;
+            memcpy(prefix[i], f.prefix, f.prefix_len);
+            iov[count++] = (struct iovec){prefix[i], f.prefix_len};
+            if (f.payload_len > 0)
+                iov[count++] = (struct iovec){(void *)data, f.payload_len};
+            data += f.payload_len;
+            n -= f.payload_len;
+            first = 0;
+        }
+        int rc = writev_all(self, iov, count);
+        /* Keep the buffered bytes that did not reach the target at its front,
+         * as flush_buffer does, so the caller can roll back. */
+        size_t done = (size_t)(self->written - before);
+        done = done < buffered ? done : buffered;
+        memmove(self->buf, self->buf + done, buffered - done);
+        self->len = buffered - done;
+        if (rc < 0)
+            return -1;
+    } while (n > 0);
+    return 0;
+}
+#endif
+
 /* Encodes one record of any size; safe without the GIL for descriptors. */
 static int encode_record(WriterObject *self, const uint8_t *data, size_t n,
                          uint64_t *offset) {
@@ -1112,6 +1218,10 @@ static int encode_record(WriterObject *self, const uint8_t *data, size_t n,
                                      offset);
         return 0;
     }
+#ifndef _WIN32
+    if (self->file == NULL && n >= self->cap / 2)
+        return encode_record_writev(self, data, n, offset);
+#endif
     llog_fragment f;
     int first = 1;
     do {
