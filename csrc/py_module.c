@@ -96,21 +96,18 @@ static void raise_corruption(module_state *st, int truncated, PyObject *c) {
 
 /*
  * Readers and writers may be shared by threads: each call holds the object's
- * lock, waiting for it without the GIL. A call made from inside the object's
- * own callbacks (a file object method, on_corruption) on the same thread is
- * refused instead of deadlocking.
- */
-typedef struct {
-    PyThread_type_lock lock;
-    unsigned long owner;
-    unsigned long generation; /* fork generation it was taken in; 0: free */
-} obj_lock;
-
-/*
- * A lock held by another thread when the process forked is never released
- * in the child. The child handler bumps a generation; a busy lock taken in
- * an older generation is then known to be stale. (Reads and writes of these
- * fields happen with the GIL held.)
+ * lock. A call made from inside the object's own callbacks (a file object
+ * method, on_corruption) on the same thread is refused instead of
+ * deadlocking.
+ *
+ * With the GIL, every look at the lock happens with the GIL held, so a plain
+ * flag is enough; only a thread that must wait sleeps on a semaphore, and
+ * the uncontended case costs no system call. Without the GIL (free-threaded
+ * builds), a PyMutex does the same job.
+ *
+ * A thread holding the lock when the process forks does not exist in the
+ * child: the child handler bumps a generation, and a lock taken in an older
+ * generation is known to be stale and taken over.
  */
 static unsigned long fork_generation = 1;
 
@@ -127,38 +124,62 @@ static void register_fork_handler(void) {
 #endif
 }
 
+typedef struct {
+#ifdef Py_GIL_DISABLED
+    PyMutex mutex;
+#else
+    PyThread_type_lock wake; /* held while nobody waits; released to wake */
+    int busy;
+    int waiters;
+#endif
+    unsigned long owner;
+    unsigned long generation; /* fork generation it was taken in */
+} obj_lock;
+
 static int obj_lock_init(obj_lock *l) {
-    l->lock = PyThread_allocate_lock();
-    l->owner = 0;
-    l->generation = 0;
-    if (l->lock == NULL) {
+    memset(l, 0, sizeof *l);
+#ifndef Py_GIL_DISABLED
+    l->wake = PyThread_allocate_lock();
+    if (l->wake == NULL) {
         PyErr_NoMemory();
         return -1;
+    }
+    PyThread_acquire_lock(l->wake, WAIT_LOCK); /* waiters block on it */
+#endif
+    return 0;
+}
+
+static int obj_lock_reentrant(obj_lock *l) {
+    if (l->owner == PyThread_get_thread_ident() &&
+        l->generation == fork_generation) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "reentrant call on the same log object");
+        return 1;
     }
     return 0;
 }
 
 static int obj_lock_acquire(obj_lock *l) {
-    if (!PyThread_acquire_lock(l->lock, NOWAIT_LOCK)) {
-        if (l->generation != 0 && l->generation != fork_generation) {
-            /* Held in the parent at fork: nobody here will release it. Use a
-             * fresh lock (destroying a held lock is undefined: leak it). */
-            l->lock = PyThread_allocate_lock();
-            if (l->lock == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            PyThread_acquire_lock(l->lock, WAIT_LOCK);
-        } else if (l->owner == PyThread_get_thread_ident()) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "reentrant call on the same log object");
+#ifdef Py_GIL_DISABLED
+    /* owner only ever equals this thread's id if this thread set it. */
+    if (obj_lock_reentrant(l))
+        return -1;
+    PyMutex_Lock(&l->mutex);
+#else
+    if (l->busy) {
+        if (obj_lock_reentrant(l))
             return -1;
-        } else {
+        l->waiters++;
+        /* A holder from before a fork never releases: take over. */
+        while (l->busy && l->generation == fork_generation) {
             Py_BEGIN_ALLOW_THREADS
-            PyThread_acquire_lock(l->lock, WAIT_LOCK);
+            PyThread_acquire_lock(l->wake, WAIT_LOCK);
             Py_END_ALLOW_THREADS
         }
+        l->waiters--;
     }
+    l->busy = 1;
+#endif
     l->owner = PyThread_get_thread_ident();
     l->generation = fork_generation;
     return 0;
@@ -166,14 +187,23 @@ static int obj_lock_acquire(obj_lock *l) {
 
 static void obj_lock_release(obj_lock *l) {
     l->owner = 0;
-    l->generation = 0;
-    PyThread_release_lock(l->lock);
+#ifdef Py_GIL_DISABLED
+    PyMutex_Unlock(&l->mutex);
+#else
+    l->busy = 0;
+    if (l->waiters > 0)
+        PyThread_release_lock(l->wake); /* each waiter re-checks busy */
+#endif
 }
 
 static void obj_lock_free(obj_lock *l) {
-    if (l->lock != NULL)
-        PyThread_free_lock(l->lock);
-    l->lock = NULL;
+#ifndef Py_GIL_DISABLED
+    if (l->wake != NULL)
+        PyThread_free_lock(l->wake);
+    l->wake = NULL;
+#else
+    (void)l;
+#endif
 }
 
 /* ---- sources and targets --------------------------------------------- */
@@ -1892,17 +1922,53 @@ static int parse_u32(PyObject *arg, uint32_t *out) {
     return 0;
 }
 
-static PyObject *mod_crc32c(PyObject *module, PyObject *args, PyObject *kwds) {
+/* Sorts crc32c's fast-call arguments into data and value. */
+static int crc32c_args(PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames, PyObject **data, PyObject **value) {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 2 || nargs + nkw > 2) {
+        PyErr_SetString(PyExc_TypeError, "crc32c() takes at most 2 arguments");
+        return -1;
+    }
+    *data = nargs > 0 ? args[0] : NULL;
+    *value = nargs > 1 ? args[1] : NULL;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        PyObject **slot = NULL;
+        if (PyUnicode_CompareWithASCIIString(name, "data") == 0)
+            slot = data;
+        else if (PyUnicode_CompareWithASCIIString(name, "value") == 0)
+            slot = value;
+        if (slot == NULL || *slot != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "crc32c() got an unexpected or repeated argument %R", name);
+            return -1;
+        }
+        *slot = args[nargs + i];
+    }
+    if (*data == NULL) {
+        PyErr_SetString(PyExc_TypeError, "crc32c() missing required argument 'data'");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
-    static char *kwlist[] = {"data", "value", NULL};
+    PyObject *data, *value;
     Py_buffer view;
-    PyObject *value = NULL;
     uint32_t crc = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|O:crc32c", kwlist, &view,
-                                     &value))
+    if (crc32c_args(args, nargs, kwnames, &data, &value) < 0)
         return NULL;
-    if (value != NULL && parse_u32(value, &crc) < 0) {
-        PyBuffer_Release(&view);
+    if (value != NULL && parse_u32(value, &crc) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "a bytes-like object is required, not '%.100s'",
+                         Py_TYPE(data)->tp_name);
+        }
         return NULL;
     }
     if (view.len >= GIL_THRESHOLD) {
@@ -1935,7 +2001,7 @@ static PyObject *mod_unmask_crc(PyObject *module, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "crc32c(data, value=0) -> int\n--\n\n"
      "CRC-32C of a bytes-like object, continuing from value (like zlib.crc32)."},
     {"mask_crc", mod_mask_crc, METH_O,
