@@ -94,7 +94,9 @@ void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len) {
 uint64_t llog_reader_position(const llog_reader *r) {
     if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
         return r->opt.start;
-    return r->in_record ? r->record_offset : r->pos;
+    uint64_t at = r->in_record ? r->record_offset : r->pos;
+    /* Before start, nothing is returned or reported: resume at start. */
+    return at < r->opt.start ? r->opt.start : at;
 }
 
 uint64_t llog_reader_clean_end(const llog_reader *r) { return r->clean_end; }

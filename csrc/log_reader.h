@@ -86,8 +86,10 @@ uint64_t llog_reader_wanted(const llog_reader *r);
 void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len);
 
 /*
- * File offset where reading would go on: past every byte consumed. After
- * EOF, the start of the incomplete tail (or of the open record).
+ * File offset where reading would go on: past every byte consumed (never
+ * before `start`). After EOF, the start of the incomplete tail (or of the
+ * open record). Events still queued are not accounted for: ask between
+ * events (the queue is empty once a RECORD has been handed out).
  */
 uint64_t llog_reader_position(const llog_reader *r);
 

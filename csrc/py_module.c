@@ -310,6 +310,7 @@ typedef struct {
     size_t block_len;
     uint64_t block_offset;
     int finished; /* no more records, ever */
+    int in_callback; /* on_corruption is running (events still queued) */
     int closed;
     int has_last;
     uint64_t last_record_offset;
@@ -518,11 +519,13 @@ static int reader_notify(ReaderObject *self, PyObject *c) {
     if (self->on_corruption == NULL)
         return 0;
     PyObject *cb = Py_NewRef(self->on_corruption);
+    self->in_callback++; /* events may still be queued in the core */
     obj_lock_release(&self->lock);
     PyObject *r = PyObject_CallOneArg(cb, c);
     Py_DECREF(cb);
     /* Cannot fail: this thread no longer owns the lock. */
     (void)obj_lock_acquire(&self->lock);
+    self->in_callback--;
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -857,6 +860,16 @@ static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
     }
     if (obj_lock_acquire(&self->lock) < 0)
         return NULL;
+    if (self->in_callback || self->closed) {
+        /* Inside on_corruption, what follows the report is still queued in
+         * the core: a copy would not go on exactly as this reader does. */
+        obj_lock_release(&self->lock);
+        PyErr_SetString(PyExc_TypeError,
+                        self->closed ? "cannot pickle a closed Reader"
+                                     : "cannot pickle a Reader from inside its "
+                                       "on_corruption callback");
+        return NULL;
+    }
     uint64_t position = llog_reader_position(self->core);
     PyObject *restore = NULL, *result = NULL;
     PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
@@ -967,9 +980,14 @@ static PyObject *Reader_get_end(PyObject *op, void *closure) {
 static PyObject *Reader_get_position(PyObject *op, void *closure) {
     (void)closure;
     ReaderObject *self = (ReaderObject *)op;
-    if (self->core == NULL)
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int known = self->core != NULL; /* close() frees the core */
+    uint64_t position = known ? llog_reader_position(self->core) : 0;
+    obj_lock_release(&self->lock);
+    if (!known)
         Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(llog_reader_position(self->core));
+    return PyLong_FromUnsignedLongLong(position);
 }
 
 static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
@@ -2077,9 +2095,6 @@ static void module_free(void *module) { module_clear((PyObject *)module); }
 
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, module_exec},
-#if PY_VERSION_HEX >= 0x030C0000
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
 #if PY_VERSION_HEX >= 0x030D0000
     {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
