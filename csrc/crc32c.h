@@ -4,6 +4,11 @@
  * The CRC is the reflected polynomial 0x82F63B78 with initial value and final
  * xor 0xFFFFFFFF, so llog_crc32c_extend(0, "123456789", 9) == 0xE3069283.
  * Values chain like zlib's crc32: extend(extend(0, a), b) == CRC of a||b.
+ *
+ * Several implementations may be compiled in (a portable table-driven one
+ * always, plus x86-64 or AArch64 instruction-based ones); llog_crc32c_init
+ * picks the fastest one this CPU runs and llog_crc32c_implementation names it.
+ * Every implementation returns the same value for the same input.
  */
 #ifndef LLOG_CRC32C_H
 #define LLOG_CRC32C_H
@@ -12,14 +17,24 @@
 #include <stdint.h>
 
 /*
- * Builds the portable tables and picks the fastest implementation the CPU
- * offers (allow_hardware = 0 forces the portable one). Must run once, from one
- * thread, before any other function of this library; calling it again from
- * the same thread (to change the choice) is allowed.
+ * Builds the portable tables, probes the CPU and picks the fastest
+ * implementation it offers (allow_hardware = 0 forces the portable one). Must
+ * run once, from one thread, before any other function of this library;
+ * calling it again from the same thread (to change the choice) is allowed.
  */
 void llog_crc32c_init(int allow_hardware);
 
-/* Name of the chosen implementation, e.g. "sse4.2" or "portable". */
+/*
+ * Like llog_crc32c_init, but chooses the implementation called name (one of
+ * llog_crc32c_impl_name). Returns 1 on success; returns 0 when no
+ * implementation has that name or it cannot run on this CPU, and then leaves
+ * the choice as it was ("portable" if none had been made). Same threading
+ * rules as llog_crc32c_init, which it may replace.
+ */
+int llog_crc32c_init_named(const char *name);
+
+/* Name of the chosen implementation, e.g. "avx512+vpclmulqdq" or "portable";
+ * static storage, never NULL. */
 const char *llog_crc32c_implementation(void);
 
 /*
@@ -31,11 +46,34 @@ uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len);
 /* The same, always with the portable table-driven code (used by tests). */
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len);
 
-/* 1 when the hardware path exists on this CPU and build, else 0. */
+/* 1 when some instruction-based implementation runs on this CPU and build,
+ * else 0. */
 int llog_crc32c_hardware_available(void);
 
-/* The hardware path; only valid when llog_crc32c_hardware_available(). */
+/* The same as llog_crc32c_extend with the fastest instruction-based
+ * implementation; the portable code when llog_crc32c_hardware_available() is
+ * 0. */
 uint32_t llog_crc32c_hardware(uint32_t crc, const void *data, size_t len);
+
+/*
+ * Every implementation by number, so that tests and benchmarks can reach each
+ * path. The numbers are 0 .. llog_crc32c_impl_count() - 1, fixed for a build,
+ * ordered from slowest to fastest; 0 is "portable" and always usable. All of
+ * these are valid only after llog_crc32c_init (or _init_named).
+ */
+int llog_crc32c_impl_count(void);
+
+/* Name of implementation i, static storage; NULL when i is out of range. */
+const char *llog_crc32c_impl_name(int i);
+
+/* 1 when implementation i runs on this CPU and OS; 0 otherwise, including
+ * when i is out of range. */
+int llog_crc32c_impl_usable(int i);
+
+/* llog_crc32c_extend computed by implementation i; same contract. Only valid
+ * when llog_crc32c_impl_usable(i) (running it otherwise may fault). */
+uint32_t llog_crc32c_impl_extend(int i, uint32_t crc, const void *data,
+                                 size_t len);
 
 /*
  * LevelDB stores masked CRCs: a CRC computed over data that itself contains

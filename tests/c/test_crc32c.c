@@ -1,0 +1,300 @@
+/*
+ * test_crc32c.c - every CRC-32C implementation this CPU runs, against a
+ * bit-at-a-time reference written here from the definition.
+ *
+ * Usage: test_crc32c [tests/golden/vectors.txt]
+ * Prints one line per failure and finally "N passed, M failed"; exits 1 on
+ * any failure. Data sits at the very end of an exactly sized allocation, so
+ * an AddressSanitizer build catches any read past it.
+ */
+#define _POSIX_C_SOURCE 200112L
+
+#include "crc32c.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long passed, failed;
+
+static void check(int ok, const char *what, const char *impl, size_t len,
+                  size_t align) {
+    if (ok) {
+        passed++;
+        return;
+    }
+    if (failed++ < 50)
+        printf("FAIL %s: impl %s, len %zu, align %zu\n", what, impl, len,
+               align);
+}
+
+/* The definition: reflected polynomial, one bit at a time. */
+static uint32_t reference(uint32_t crc, const uint8_t *p, size_t len) {
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (int bit = 0; bit < 8; bit++)
+            crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* Deterministic noise (xorshift64*), so failures reproduce. */
+static void fill_random(uint8_t *p, size_t len, uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < len; i++) {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        p[i] = (uint8_t)((s * 0x2545F4914F6CDD1Dull) >> 56);
+    }
+}
+
+/* A copy of src at address alignment align (mod 64) that ends exactly where
+ * its allocation ends; free with free(*block). */
+static const uint8_t *placed_copy(const uint8_t *src, size_t len, size_t align,
+                                  void **block) {
+    if (posix_memalign(block, 64, align + len + (align + len == 0)) != 0) {
+        perror("posix_memalign");
+        exit(2);
+    }
+    uint8_t *dst = (uint8_t *)*block + align;
+    if (len)
+        memcpy(dst, src, len);
+    return dst;
+}
+
+static void check_all_impls(const uint8_t *data, size_t len, size_t align,
+                            uint32_t start, uint32_t want, const char *what) {
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        if (!llog_crc32c_impl_usable(i))
+            continue;
+        uint32_t got = llog_crc32c_impl_extend(i, start, data, len);
+        check(got == want, what, llog_crc32c_impl_name(i), len, align);
+    }
+}
+
+static void test_known_vectors(void) {
+    uint8_t zeros[32], ones[32], up[32], down[32];
+    for (int i = 0; i < 32; i++) {
+        zeros[i] = 0;
+        ones[i] = 0xFF;
+        up[i] = (uint8_t)i;
+        down[i] = (uint8_t)(31 - i);
+    }
+    check_all_impls((const uint8_t *)"123456789", 9, 0, 0, 0xE3069283u,
+                    "check value 123456789");
+    check_all_impls(zeros, 32, 0, 0, 0x8A9136AAu, "32 zero bytes");
+    check_all_impls(ones, 32, 0, 0, 0x62A8AB43u, "32 0xFF bytes");
+    check_all_impls(up, 32, 0, 0, 0x46DD794Eu, "bytes 0..31");
+    check_all_impls(down, 32, 0, 0, 0x113FDB5Cu, "bytes 31..0");
+    check_all_impls(NULL, 0, 0, 0x12345678u, 0x12345678u,
+                    "empty input keeps the crc");
+    check(reference(0, (const uint8_t *)"123456789", 9) == 0xE3069283u,
+          "reference check value", "reference", 9, 0);
+}
+
+static int hex_decode(const char *hex, uint8_t *out, size_t *len) {
+    size_t n = strlen(hex);
+    if (strcmp(hex, "-") == 0) {
+        *len = 0;
+        return 1;
+    }
+    if (n % 2)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return 0;
+        out[i] = (uint8_t)v;
+    }
+    *len = n / 2;
+    return 1;
+}
+
+/* Golden "crc" and "mask" lines: whole, byte by byte, at every alignment. */
+static void check_golden_line(const char *line) {
+    static char hex[4096];
+    static uint8_t bytes[2048];
+    unsigned want, crc, masked;
+    size_t len = 0;
+    if (sscanf(line, "mask %8x %8x", &crc, &masked) == 2) {
+        check(llog_mask_crc(crc) == masked, "golden mask", "-", 0, 0);
+        check(llog_unmask_crc(masked) == crc, "golden unmask", "-", 0, 0);
+        return;
+    }
+    if (sscanf(line, "crc %4095s %8x", hex, &want) != 2)
+        return;
+    int parsed = hex_decode(hex, bytes, &len);
+    check(parsed, "golden hex parses", hex, 0, 0);
+    if (!parsed)
+        return;
+    for (size_t align = 0; align < 64; align++) {
+        void *block;
+        const uint8_t *p = placed_copy(bytes, len, align, &block);
+        check_all_impls(p, len, align, 0, want, "golden vector");
+        free(block);
+    }
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        uint32_t c = 0;
+        for (size_t j = 0; llog_crc32c_impl_usable(i) && j < len; j++)
+            c = llog_crc32c_impl_extend(i, c, bytes + j, 1);
+        if (llog_crc32c_impl_usable(i))
+            check(c == want, "golden vector byte by byte",
+                  llog_crc32c_impl_name(i), len, 0);
+    }
+}
+
+static void test_golden_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    check(f != NULL, "golden vectors file opens", path, 0, 0);
+    if (f == NULL)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof line, f) != NULL)
+        check_golden_line(line);
+    fclose(f);
+}
+
+/* Every length 0..4096 at every alignment 0..63. */
+static void test_every_length_and_alignment(void) {
+    enum { MAX_LEN = 4096 };
+    static uint8_t src[MAX_LEN];
+    fill_random(src, MAX_LEN, 1);
+    for (size_t len = 0; len <= MAX_LEN; len++) {
+        uint32_t start = (uint32_t)len * 0x01000193u;
+        uint32_t want = reference(start, src, len);
+        for (size_t align = 0; align < 64; align++) {
+            void *block;
+            const uint8_t *p = placed_copy(src, len, align, &block);
+            check_all_impls(p, len, align, start, want, "length x alignment");
+            free(block);
+        }
+    }
+}
+
+/* Long inputs, and lengths just around every block size the fast paths
+ * switch on (64-byte folds, 256-byte fold loop, 3 x 64/256/2048 streams). */
+static void test_long_inputs(void) {
+    static const size_t sizes[] = {1u << 20, 3u * (1u << 20) + 7,
+                                   6144,     12288,
+                                   18432,    16384,
+                                   32768,    32768 + 6144 + 768 + 192 + 64 + 7,
+                                   65536,    100000};
+    size_t max = 3u * (1u << 20) + 7 + 16;
+    uint8_t *src = malloc(max);
+    if (src == NULL)
+        exit(2);
+    fill_random(src, max, 2);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        for (size_t d = 0; d < 17; d++) {
+            size_t len = sizes[s] + d - 8;
+            if (sizes[s] >= (1u << 20) && d != 8 && d != 9)
+                continue; /* the megabyte ones once or twice is enough */
+            void *block;
+            const uint8_t *p = placed_copy(src, len, d % 64, &block);
+            check_all_impls(p, len, d, 0, reference(0, src, len),
+                            "long input");
+            free(block);
+        }
+    }
+    free(src);
+}
+
+/* extend(extend(c, a), b) == crc(a || b), with a and b done by any two
+ * implementations. */
+static void test_chaining_across_impls(void) {
+    enum { LEN = 10000 };
+    static uint8_t src[LEN];
+    static const size_t splits[] = {0,   1,   7,    63,   64,   100,
+                                    129, 777, 4095, 5000, 9999, LEN};
+    fill_random(src, LEN, 3);
+    uint32_t want = reference(0xDEADBEEFu, src, LEN);
+    int n = llog_crc32c_impl_count();
+    for (size_t s = 0; s < sizeof splits / sizeof splits[0]; s++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                if (!llog_crc32c_impl_usable(i) || !llog_crc32c_impl_usable(j))
+                    continue;
+                size_t k = splits[s];
+                uint32_t c = llog_crc32c_impl_extend(i, 0xDEADBEEFu, src, k);
+                c = llog_crc32c_impl_extend(j, c, src + k, LEN - k);
+                check(c == want, "chained across implementations",
+                      llog_crc32c_impl_name(j), k, 0);
+            }
+}
+
+/* The numbering, the names and init_named agree with each other. */
+static void test_names_and_init_named(void) {
+    static uint8_t src[1000];
+    fill_random(src, sizeof src, 4);
+    uint32_t want = reference(0, src, sizeof src);
+    check(strcmp(llog_crc32c_impl_name(0), "portable") == 0 &&
+              llog_crc32c_impl_usable(0),
+          "implementation 0 is the usable portable one", "-", 0, 0);
+    check(llog_crc32c_impl_name(-1) == NULL &&
+              llog_crc32c_impl_name(llog_crc32c_impl_count()) == NULL &&
+              !llog_crc32c_impl_usable(llog_crc32c_impl_count()),
+          "out-of-range numbers have no name and are unusable", "-", 0, 0);
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        const char *name = llog_crc32c_impl_name(i);
+        int ok = llog_crc32c_init_named(name);
+        check(ok == llog_crc32c_impl_usable(i), "init_named follows usable",
+              name, 0, 0);
+        if (ok)
+            check(strcmp(llog_crc32c_implementation(), name) == 0 &&
+                      llog_crc32c_extend(0, src, sizeof src) == want,
+                  "init_named chooses that implementation", name, 0, 0);
+    }
+    llog_crc32c_init(0);
+    check(!llog_crc32c_init_named("no such implementation") &&
+              !llog_crc32c_init_named(NULL) &&
+              strcmp(llog_crc32c_implementation(), "portable") == 0,
+          "unknown name fails and leaves the choice", "-", 0, 0);
+}
+
+/* init(0/1), portable, hardware and the mask keep their old contracts. */
+static void test_original_entry_points(void) {
+    static uint8_t src[1000];
+    fill_random(src, sizeof src, 5);
+    uint32_t want = reference(0, src, sizeof src);
+    llog_crc32c_init(0);
+    check(strcmp(llog_crc32c_implementation(), "portable") == 0 &&
+              llog_crc32c_portable(0, src, sizeof src) == want &&
+              llog_crc32c_hardware(0, src, sizeof src) == want,
+          "init(0) is portable; portable and hardware agree", "-", 0, 0);
+    llog_crc32c_init(1);
+    int best = llog_crc32c_impl_count() - 1;
+    while (!llog_crc32c_impl_usable(best))
+        best--;
+    check(strcmp(llog_crc32c_implementation(), llog_crc32c_impl_name(best)) ==
+                  0 &&
+              llog_crc32c_hardware_available() == (best > 0),
+          "init(1) picks the last usable implementation",
+          llog_crc32c_implementation(), 0, 0);
+    check(llog_crc32c_extend(0, src, sizeof src) == want, "llog_crc32c_extend",
+          llog_crc32c_implementation(), sizeof src, 0);
+    int round_trips = 1;
+    for (uint64_t v = 0; v <= 0xFFFFFFFFu; v += 0x00010001u)
+        round_trips &= llog_unmask_crc(llog_mask_crc((uint32_t)v)) == v;
+    check(round_trips, "unmask inverts mask", "-", 0, 0);
+}
+
+int main(int argc, char **argv) {
+    llog_crc32c_init(1);
+    printf("implementations:");
+    for (int i = 0; i < llog_crc32c_impl_count(); i++)
+        printf(" %s%s", llog_crc32c_impl_name(i),
+               llog_crc32c_impl_usable(i) ? "" : "(unusable here)");
+    printf("; chosen: %s\n", llog_crc32c_implementation());
+    test_known_vectors();
+    if (argc > 1)
+        test_golden_file(argv[1]);
+    test_every_length_and_alignment();
+    test_long_inputs();
+    test_chaining_across_impls();
+    test_names_and_init_named();
+    test_original_entry_points();
+    printf("%ld passed, %ld failed\n", passed, failed);
+    return failed != 0;
+}
