@@ -2028,10 +2028,45 @@ static PyMethodDef module_methods[] = {
      "unmask_crc(masked) -> int\n--\n\nThe CRC a masked value stands for."},
     {NULL, NULL, 0, NULL}};
 
+/* The usable CRC-32C implementations, slowest to fastest. */
+static PyObject *crc32c_implementations(void) {
+    PyObject *names = PyList_New(0);
+    for (int i = 0; names != NULL && i < llog_crc32c_impl_count(); i++) {
+        if (!llog_crc32c_impl_usable(i))
+            continue;
+        PyObject *name = PyUnicode_FromString(llog_crc32c_impl_name(i));
+        if (name == NULL || PyList_Append(names, name) < 0)
+            Py_CLEAR(names);
+        Py_XDECREF(name);
+    }
+    if (names == NULL)
+        return NULL;
+    PyObject *tuple = PyList_AsTuple(names);
+    Py_DECREF(names);
+    return tuple;
+}
+
+/* The fastest implementation, or the one LEVELDB_LOG_CRC32C names (with a
+ * warning, and the fastest, when that one is unknown or unusable here). */
+static int select_crc32c(void) {
+    llog_crc32c_init(1);
+    const char *wanted = Py_GETENV("LEVELDB_LOG_CRC32C");
+    if (wanted == NULL || *wanted == '\0' || llog_crc32c_init_named(wanted))
+        return 0;
+    PyObject *usable = crc32c_implementations();
+    if (usable == NULL)
+        return -1;
+    int rc = PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                              "LEVELDB_LOG_CRC32C=%s is not usable here (usable: %R); "
+                              "using %s", wanted, usable, llog_crc32c_implementation());
+    Py_DECREF(usable);
+    return rc;
+}
+
 static int module_exec(PyObject *module) {
     module_state *st = PyModule_GetState(module);
-    const char *force = Py_GETENV("LEVELDB_LOG_CRC32C");
-    llog_crc32c_init(!(force != NULL && strcmp(force, "portable") == 0));
+    if (select_crc32c() < 0)
+        return -1;
     register_fork_handler();
 
     PyObject *errors = PyImport_ImportModule("leveldb_log._errors");
@@ -2064,6 +2099,11 @@ static int module_exec(PyObject *module) {
         PyModule_AddStringConstant(module, "crc32c_implementation",
                                    llog_crc32c_implementation()) < 0)
         return -1;
+    PyObject *impls = crc32c_implementations();
+    if (impls == NULL || PyModule_AddObject(module, "crc32c_implementations", impls) < 0) {
+        Py_XDECREF(impls);
+        return -1;
+    }
     return 0;
 }
 

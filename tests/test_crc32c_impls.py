@@ -8,9 +8,11 @@ paths, which the Python tests reach only through the one the CPU picks."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,52 @@ def test_crc_benchmark_builds_cleanly_and_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "portable" in result.stdout
+
+
+def _crc_in_subprocess(name: str, code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LEVELDB_LOG_CRC32C": name}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+
+
+CRC_PROGRAM = """
+import random, leveldb_log
+rng = random.Random(7)
+data = bytes(rng.getrandbits(8) for _ in range(70000))
+out = [leveldb_log.crc32c_implementation]
+for start in range(0, 64, 5):
+    for length in (0, 1, 7, 63, 64, 200, 4095, 4096, 4097, 33000, 69000 - start):
+        out.append(leveldb_log.crc32c(memoryview(data)[start:start + length], start))
+print(out)
+"""
+
+
+def test_every_crc32c_implementation_can_be_forced_and_agrees_with_the_model() -> None:
+    import random
+
+    import leveldb_log
+    import model  # tests/ is on sys.path (pytest's rootdir insertion)
+
+    rng = random.Random(7)
+    data = bytes(rng.getrandbits(8) for _ in range(70000))
+    expected = []
+    for start in range(0, 64, 5):
+        for length in (0, 1, 7, 63, 64, 200, 4095, 4096, 4097, 33000, 69000 - start):
+            expected.append(model.crc32c(data[start : start + length], start))
+    assert len(leveldb_log.crc32c_implementations) >= 2  # at least portable and one more
+    assert "portable" in leveldb_log.crc32c_implementations
+    for name in leveldb_log.crc32c_implementations:
+        result = _crc_in_subprocess(name, CRC_PROGRAM)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == repr([name, *expected]), name
+
+
+def test_an_unusable_crc32c_name_warns_and_keeps_the_fastest() -> None:
+    import leveldb_log
+
+    code = "import leveldb_log; print(leveldb_log.crc32c_implementation)"
+    result = _crc_in_subprocess("no-such-implementation", code)
+    assert result.returncode == 0, result.stderr
+    assert "RuntimeWarning" in result.stderr and "no-such-implementation" in result.stderr
+    assert result.stdout.strip() == leveldb_log.crc32c_implementations[-1]

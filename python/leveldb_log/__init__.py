@@ -16,6 +16,7 @@ from leveldb_log._core import (
     Writer,
     crc32c,
     crc32c_implementation,
+    crc32c_implementations,
     mask_crc,
     unmask_crc,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "Writer",
     "crc32c",
     "crc32c_implementation",
+    "crc32c_implementations",
     "leveldb",
     "mask_crc",
     "scan",

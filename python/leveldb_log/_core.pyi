@@ -13,6 +13,7 @@ BLOCK_SIZE: int
 HEADER_SIZE: int
 DEFAULT_BUFFER_SIZE: int
 crc32c_implementation: str
+crc32c_implementations: tuple[str, ...]
 
 StrPath = str | os.PathLike[str]
 Recovery = Literal["skip", "tolerate_tail", "point_in_time", "absolute"]
