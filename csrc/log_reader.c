@@ -363,11 +363,9 @@ static int only_middles(const uint8_t *b, size_t len) {
 /* 1 when what a block begins with is reported the same whether or not a
  * record is open before it (for reports at or after the block's start): a
  * FULL or FIRST that fits (only the open record, before us, is dropped),
- * zero fill, a bad length in a full block, or no data at all. MIDDLE, LAST,
- * an unknown type and a torn tail depend on it. */
+ * zero fill, or a bad length in a full block. MIDDLE, LAST, an unknown type
+ * and a torn tail depend on it. */
 static int starts_fresh(const uint8_t *b, size_t len) {
-    if (len == 0)
-        return 1;
     if (len < LLOG_HEADER_SIZE)
         return 0; /* a torn header: whose tail it is depends on the state */
     size_t length = (size_t)b[4] | (size_t)b[5] << 8;
@@ -380,6 +378,13 @@ static int starts_fresh(const uint8_t *b, size_t len) {
 static void sync_step(llog_reader *r) {
     const uint8_t *b = r->block;
     if (r->phase == PHASE_SYNC_START) {
+        if (r->block_len == 0) {
+            /* Nothing of the block holding `start` is written yet: decide
+             * once it is (the same block is asked for again). */
+            push(r, LLOG_EV_EOF);
+            r->have_block = 0;
+            return;
+        }
         if (starts_fresh(b, r->block_len)) {
             begin_at(r, r->probe, 1);
             return;

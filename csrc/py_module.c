@@ -1568,14 +1568,19 @@ static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
     return NULL;
 }
 
+/* What a scan of a log's tail found. */
+typedef struct {
+    uint64_t clean_end; /* end of the last complete record */
+    uint64_t torn_at;   /* start of the torn tail, or the end of the log */
+    int damaged;        /* damage other than a torn tail after clean_end */
+} tail_scan;
+
 /*
- * Where "a" resumes. Reads the end of the log (going further back only while
- * no complete record is found) and returns in *cut the length to keep and in
- * *damaged whether damage other than a torn tail or zero fill lies after the
- * last complete record. Without such damage, the log is cut back to the end
- * of its last complete record; with it, only a torn tail is cut.
+ * Scans the log as if it ended at `size`: reads its end (going further back
+ * only while no complete record is found) and reports what lies after the
+ * last complete record.
  */
-static int scan_tail(int fd, uint64_t size, uint64_t *cut, int *damaged) {
+static int scan_tail(int fd, uint64_t size, tail_scan *out) {
     uint8_t *block = PyMem_Malloc(LLOG_BLOCK_SIZE);
     if (block == NULL) {
         PyErr_NoMemory();
@@ -1597,8 +1602,11 @@ static int scan_tail(int fd, uint64_t size, uint64_t *cut, int *damaged) {
         do {
             llog_reader_next(r, &ev);
             if (ev.kind == LLOG_EV_NEED_BLOCK) {
-                Py_ssize_t got = fd_read_full(fd, 1, block, LLOG_BLOCK_SIZE,
-                                              llog_reader_wanted(r));
+                uint64_t at = llog_reader_wanted(r);
+                size_t n = at >= size ? 0
+                           : size - at < LLOG_BLOCK_SIZE ? (size_t)(size - at)
+                                                         : LLOG_BLOCK_SIZE;
+                Py_ssize_t got = fd_read_full(fd, 1, block, n, at);
                 if (got < 0)
                     break;
                 llog_reader_feed(r, block, (size_t)got);
@@ -1619,8 +1627,9 @@ static int scan_tail(int fd, uint64_t size, uint64_t *cut, int *damaged) {
         }
         if (clean_end >= start || start == 0) {
             /* Every report at or after clean_end was seen: it is >= start. */
-            *damaged = first_bad != LLOG_NO_END && first_bad >= clean_end;
-            *cut = *damaged ? torn_at : clean_end;
+            out->clean_end = clean_end;
+            out->torn_at = torn_at;
+            out->damaged = first_bad != LLOG_NO_END && first_bad >= clean_end;
             break;
         }
         uint64_t back = size - start; /* double the span read */
@@ -1629,6 +1638,67 @@ static int scan_tail(int fd, uint64_t size, uint64_t *cut, int *damaged) {
     }
     PyMem_Free(block);
     return rc;
+}
+
+/* Offset just past the last non-zero byte in [floor, size), or floor. */
+static int last_written(int fd, uint64_t floor, uint64_t size, uint64_t *out) {
+    uint8_t *buf = PyMem_Malloc(LLOG_BLOCK_SIZE);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    uint64_t end = size;
+    *out = floor;
+    while (end > floor) {
+        size_t n = end - floor < LLOG_BLOCK_SIZE ? (size_t)(end - floor)
+                                                  : LLOG_BLOCK_SIZE;
+        Py_ssize_t got = fd_read_full(fd, 1, buf, n, end - n);
+        if (got < 0) {
+            PyMem_Free(buf);
+            return -1;
+        }
+        size_t i = (size_t)got;
+        while (i > 0 && buf[i - 1] == 0)
+            i--;
+        if (i > 0) {
+            *out = end - n + i;
+            break;
+        }
+        end -= n;
+    }
+    PyMem_Free(buf);
+    return 0;
+}
+
+/*
+ * Where "a" resumes. A log ending in a torn tail or zero fill (what a crash
+ * or preallocation leaves) is cut back to the end of its last complete
+ * record. A crash inside preallocated space leaves both, a torn record then
+ * zeros, which read as damage: if the log, taken to end at its last non-zero
+ * byte (never before the last complete record: payloads may end in zeros),
+ * has only a torn tail after that record, it is cut back there too. Other
+ * damage is left alone: only a torn tail is cut, and the new records start
+ * at the next block boundary.
+ */
+static int resume_point(int fd, uint64_t size, uint64_t *cut, int *damaged) {
+    tail_scan scan;
+    if (scan_tail(fd, size, &scan) < 0)
+        return -1;
+    *cut = scan.damaged ? scan.torn_at : scan.clean_end;
+    *damaged = scan.damaged;
+    if (!scan.damaged)
+        return 0;
+    uint64_t written;
+    if (last_written(fd, scan.clean_end, size, &written) < 0)
+        return -1;
+    tail_scan trimmed;
+    if (written < size && scan_tail(fd, written, &trimmed) < 0)
+        return -1;
+    if (written < size && !trimmed.damaged) {
+        *cut = trimmed.clean_end;
+        *damaged = 0;
+    }
+    return 0;
 }
 
 static int writer_open_append(WriterObject *self) {
@@ -1643,7 +1713,7 @@ static int writer_open_append(WriterObject *self) {
     }
     uint64_t cut = (uint64_t)size;
     int damaged = 0;
-    if (size > 0 && scan_tail(self->fd, (uint64_t)size, &cut, &damaged) < 0)
+    if (size > 0 && resume_point(self->fd, (uint64_t)size, &cut, &damaged) < 0)
         return -1;
     if (cut < (uint64_t)size) {
         int rc;

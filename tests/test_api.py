@@ -248,29 +248,35 @@ def test_writer_mode_a_cuts_torn_tail_or_zero_fill_back_to_last_complete_record(
 
 
 @pytest.mark.parametrize("old_sizes", [[], [100, 200, 300], [3000] * 20])
-def test_writer_mode_a_torn_record_inside_zero_fill_is_damage_new_records_in_fresh_block(
-    tmp_path, old_sizes
-):
-    # A record torn inside preallocated space is followed by zeros, so readers
-    # see a checksum mismatch (not FORMAT.md's torn tail): the damage is left
-    # alone and the new records start at the next block boundary.
+def test_writer_mode_a_cuts_a_record_torn_inside_zero_fill_back(tmp_path, old_sizes):
+    # A crash inside preallocated space leaves a torn record followed by zeros,
+    # which readers see as a checksum mismatch; "a" recognizes it as a crash
+    # (only a torn tail once the zeros are set aside) and cuts it back, so the
+    # log reads back cleanly in "absolute" mode.
     p = tmp_path / "torn_in_zeros.log"
     old = records_of(old_sizes, b"old")
     old_bytes, _ = model.encode(old)
     torn = model.encode([b"p" * 500], start=len(old_bytes))[0][:300]
     original = old_bytes + torn + bytes(50000)
     write_raw(p, original)
+    assert model.read(original).corruptions  # damage to a reader, as it stands
     new = records_of([10, 0, 50000, 20], b"new")
     with Writer(p, "a") as w:
         offsets = [w.write(r) for r in new]
-    assert offsets[0] % BLOCK_SIZE == 0
-    assert offsets[0] >= len(old_bytes) + len(torn)
-    data = read_file(p)
-    assert data[: len(original)] == original[: len(data)]
-    reports = []
-    assert list(Reader(p, on_corruption=reports.append)) == old + new
-    assert reports[0].offset == len(old_bytes)
-    assert all(c.offset < offsets[0] for c in reports)
+    assert offsets == model.encode(new, start=len(old_bytes))[1]
+    assert read_file(p) == old_bytes + model.encode(new, start=len(old_bytes))[0]
+    assert list(Reader(p, recovery="absolute")) == old + new
+
+
+def test_writer_mode_a_keeps_a_record_whose_payload_ends_in_zeros(tmp_path):
+    # Setting trailing zeros aside must never cut into a complete record.
+    p = tmp_path / "zeros_in_payload.log"
+    old = [b"a" * 10, b"b" + bytes(70000)]
+    old_bytes, _ = model.encode(old)
+    write_raw(p, old_bytes + model.encode([b"c" * 900], start=len(old_bytes))[0][:200])
+    with Writer(p, "a") as w:
+        w.write(b"new")
+    assert list(Reader(p, recovery="absolute")) == [*old, b"new"]
 
 
 def test_writer_mode_a_on_file_of_only_zeros_starts_at_zero(tmp_path):

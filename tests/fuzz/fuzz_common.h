@@ -1,0 +1,241 @@
+/*
+ * fuzz_common.h - what the libFuzzer harnesses share: reading fuzz input,
+ * driving the reader over a log held in memory, and checking the invariants
+ * every read must keep, whatever the bytes.
+ *
+ * The harnesses are built by .ci/fuzz.sh with clang -fsanitize=fuzzer,
+ * address,undefined. A broken invariant calls FUZZ_CHECK, which prints the
+ * condition and aborts, so libFuzzer saves the input as a crash artifact.
+ */
+#ifndef LLOG_FUZZ_COMMON_H
+#define LLOG_FUZZ_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "log_format.h"
+#include "log_reader.h"
+#include "log_writer.h"
+
+#define FUZZ_CHECK(cond)                                                      \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__,        \
+                    __LINE__, #cond);                                         \
+            abort();                                                          \
+        }                                                                     \
+    } while (0)
+
+/* ---- consuming the fuzz input ----------------------------------------- */
+
+typedef struct {
+    const uint8_t *p;
+    size_t left;
+} cursor;
+
+static inline uint64_t take(cursor *c, int nbytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < nbytes; i++) {
+        v |= (uint64_t)(c->left ? *c->p : 0) << (8 * i);
+        if (c->left) {
+            c->p++;
+            c->left--;
+        }
+    }
+    return v;
+}
+
+/* A small deterministic generator for sizes and payload bytes. */
+static inline uint64_t mix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* FNV-1a: a record is compared by (offset, length, hash); hashing also reads
+ * every byte the reader hands out, so ASan checks the pointer is valid. */
+static inline uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001B3ull;
+    return h;
+}
+
+/* ---- what a read saw --------------------------------------------------- */
+
+typedef struct {
+    int is_record; /* else a corruption */
+    uint64_t offset;
+    uint64_t size; /* record length, or bytes dropped */
+    uint64_t hash;
+    char reason[40];
+} seen_event;
+
+typedef struct {
+    seen_event *ev;
+    size_t n, cap;
+    int torn;          /* the last EOF left an incomplete tail */
+    uint64_t torn_offset, torn_size;
+    int done;          /* DONE was reached */
+    uint64_t clean_end;
+} seen_log;
+
+static inline void seen_push(seen_log *s, const seen_event *e) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->ev = realloc(s->ev, s->cap * sizeof *s->ev);
+        FUZZ_CHECK(s->ev != NULL);
+    }
+    s->ev[s->n++] = *e;
+}
+
+static inline void seen_free(seen_log *s) { free(s->ev); }
+
+/* ---- driving the reader ------------------------------------------------ */
+
+/*
+ * Runs reader r until EOF or DONE over the first `visible` bytes of log.
+ * Checks, for every event: records' offsets strictly increase and lie in
+ * [start, end) and inside the visible bytes; corruptions lie in [start, end)
+ * and drop only visible bytes; the reader asks only for block-aligned offsets
+ * and, when sequential, never for a block before one it was fed; the number
+ * of calls is bounded (no hang). Returns 1 at EOF, 0 at DONE.
+ */
+static inline int drive(llog_reader *r, const llog_reader_options *opt,
+                 const uint8_t *log, size_t visible, seen_log *s,
+                 uint64_t *last_record, uint64_t *last_fed) {
+    /* Each call consumes a header or a block, or emits a queued event (at
+     * most 3 per step); the look-back reads each block at most once. */
+    uint64_t blocks = visible / LLOG_BLOCK_SIZE + 2;
+    uint64_t bound = 8 * (visible / LLOG_HEADER_SIZE + 4 * blocks) + 64;
+    for (uint64_t calls = 0;; calls++) {
+        FUZZ_CHECK(calls < bound);
+        llog_event ev;
+        llog_reader_next(r, &ev);
+        switch (ev.kind) {
+        case LLOG_EV_NEED_BLOCK: {
+            uint64_t want = llog_reader_wanted(r);
+            FUZZ_CHECK(want % LLOG_BLOCK_SIZE == 0);
+            if (opt->sequential && *last_fed != UINT64_MAX)
+                FUZZ_CHECK(want >= *last_fed);
+            *last_fed = want;
+            size_t len = 0;
+            if (want < visible)
+                len = visible - want < LLOG_BLOCK_SIZE ? (size_t)(visible - want)
+                                                       : LLOG_BLOCK_SIZE;
+            llog_reader_feed(r, len ? log + want : NULL, len);
+            break;
+        }
+        case LLOG_EV_RECORD: {
+            FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
+            FUZZ_CHECK(*last_record == UINT64_MAX || ev.offset > *last_record);
+            FUZZ_CHECK(ev.offset + LLOG_HEADER_SIZE + ev.len <= visible);
+            FUZZ_CHECK(ev.len == 0 || ev.data != NULL);
+            *last_record = ev.offset;
+            const uint8_t *h = log + ev.offset;
+            if (h[6] == LLOG_FULL) { /* the payload is right there */
+                FUZZ_CHECK(((size_t)h[4] | (size_t)h[5] << 8) == ev.len);
+                FUZZ_CHECK(ev.len == 0 ||
+                           memcmp(ev.data, h + LLOG_HEADER_SIZE, ev.len) == 0);
+            } else {
+                FUZZ_CHECK(h[6] == LLOG_FIRST);
+            }
+            if (opt->verify_checksums) { /* its first fragment's CRC holds */
+                size_t n = (size_t)h[4] | (size_t)h[5] << 8;
+                FUZZ_CHECK(llog_crc32c_extend(0, h + 6, 1 + n) ==
+                           llog_unmask_crc(llog_load32(h)));
+            }
+            seen_event e = {1, ev.offset, ev.len, hash_bytes(ev.data, ev.len), ""};
+            seen_push(s, &e);
+            break;
+        }
+        case LLOG_EV_CORRUPTION: {
+            FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
+            FUZZ_CHECK(ev.offset + ev.size <= visible);
+            FUZZ_CHECK(ev.reason != NULL && ev.reason[0] != '\0');
+            seen_event e = {0, ev.offset, ev.size, 0, ""};
+            /* The text may be reader-owned: copy it before the next call. */
+            snprintf(e.reason, sizeof e.reason, "%s", ev.reason);
+            seen_push(s, &e);
+            break;
+        }
+        case LLOG_EV_EOF:
+            s->torn = ev.torn;
+            if (ev.torn) {
+                FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
+                FUZZ_CHECK(ev.offset + ev.size == visible);
+                FUZZ_CHECK(ev.reason != NULL);
+            }
+            s->torn_offset = ev.offset;
+            s->torn_size = ev.size;
+            s->clean_end = llog_reader_clean_end(r);
+            FUZZ_CHECK(s->clean_end <= visible);
+            return 1;
+        case LLOG_EV_DONE:
+            s->done = 1;
+            s->torn = 0; /* a tail seen earlier turned out complete */
+            s->clean_end = llog_reader_clean_end(r);
+            FUZZ_CHECK(s->clean_end <= visible);
+            return 0;
+        case LLOG_EV_ERROR:
+            /* Only out of memory or a record too large for size_t: neither
+             * can happen for an input of a few megabytes. */
+            FUZZ_CHECK(!"reader failed");
+            return 0;
+        }
+    }
+}
+
+/* Reads log[0..len) in one go with the given options. */
+static inline void read_all(const llog_reader_options *opt, const uint8_t *log,
+                     size_t len, seen_log *s) {
+    llog_reader *r = llog_reader_new(opt);
+    FUZZ_CHECK(r != NULL);
+    uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
+    if (drive(r, opt, log, len, s, &last_record, &last_fed)) {
+        /* At EOF nothing changes until the log grows: a second pass over
+         * the same bytes yields nothing new and the same tail. */
+        seen_log again = {0};
+        FUZZ_CHECK(drive(r, opt, log, len, &again, &last_record, &last_fed));
+        FUZZ_CHECK(again.n == 0);
+        FUZZ_CHECK(again.torn == s->torn);
+        FUZZ_CHECK(!s->torn || (again.torn_offset == s->torn_offset &&
+                                again.torn_size == s->torn_size));
+        seen_free(&again);
+    } else {
+        llog_event ev;
+        llog_reader_next(r, &ev); /* DONE is final */
+        FUZZ_CHECK(ev.kind == LLOG_EV_DONE);
+    }
+    llog_reader_free(r);
+}
+
+/*
+ * Reads the same log while it "grows": the reader sees a prefix, reaches
+ * EOF, and is driven again after more bytes appear, as when following a log
+ * being written. `steps` gives the growth increments.
+ */
+static inline void read_growing(const llog_reader_options *opt, const uint8_t *log,
+                         size_t len, uint64_t seed, seen_log *s) {
+    llog_reader *r = llog_reader_new(opt);
+    FUZZ_CHECK(r != NULL);
+    uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
+    size_t visible = 0;
+    for (;;) {
+        if (!drive(r, opt, log, visible, s, &last_record, &last_fed))
+            break;
+        if (visible == len)
+            break;
+        uint64_t step = mix(&seed);
+        size_t grow = (step & 3) == 0 ? 1 + (size_t)(step >> 8) % 16
+                                      : 1 + (size_t)(step >> 8) % (2 * LLOG_BLOCK_SIZE);
+        visible = len - visible < grow ? len : visible + grow;
+    }
+    llog_reader_free(r);
+}
+
+#endif /* LLOG_FUZZ_COMMON_H */

@@ -1,0 +1,140 @@
+/*
+ * fuzz_reader.c - the log reader on arbitrary bytes, in every mode.
+ *
+ * Input: an 8-byte header choosing the options, then the log itself.
+ *
+ *   byte 0     bit 0: verify_checksums off, bit 1: sequential,
+ *              bit 2: a range end is given
+ *   bytes 1-3  start (little-endian), taken modulo (log length + 2 blocks)
+ *   bytes 4-6  end, likewise (only with bit 2)
+ *   byte 7     seed of the growth steps
+ *
+ * An all-zero header is the default read: whole log, checksums on.
+ *
+ * Checks, besides what fuzz_common.h's drive() checks on every event:
+ * - reading again at EOF changes nothing;
+ * - following the log while it grows (the reader sees ever longer prefixes
+ *   and is driven again at each EOF) returns exactly the records of reading
+ *   it whole, and the same corruptions, except that a checksum mismatch drops
+ *   the bytes to the end of the block as buffered when it was found;
+ * - a sequential read and a seekable one see the same thing;
+ * - cutting [start, end) at a point derived from the input and reading both
+ *   halves yields the records and the corruptions of the whole range, each
+ *   exactly once, by the half in which it begins.
+ */
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    llog_crc32c_init(1);
+    return 0;
+}
+
+static int same_event(const seen_event *a, const seen_event *b, int exact) {
+    if (a->is_record != b->is_record || a->offset != b->offset)
+        return 0;
+    if (a->is_record)
+        return a->size == b->size && a->hash == b->hash;
+    if (strcmp(a->reason, b->reason) != 0)
+        return 0;
+    return !exact || a->size == b->size ||
+           strcmp(a->reason, "checksum mismatch") == 0;
+}
+
+/* The two reads saw the same events; `what` names the comparison. */
+static void check_same(const seen_log *a, const seen_log *b, int exact,
+                       const char *what) {
+    int same = a->n == b->n && a->torn == b->torn;
+    for (size_t i = 0; same && i < a->n; i++)
+        same = same_event(&a->ev[i], &b->ev[i], exact);
+    if (!same) {
+        fprintf(stderr, "%s: %zu events (torn tail: %d) against %zu (%d)\n",
+                what, a->n, a->torn, b->n, b->torn);
+        for (size_t i = 0; i < a->n || i < b->n; i++) {
+            const seen_event *e = i < a->n ? &a->ev[i] : &b->ev[i];
+            fprintf(stderr, "  %s %s at %llu, %llu bytes %s\n",
+                    i < a->n ? "first: " : "second:",
+                    e->is_record ? "record" : "corruption",
+                    (unsigned long long)e->offset, (unsigned long long)e->size,
+                    e->reason);
+            if (i < a->n && i < b->n && !same_event(&a->ev[i], &b->ev[i], exact))
+                fprintf(stderr, "  second: %s at %llu, %llu bytes %s\n",
+                        b->ev[i].is_record ? "record" : "corruption",
+                        (unsigned long long)b->ev[i].offset,
+                        (unsigned long long)b->ev[i].size, b->ev[i].reason);
+        }
+    }
+    FUZZ_CHECK(same);
+}
+
+/* Checks that `part` is the events of `whole` whose offset lies in [lo, hi),
+ * in the same order. */
+static void check_part(const seen_log *part, const seen_log *whole,
+                       uint64_t lo, uint64_t hi) {
+    size_t k = 0;
+    for (size_t i = 0; i < whole->n; i++) {
+        if (whole->ev[i].offset < lo || whole->ev[i].offset >= hi)
+            continue;
+        FUZZ_CHECK(k < part->n);
+        FUZZ_CHECK(same_event(&part->ev[k], &whole->ev[i], 1));
+        k++;
+    }
+    FUZZ_CHECK(k == part->n);
+}
+
+/* Splitting the range at `cut` loses and duplicates nothing: each half sees
+ * exactly the records and reports of the whole read that begin in it. */
+static void check_split(const llog_reader_options *opt, const uint8_t *log,
+                        size_t len, uint64_t cut, const seen_log *whole) {
+    llog_reader_options left = *opt, right = *opt;
+    left.end = cut;
+    right.start = cut;
+    seen_log a = {0}, b = {0};
+    read_all(&left, log, len, &a);
+    read_all(&right, log, len, &b);
+    check_part(&a, whole, opt->start, cut);
+    check_part(&b, whole, cut, opt->end);
+    seen_free(&a);
+    seen_free(&b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    cursor c = {data, size};
+    unsigned flags = (unsigned)take(&c, 1);
+    uint64_t start_raw = take(&c, 3), end_raw = take(&c, 3);
+    uint64_t seed = take(&c, 1);
+    const uint8_t *log = c.p;
+    size_t len = c.left;
+
+    llog_reader_options opt;
+    opt.verify_checksums = !(flags & 1);
+    opt.sequential = (flags & 2) != 0;
+    opt.start = start_raw % (len + 2 * LLOG_BLOCK_SIZE);
+    opt.end = (flags & 4) ? end_raw % (len + 2 * LLOG_BLOCK_SIZE) : LLOG_NO_END;
+
+    seen_log whole = {0};
+    read_all(&opt, log, len, &whole);
+    FUZZ_CHECK(!whole.done || opt.end != LLOG_NO_END);
+
+    /* The other way of reaching blocks gives the same answer. */
+    llog_reader_options other = opt;
+    other.sequential = !opt.sequential;
+    seen_log alt = {0};
+    read_all(&other, log, len, &alt);
+    check_same(&whole, &alt, 1, "reading sequentially and reading by seeking differ");
+    seen_free(&alt);
+
+    seen_log grown = {0};
+    read_growing(&opt, log, len, seed, &grown);
+    check_same(&whole, &grown, 0, "reading whole and following as it grows differ");
+    seen_free(&grown);
+
+    uint64_t hi = opt.end == LLOG_NO_END ? len + 1 : opt.end;
+    if (hi > opt.start) {
+        uint64_t cut = opt.start + (seed * 2654435761u + len) % (hi - opt.start);
+        check_split(&opt, log, len, cut, &whole);
+    }
+    seen_free(&whole);
+    return 0;
+}
