@@ -25,7 +25,8 @@ enum phase {
 
 enum step_result { STEP_CONTINUE, STEP_NEED_BLOCK, STEP_EOF };
 
-#define QUEUE_MAX 3 /* one step queues at most a report, a report, a record */
+/* One step queues at most a report, a report, a record. */
+#define QUEUE_MAX 3
 
 struct llog_reader {
     llog_reader_options opt;
@@ -186,7 +187,8 @@ static void drop_unfinished(llog_reader *r) {
     /* An empty open record is what old LevelDB writers left (an empty FIRST
      * at a block's end): not worth a report. */
     if (r->in_record && r->open_size > 0)
-        report(r, r->record_offset, r->open_size, "partial record without end");
+        report(r, r->record_offset, r->open_size,
+               "partial record without end");
     r->in_record = 0;
 }
 

@@ -44,8 +44,8 @@ typedef enum llog_event_kind {
 
 typedef struct llog_event {
     llog_event_kind kind;
-    uint64_t offset;     /* RECORD: first header; CORRUPTION/EOF: dropped bytes */
-    uint64_t size;       /* CORRUPTION/torn EOF: bytes dropped */
+    uint64_t offset; /* RECORD: first header; CORRUPTION/EOF: dropped bytes */
+    uint64_t size;   /* CORRUPTION/torn EOF: bytes dropped */
     const uint8_t *data; /* RECORD: payload, valid until the next call */
     size_t len;          /* RECORD: payload length */
     const char *reason;  /* CORRUPTION/torn EOF: static or reader-owned text */

@@ -12,7 +12,7 @@
 #include "log_format.h"
 
 typedef struct llog_writer {
-    uint64_t offset;                    /* log length: where the next byte goes */
+    uint64_t offset; /* log length: where the next byte goes */
     uint32_t type_crc[LLOG_MAX_TYPE + 1]; /* CRC-32C of each type byte alone */
 } llog_writer;
 

@@ -13,8 +13,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/stat.h>
 #ifdef _WIN32
 #include <io.h>
 #else
@@ -77,8 +77,8 @@ static module_state *state_of(PyTypeObject *type) {
 /* ---- one place that raises ------------------------------------------- */
 
 static void raise_status(llog_status status) {
-    PyObject *exc = status == LLOG_ERR_NOMEM ? PyExc_MemoryError
-                                             : PyExc_OverflowError;
+    PyObject *exc =
+        status == LLOG_ERR_NOMEM ? PyExc_MemoryError : PyExc_OverflowError;
     PyErr_SetString(exc, llog_status_text(status));
 }
 
@@ -172,8 +172,7 @@ static int obj_lock_acquire(obj_lock *l) {
         l->waiters++;
         /* A holder from before a fork never releases: take over. */
         while (l->busy && l->generation == fork_generation) {
-            Py_BEGIN_ALLOW_THREADS
-            PyThread_acquire_lock(l->wake, WAIT_LOCK);
+            Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(l->wake, WAIT_LOCK);
             Py_END_ALLOW_THREADS
         }
         l->waiters--;
@@ -217,15 +216,16 @@ static int is_path(PyObject *obj) {
 /* Opens a path with os.open (so errors carry the file name) and returns the
  * descriptor, or -1 with an exception set. */
 static int open_path(module_state *st, PyObject *path, int flags) {
-    PyObject *fd_obj = PyObject_CallFunction(st->os_open, "Oii", path, flags,
-                                             0666);
+    PyObject *fd_obj =
+        PyObject_CallFunction(st->os_open, "Oii", path, flags, 0666);
     if (fd_obj == NULL)
         return -1;
     long fd = PyLong_AsLong(fd_obj);
     Py_DECREF(fd_obj);
     if (fd < 0 || fd > INT_MAX) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_OSError, "os.open returned a bad descriptor");
+            PyErr_SetString(PyExc_OSError,
+                            "os.open returned a bad descriptor");
         return -1;
     }
     return (int)fd;
@@ -291,8 +291,7 @@ static const char *const recovery_names[] = {"skip", "tolerate_tail",
                                              "point_in_time", "absolute"};
 
 typedef struct {
-    PyObject_HEAD
-    llog_reader *core;
+    PyObject_HEAD llog_reader *core;
     obj_lock lock;
     enum source_kind kind;
     enum recovery recovery;
@@ -309,7 +308,7 @@ typedef struct {
     uint8_t *block;          /* SRC_FD, SRC_FILE: the block fed to core */
     size_t block_len;
     uint64_t block_offset;
-    int finished; /* no more records, ever */
+    int finished;    /* no more records, ever */
     int in_callback; /* on_corruption is running (events still queued) */
     int closed;
     int has_last;
@@ -334,8 +333,9 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
                                uint64_t at) {
     if (self->file_pos != at) {
         if (self->seekable) {
-            PyObject *r = PyObject_CallMethod(self->file, "seek", "K",
-                                              (unsigned long long)(self->base + at));
+            PyObject *r =
+                PyObject_CallMethod(self->file, "seek", "K",
+                                    (unsigned long long)(self->base + at));
             if (r == NULL)
                 return -1;
             Py_DECREF(r);
@@ -350,7 +350,8 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
                     (Py_ssize_t)(skip > 65536 ? 65536 : skip));
                 if (chunk == NULL)
                     return -1;
-                Py_ssize_t len = PyBytes_Check(chunk) ? PyBytes_GET_SIZE(chunk) : 0;
+                Py_ssize_t len =
+                    PyBytes_Check(chunk) ? PyBytes_GET_SIZE(chunk) : 0;
                 Py_DECREF(chunk);
                 if (len == 0)
                     return 0;
@@ -361,8 +362,8 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
     }
     if (n == 0)
         return 0;
-    PyObject *mv = PyMemoryView_FromMemory((char *)buf, (Py_ssize_t)n,
-                                           PyBUF_WRITE);
+    PyObject *mv =
+        PyMemoryView_FromMemory((char *)buf, (Py_ssize_t)n, PyBUF_WRITE);
     if (mv == NULL)
         return -1;
     Py_ssize_t got = call_for_size(self->file, "readinto", mv);
@@ -396,17 +397,14 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
 static Py_ssize_t fd_read_once(int fd, int seekable, uint8_t *buf, size_t n,
                                uint64_t at) {
     Py_ssize_t got;
-    Py_BEGIN_ALLOW_THREADS
-    if (seekable)
-        got = pread_some(fd, buf, n, at);
+    Py_BEGIN_ALLOW_THREADS if (seekable) got = pread_some(fd, buf, n, at);
     else
 #ifdef _WIN32
         got = _read(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n));
 #else
         got = read(fd, buf, n);
 #endif
-    Py_END_ALLOW_THREADS
-    return got;
+    Py_END_ALLOW_THREADS return got;
 }
 
 /* Reads from a descriptor at `at` until n bytes or the end of the file;
@@ -415,8 +413,8 @@ static Py_ssize_t fd_read_full(int fd, int seekable, uint8_t *buf, size_t n,
                                uint64_t at) {
     size_t total = 0;
     while (total < n) {
-        Py_ssize_t got = fd_read_once(fd, seekable, buf + total, n - total,
-                                      at + total);
+        Py_ssize_t got =
+            fd_read_once(fd, seekable, buf + total, n - total, at + total);
         if (got < 0 && errno == EINTR) {
             if (PyErr_CheckSignals() < 0)
                 return -1;
@@ -443,7 +441,8 @@ static Py_ssize_t path_read_at(ReaderObject *self, uint8_t *buf, size_t n,
     assert(at >= self->file_pos); /* sequential sources never go back */
     while (self->file_pos < at) {
         size_t skip = (size_t)(at - self->file_pos);
-        Py_ssize_t got = fd_read_full(self->fd, 0, buf, skip < n ? skip : n, 0);
+        Py_ssize_t got =
+            fd_read_full(self->fd, 0, buf, skip < n ? skip : n, 0);
         if (got <= 0)
             return got;
         self->file_pos += (uint64_t)got;
@@ -465,7 +464,7 @@ static int reader_fill(ReaderObject *self) {
         size_t len = 0;
         if (want < size)
             len = size - (size_t)want < LLOG_BLOCK_SIZE ? size - (size_t)want
-                                                         : LLOG_BLOCK_SIZE;
+                                                        : LLOG_BLOCK_SIZE;
         llog_reader_feed(self->core,
                          len ? (const uint8_t *)self->view.buf + want : NULL,
                          len);
@@ -477,7 +476,8 @@ static int reader_fill(ReaderObject *self) {
          * read again, so a grown or rewritten tail is seen. */
         uint64_t cached_end = self->block_offset + self->block_len;
         if (want < self->block_offset || want + LLOG_BLOCK_SIZE > cached_end) {
-            Py_ssize_t got = fd_read_full(self->fd, 1, self->block, READ_CHUNK, want);
+            Py_ssize_t got =
+                fd_read_full(self->fd, 1, self->block, READ_CHUNK, want);
             if (got < 0)
                 return -1;
             self->block_offset = want;
@@ -542,10 +542,9 @@ static void reader_finish(ReaderObject *self) {
  * callback, or closed by it. */
 static int reader_on_corruption(ReaderObject *self, module_state *st,
                                 const llog_event *ev, int torn) {
-    PyObject *c = PyObject_CallFunction(st->corruption_type, "KKs",
-                                        (unsigned long long)ev->offset,
-                                        (unsigned long long)ev->size,
-                                        ev->reason);
+    PyObject *c = PyObject_CallFunction(
+        st->corruption_type, "KKs", (unsigned long long)ev->offset,
+        (unsigned long long)ev->size, ev->reason);
     if (c == NULL)
         return -1;
     self->dropped_bytes += ev->size;
@@ -572,8 +571,7 @@ static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
         if (llog_reader_next_length(self->core) >= GIL_FRAGMENT) {
             /* A long checksum: let other threads run. The object lock keeps
              * the core to this thread; a buffer source stays exported. */
-            Py_BEGIN_ALLOW_THREADS
-            llog_reader_next(self->core, &ev);
+            Py_BEGIN_ALLOW_THREADS llog_reader_next(self->core, &ev);
             Py_END_ALLOW_THREADS
         } else {
             llog_reader_next(self->core, &ev);
@@ -651,7 +649,8 @@ static int parse_recovery(PyObject *obj, enum recovery *out) {
     }
     PyErr_Format(PyExc_ValueError,
                  "recovery must be 'skip', 'tolerate_tail', 'point_in_time' "
-                 "or 'absolute', not %R", obj);
+                 "or 'absolute', not %R",
+                 obj);
     return -1;
 }
 
@@ -705,8 +704,8 @@ static int reader_open_file(ReaderObject *self, PyObject *file) {
 
 static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     ReaderObject *self = (ReaderObject *)op;
-    static char *kwlist[] = {"source",          "recovery", "verify_checksums",
-                             "start",           "end",      "on_corruption",
+    static char *kwlist[] = {"source", "recovery", "verify_checksums",
+                             "start",  "end",      "on_corruption",
                              NULL};
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
     PyObject *on_corruption = Py_None;
@@ -729,7 +728,8 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     if (end != Py_None && parse_offset(end, "end", &opt.end) < 0)
         return -1;
     if (on_corruption != Py_None && !PyCallable_Check(on_corruption)) {
-        PyErr_SetString(PyExc_TypeError, "on_corruption must be callable or None");
+        PyErr_SetString(PyExc_TypeError,
+                        "on_corruption must be callable or None");
         return -1;
     }
     self->start = opt.start;
@@ -771,7 +771,8 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     } else {
         PyErr_Format(PyExc_TypeError,
                      "Reader source must be a path, a bytes-like object or a "
-                     "binary file object, not %.100s", Py_TYPE(source)->tp_name);
+                     "binary file object, not %.100s",
+                     Py_TYPE(source)->tp_name);
         return -1;
     }
     if (self->kind != SRC_BUFFER) {
@@ -784,7 +785,8 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         }
     }
     self->name = Py_NewRef(source);
-    self->on_corruption = on_corruption == Py_None ? NULL : Py_NewRef(on_corruption);
+    self->on_corruption =
+        on_corruption == Py_None ? NULL : Py_NewRef(on_corruption);
     self->core = llog_reader_new(&opt);
     if (self->core == NULL) {
         PyErr_NoMemory();
@@ -793,7 +795,8 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+static PyObject *Reader_new(PyTypeObject *type, PyObject *args,
+                            PyObject *kwds) {
     (void)args;
     (void)kwds;
     ReaderObject *self = (ReaderObject *)type->tp_alloc(type, 0);
@@ -865,9 +868,10 @@ static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
          * the core: a copy would not go on exactly as this reader does. */
         obj_lock_release(&self->lock);
         PyErr_SetString(PyExc_TypeError,
-                        self->closed ? "cannot pickle a closed Reader"
-                                     : "cannot pickle a Reader from inside its "
-                                       "on_corruption callback");
+                        self->closed
+                            ? "cannot pickle a closed Reader"
+                            : "cannot pickle a Reader from inside its "
+                              "on_corruption callback");
         return NULL;
     }
     uint64_t position = llog_reader_position(self->core);
@@ -881,9 +885,10 @@ static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
         PyObject *end = self->end == LLOG_NO_END
                             ? Py_NewRef(Py_None)
                             : PyLong_FromUnsignedLongLong(self->end);
-        PyObject *last = self->has_last
-                             ? PyLong_FromUnsignedLongLong(self->last_record_offset)
-                             : Py_NewRef(Py_None);
+        PyObject *last =
+            self->has_last
+                ? PyLong_FromUnsignedLongLong(self->last_record_offset)
+                : Py_NewRef(Py_None);
         result = Py_BuildValue(
             "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
             recovery_names[self->recovery], "verify_checksums",
@@ -898,7 +903,8 @@ static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
     return result;
 }
 
-/* Restores the progress of a pickled reader: _restore(last, dropped, finished). */
+/* Restores the progress of a pickled reader: _restore(last, dropped,
+ * finished). */
 static PyObject *Reader_restore(PyObject *op, PyObject *args) {
     ReaderObject *self = (ReaderObject *)op;
     PyObject *last;
@@ -910,7 +916,8 @@ static PyObject *Reader_restore(PyObject *op, PyObject *args) {
         return NULL;
     int rc = 0;
     if (last != Py_None)
-        rc = parse_offset(last, "last_record_offset", &self->last_record_offset);
+        rc = parse_offset(last, "last_record_offset",
+                          &self->last_record_offset);
     if (rc == 0) {
         self->has_last = last != Py_None;
         self->dropped_bytes = dropped;
@@ -927,13 +934,16 @@ static PyObject *Reader_repr(PyObject *op) {
     ReaderObject *self = (ReaderObject *)op;
     const char *state = self->closed ? " closed" : "";
     if (self->name == NULL)
-        return PyUnicode_FromFormat("<%s uninitialized>", Py_TYPE(op)->tp_name);
+        return PyUnicode_FromFormat("<%s uninitialized>",
+                                    Py_TYPE(op)->tp_name);
     if (self->kind == SRC_BUFFER)
-        return PyUnicode_FromFormat("<leveldb_log.Reader over %.100s recovery='%s'%s>",
-                                    Py_TYPE(self->name)->tp_name,
-                                    recovery_names[self->recovery], state);
+        return PyUnicode_FromFormat(
+            "<leveldb_log.Reader over %.100s recovery='%s'%s>",
+            Py_TYPE(self->name)->tp_name, recovery_names[self->recovery],
+            state);
     return PyUnicode_FromFormat("<leveldb_log.Reader %R recovery='%s'%s>",
-                                self->name, recovery_names[self->recovery], state);
+                                self->name, recovery_names[self->recovery],
+                                state);
 }
 
 static PyObject *Reader_get_last(PyObject *op, void *closure) {
@@ -956,7 +966,8 @@ static PyObject *Reader_get_closed(PyObject *op, void *closure) {
 
 static PyObject *Reader_get_recovery(PyObject *op, void *closure) {
     (void)closure;
-    return PyUnicode_FromString(recovery_names[((ReaderObject *)op)->recovery]);
+    return PyUnicode_FromString(
+        recovery_names[((ReaderObject *)op)->recovery]);
 }
 
 static PyObject *Reader_get_verify(PyObject *op, void *closure) {
@@ -1021,7 +1032,8 @@ static void Reader_dealloc(PyObject *op) {
 
 static PyMethodDef Reader_methods[] = {
     {"close", Reader_close, METH_NOARGS,
-     "Release the source; idempotent. Iterating afterwards raises ValueError."},
+     "Release the source; idempotent. Iterating afterwards raises "
+     "ValueError."},
     {"__enter__", Reader_enter, METH_NOARGS, NULL},
     {"__exit__", Reader_exit, METH_VARARGS, NULL},
     {"__reduce__", Reader_reduce, METH_NOARGS, NULL},
@@ -1030,45 +1042,46 @@ static PyMethodDef Reader_methods[] = {
 
 static PyGetSetDef Reader_getset[] = {
     {"last_record_offset", Reader_get_last, NULL,
-     "Offset of the first header of the record returned last (None before).", NULL},
+     "Offset of the first header of the record returned last (None before).",
+     NULL},
     {"dropped_bytes", Reader_get_dropped, NULL,
      "Total bytes dropped by the corruptions reported so far.", NULL},
     {"closed", Reader_get_closed, NULL, "True once close() was called.", NULL},
     {"recovery", Reader_get_recovery, NULL, "The recovery mode.", NULL},
-    {"verify_checksums", Reader_get_verify, NULL, "Whether CRCs are checked.", NULL},
+    {"verify_checksums", Reader_get_verify, NULL, "Whether CRCs are checked.",
+     NULL},
     {"start", Reader_get_start, NULL, "First offset of the range read.", NULL},
-    {"end", Reader_get_end, NULL, "End of the range read (None: no end).", NULL},
+    {"end", Reader_get_end, NULL, "End of the range read (None: no end).",
+     NULL},
     {"position", Reader_get_position, NULL,
-     "Offset where reading goes on: Reader(start=position) resumes here.", NULL},
+     "Offset where reading goes on: Reader(start=position) resumes here.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(Reader_doc,
-"Reader(source, *, recovery='skip', verify_checksums=True, start=0, end=None,\n"
-"       on_corruption=None)\n"
-"--\n\n"
-"Iterate over the records of a LevelDB log.\n\n"
-"source is a path (str or os.PathLike), a bytes-like object holding the log,\n"
-"or a binary file object. Each item is the record's payload as bytes.");
+PyDoc_STRVAR(
+    Reader_doc,
+    "Reader(source, *, recovery='skip', verify_checksums=True, start=0, "
+    "end=None,\n"
+    "       on_corruption=None)\n"
+    "--\n\n"
+    "Iterate over the records of a LevelDB log.\n\n"
+    "source is a path (str or os.PathLike), a bytes-like object holding the "
+    "log,\n"
+    "or a binary file object. Each item is the record's payload as bytes.");
 
 static PyType_Slot Reader_slots[] = {
-    {Py_tp_doc, (void *)Reader_doc},
-    {Py_tp_new, Reader_new},
-    {Py_tp_init, Reader_init},
-    {Py_tp_dealloc, Reader_dealloc},
-    {Py_tp_traverse, Reader_traverse},
-    {Py_tp_clear, Reader_clear},
-    {Py_tp_iter, Reader_iter},
-    {Py_tp_iternext, Reader_iternext},
-    {Py_tp_repr, Reader_repr},
-    {Py_tp_methods, Reader_methods},
-    {Py_tp_getset, Reader_getset},
-    {0, NULL}};
+    {Py_tp_doc, (void *)Reader_doc},   {Py_tp_new, Reader_new},
+    {Py_tp_init, Reader_init},         {Py_tp_dealloc, Reader_dealloc},
+    {Py_tp_traverse, Reader_traverse}, {Py_tp_clear, Reader_clear},
+    {Py_tp_iter, Reader_iter},         {Py_tp_iternext, Reader_iternext},
+    {Py_tp_repr, Reader_repr},         {Py_tp_methods, Reader_methods},
+    {Py_tp_getset, Reader_getset},     {0, NULL}};
 
 static PyType_Spec Reader_spec = {
     .name = "leveldb_log.Reader",
     .basicsize = sizeof(ReaderObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
-             Py_TPFLAGS_IMMUTABLETYPE,
+    .flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = Reader_slots,
 };
 
@@ -1079,21 +1092,21 @@ static PyType_Spec Reader_spec = {
 static const uint8_t zero_block[LLOG_BLOCK_SIZE];
 
 typedef struct {
-    PyObject_HEAD
-    llog_writer core;  /* core.offset == written + len between calls */
+    PyObject_HEAD llog_writer
+        core; /* core.offset == written + len between calls */
     obj_lock lock;
-    int fd;            /* a path we opened, or -1 */
-    PyObject *file;    /* a file object, or NULL */
-    int closefd;       /* close the file object too */
+    int fd;         /* a path we opened, or -1 */
+    PyObject *file; /* a file object, or NULL */
+    int closefd;    /* close the file object too */
     PyObject *name;
     char mode;
     uint8_t *buf;
-    size_t cap;        /* bytes allocated */
-    size_t limit;      /* flush once this many are buffered (0: every record) */
+    size_t cap;   /* bytes allocated */
+    size_t limit; /* flush once this many are buffered (0: every record) */
     size_t len;
-    uint64_t written;  /* log offset the target has reached */
-    int pad_next;      /* a failed write left a torn record: start a block */
-    int os_error;      /* errno of a descriptor write made without the GIL */
+    uint64_t written; /* log offset the target has reached */
+    int pad_next;     /* a failed write left a torn record: start a block */
+    int os_error;     /* errno of a descriptor write made without the GIL */
     int closed;
 } WriterObject;
 
@@ -1117,7 +1130,8 @@ static int target_write(WriterObject *self, const uint8_t *p, size_t n) {
             self->written += (uint64_t)got;
             continue;
         }
-        PyObject *chunk = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+        PyObject *chunk =
+            PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
         if (chunk == NULL)
             return -1;
         Py_ssize_t got = call_for_size(self->file, "write", chunk);
@@ -1262,8 +1276,8 @@ static int encode_record(WriterObject *self, const uint8_t *data, size_t n,
     }
     uint64_t size = llog_writer_encoded_size(&self->core, n);
     if (size <= self->cap - self->len) { /* the common case: one copy */
-        self->len += llog_writer_add(&self->core, data, n, self->buf + self->len,
-                                     offset);
+        self->len += llog_writer_add(&self->core, data, n,
+                                     self->buf + self->len, offset);
         return 0;
     }
 #ifndef _WIN32
@@ -1312,8 +1326,9 @@ static int writer_raise_pending(WriterObject *self) {
 
 static int writer_check_open(WriterObject *self) {
     if (self->closed || self->buf == NULL) {
-        PyErr_SetString(PyExc_ValueError, self->closed ? "I/O operation on closed writer"
-                                                       : "Writer is not initialized");
+        PyErr_SetString(PyExc_ValueError,
+                        self->closed ? "I/O operation on closed writer"
+                                     : "Writer is not initialized");
         return -1;
     }
     return 0;
@@ -1335,8 +1350,8 @@ static int writer_put(WriterObject *self, PyObject *obj, uint64_t *offset) {
     int rc;
     if (self->file == NULL && view.len >= GIL_THRESHOLD) {
         /* The export pins the memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS
-        rc = encode_record(self, view.buf, (size_t)view.len, offset);
+        Py_BEGIN_ALLOW_THREADS rc =
+            encode_record(self, view.buf, (size_t)view.len, offset);
         Py_END_ALLOW_THREADS
     } else {
         rc = encode_record(self, view.buf, (size_t)view.len, offset);
@@ -1353,10 +1368,8 @@ static int writer_put(WriterObject *self, PyObject *obj, uint64_t *offset) {
 static int writer_flush_locked(WriterObject *self) {
     int rc;
     if (self->file == NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = flush_buffer(self);
-        Py_END_ALLOW_THREADS
-        return rc < 0 ? writer_raise_pending(self) : 0;
+        Py_BEGIN_ALLOW_THREADS rc = flush_buffer(self);
+        Py_END_ALLOW_THREADS return rc < 0 ? writer_raise_pending(self) : 0;
     }
     if (flush_buffer(self) < 0)
         return -1;
@@ -1439,12 +1452,11 @@ static int fsync_fd(int fd) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
 #ifdef _WIN32
-    rc = _commit(fd);
+        rc = _commit(fd);
 #else
-    rc = fsync(fd);
+        rc = fsync(fd);
 #endif
-    Py_END_ALLOW_THREADS
-    if (rc < 0) {
+    Py_END_ALLOW_THREADS if (rc < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
@@ -1458,7 +1470,8 @@ static int writer_sync_locked(WriterObject *self) {
         return fsync_fd(self->fd);
     PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
     if (fileno == NULL)
-        return -1; /* no descriptor: io.UnsupportedOperation or AttributeError */
+        return -1; /* no descriptor: io.UnsupportedOperation or AttributeError
+                    */
     long fd = PyLong_AsLong(fileno);
     Py_DECREF(fileno);
     if (fd == -1 && PyErr_Occurred())
@@ -1507,7 +1520,8 @@ static int target_closed(WriterObject *self) {
     return yes;
 }
 
-/* Closes the target; the first error is raised, after everything is released. */
+/* Closes the target; the first error is raised, after everything is released.
+ */
 static int writer_close_locked(WriterObject *self) {
     if (self->closed)
         return 0;
@@ -1603,14 +1617,15 @@ static int scan_tail(int fd, uint64_t size, tail_scan *out) {
             llog_reader_next(r, &ev);
             if (ev.kind == LLOG_EV_NEED_BLOCK) {
                 uint64_t at = llog_reader_wanted(r);
-                size_t n = at >= size ? 0
+                size_t n = at >= size                    ? 0
                            : size - at < LLOG_BLOCK_SIZE ? (size_t)(size - at)
                                                          : LLOG_BLOCK_SIZE;
                 Py_ssize_t got = fd_read_full(fd, 1, block, n, at);
                 if (got < 0)
                     break;
                 llog_reader_feed(r, block, (size_t)got);
-            } else if (ev.kind == LLOG_EV_CORRUPTION && ev.offset < first_bad) {
+            } else if (ev.kind == LLOG_EV_CORRUPTION &&
+                       ev.offset < first_bad) {
                 first_bad = ev.offset;
             } else if (ev.kind == LLOG_EV_EOF && ev.torn) {
                 torn_at = ev.offset;
@@ -1651,7 +1666,7 @@ static int last_written(int fd, uint64_t floor, uint64_t size, uint64_t *out) {
     *out = floor;
     while (end > floor) {
         size_t n = end - floor < LLOG_BLOCK_SIZE ? (size_t)(end - floor)
-                                                  : LLOG_BLOCK_SIZE;
+                                                 : LLOG_BLOCK_SIZE;
         Py_ssize_t got = fd_read_full(fd, 1, buf, n, end - n);
         if (got < 0) {
             PyMem_Free(buf);
@@ -1737,7 +1752,8 @@ static int writer_open_append(WriterObject *self) {
     return 0;
 }
 
-static int writer_open_path(WriterObject *self, module_state *st, PyObject *path) {
+static int writer_open_path(WriterObject *self, module_state *st,
+                            PyObject *path) {
     int flags = O_WRONLY | O_CREAT;
 #ifdef O_BINARY
     flags |= O_BINARY;
@@ -1783,7 +1799,8 @@ static int parse_mode(PyObject *mode, char *out) {
         return -1;
     }
     if (strcmp(m, "w") != 0 && strcmp(m, "a") != 0 && strcmp(m, "x") != 0) {
-        PyErr_Format(PyExc_ValueError, "mode must be 'w', 'a' or 'x', not %R", mode);
+        PyErr_Format(PyExc_ValueError, "mode must be 'w', 'a' or 'x', not %R",
+                     mode);
         return -1;
     }
     *out = m[0];
@@ -1800,14 +1817,15 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$np:Writer", kwlist, &target,
-                                     &mode, &buffering, &closefd))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$np:Writer", kwlist,
+                                     &target, &mode, &buffering, &closefd))
         return -1;
     self->mode = 'w';
     if (mode != NULL && parse_mode(mode, &self->mode) < 0)
         return -1;
     if (buffering < -1) {
-        PyErr_SetString(PyExc_ValueError, "buffering must be -1, 0 or positive");
+        PyErr_SetString(PyExc_ValueError,
+                        "buffering must be -1, 0 or positive");
         return -1;
     }
     self->limit = buffering < 0 ? DEFAULT_BUFFER : (size_t)buffering;
@@ -1819,8 +1837,9 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
             return -1;
     } else if (PyObject_HasAttrString(target, "write")) {
         if (mode != NULL && self->mode != 'w') {
-            PyErr_SetString(PyExc_ValueError,
-                            "mode applies to paths; open the file object yourself");
+            PyErr_SetString(
+                PyExc_ValueError,
+                "mode applies to paths; open the file object yourself");
             return -1;
         }
         self->name = Py_NewRef(target);
@@ -1828,9 +1847,10 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         if (writer_open_file(self, target) < 0)
             return -1;
     } else {
-        PyErr_Format(PyExc_TypeError,
-                     "Writer target must be a path or a binary file object, not %.100s",
-                     Py_TYPE(target)->tp_name);
+        PyErr_Format(
+            PyExc_TypeError,
+            "Writer target must be a path or a binary file object, not %.100s",
+            Py_TYPE(target)->tp_name);
         return -1;
     }
     llog_writer_init(&self->core, self->written);
@@ -1842,7 +1862,8 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
+                            PyObject *kwds) {
     (void)args;
     (void)kwds;
     WriterObject *self = (WriterObject *)type->tp_alloc(type, 0);
@@ -1859,12 +1880,14 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
 static PyObject *Writer_repr(PyObject *op) {
     WriterObject *self = (WriterObject *)op;
     if (self->name == NULL)
-        return PyUnicode_FromFormat("<%s uninitialized>", Py_TYPE(op)->tp_name);
+        return PyUnicode_FromFormat("<%s uninitialized>",
+                                    Py_TYPE(op)->tp_name);
     if (self->closed)
-        return PyUnicode_FromFormat("<leveldb_log.Writer %R closed>", self->name);
-    return PyUnicode_FromFormat("<leveldb_log.Writer %R mode='%c' offset=%llu>",
-                                self->name, self->mode,
-                                (unsigned long long)self->core.offset);
+        return PyUnicode_FromFormat("<leveldb_log.Writer %R closed>",
+                                    self->name);
+    return PyUnicode_FromFormat(
+        "<leveldb_log.Writer %R mode='%c' offset=%llu>", self->name,
+        self->mode, (unsigned long long)self->core.offset);
 }
 
 static PyObject *Writer_get_closed(PyObject *op, void *closure) {
@@ -1952,37 +1975,41 @@ static PyMethodDef Writer_methods[] = {
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
     {"mode", Writer_get_mode, NULL, "'w', 'a' or 'x'.", NULL},
-    {"name", Writer_get_name, NULL, "The path or file object written to.", NULL},
+    {"name", Writer_get_name, NULL, "The path or file object written to.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(Writer_doc,
-"Writer(target, mode='w', *, buffering=-1, closefd=False)\n"
-"--\n\n"
-"Write records to a LevelDB log.\n\n"
-"target is a path (str or os.PathLike) or a binary file object. mode, for\n"
-"paths: 'w' create or truncate, 'x' create new, 'a' append (cutting a torn\n"
-"tail back first). buffering: 0 hands every record to the OS before write()\n"
-"returns, -1 uses the default buffer, n > 0 a buffer of about n bytes.\n"
-"closefd=True also closes a file object when the writer closes.");
+PyDoc_STRVAR(
+    Writer_doc,
+    "Writer(target, mode='w', *, buffering=-1, closefd=False)\n"
+    "--\n\n"
+    "Write records to a LevelDB log.\n\n"
+    "target is a path (str or os.PathLike) or a binary file object. mode, "
+    "for\n"
+    "paths: 'w' create or truncate, 'x' create new, 'a' append (cutting a "
+    "torn\n"
+    "tail back first). buffering: 0 hands every record to the OS before "
+    "write()\n"
+    "returns, -1 uses the default buffer, n > 0 a buffer of about n bytes.\n"
+    "closefd=True also closes a file object when the writer closes.");
 
-static PyType_Slot Writer_slots[] = {
-    {Py_tp_doc, (void *)Writer_doc},
-    {Py_tp_new, Writer_new},
-    {Py_tp_init, Writer_init},
-    {Py_tp_dealloc, Writer_dealloc},
-    {Py_tp_finalize, Writer_finalize},
-    {Py_tp_traverse, Writer_traverse},
-    {Py_tp_clear, Writer_clear},
-    {Py_tp_repr, Writer_repr},
-    {Py_tp_methods, Writer_methods},
-    {Py_tp_getset, Writer_getset},
-    {0, NULL}};
+static PyType_Slot Writer_slots[] = {{Py_tp_doc, (void *)Writer_doc},
+                                     {Py_tp_new, Writer_new},
+                                     {Py_tp_init, Writer_init},
+                                     {Py_tp_dealloc, Writer_dealloc},
+                                     {Py_tp_finalize, Writer_finalize},
+                                     {Py_tp_traverse, Writer_traverse},
+                                     {Py_tp_clear, Writer_clear},
+                                     {Py_tp_repr, Writer_repr},
+                                     {Py_tp_methods, Writer_methods},
+                                     {Py_tp_getset, Writer_getset},
+                                     {0, NULL}};
 
 static PyType_Spec Writer_spec = {
     .name = "leveldb_log.Writer",
     .basicsize = sizeof(WriterObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
-             Py_TPFLAGS_IMMUTABLETYPE,
+    .flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = Writer_slots,
 };
 
@@ -2029,13 +2056,15 @@ static int crc32c_args(PyObject *const *args, Py_ssize_t nargs,
             slot = value;
         if (slot == NULL || *slot != NULL) {
             PyErr_Format(PyExc_TypeError,
-                         "crc32c() got an unexpected or repeated argument %R", name);
+                         "crc32c() got an unexpected or repeated argument %R",
+                         name);
             return -1;
         }
         *slot = args[nargs + i];
     }
     if (*data == NULL) {
-        PyErr_SetString(PyExc_TypeError, "crc32c() missing required argument 'data'");
+        PyErr_SetString(PyExc_TypeError,
+                        "crc32c() missing required argument 'data'");
         return -1;
     }
     return 0;
@@ -2054,15 +2083,16 @@ static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
         if (PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "a bytes-like object is required, not '%.100s'",
+            PyErr_Format(PyExc_TypeError,
+                         "a bytes-like object is required, not '%.100s'",
                          Py_TYPE(data)->tp_name);
         }
         return NULL;
     }
     if (view.len >= GIL_THRESHOLD) {
         /* The export pins the buffer's memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS
-        crc = llog_crc32c_extend(crc, view.buf, (size_t)view.len);
+        Py_BEGIN_ALLOW_THREADS crc =
+            llog_crc32c_extend(crc, view.buf, (size_t)view.len);
         Py_END_ALLOW_THREADS
     } else {
         crc = llog_crc32c_extend(crc, view.buf, (size_t)view.len);
@@ -2091,9 +2121,11 @@ static PyMethodDef module_methods[] = {
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
      METH_FASTCALL | METH_KEYWORDS,
      "crc32c(data, value=0) -> int\n--\n\n"
-     "CRC-32C of a bytes-like object, continuing from value (like zlib.crc32)."},
+     "CRC-32C of a bytes-like object, continuing from value (like "
+     "zlib.crc32)."},
     {"mask_crc", mod_mask_crc, METH_O,
-     "mask_crc(crc) -> int\n--\n\nLevelDB's masked form of a CRC, as stored in logs."},
+     "mask_crc(crc) -> int\n--\n\nLevelDB's masked form of a CRC, as stored "
+     "in logs."},
     {"unmask_crc", mod_unmask_crc, METH_O,
      "unmask_crc(masked) -> int\n--\n\nThe CRC a masked value stands for."},
     {NULL, NULL, 0, NULL}};
@@ -2126,9 +2158,11 @@ static int select_crc32c(void) {
     PyObject *usable = crc32c_implementations();
     if (usable == NULL)
         return -1;
-    int rc = PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                              "LEVELDB_LOG_CRC32C=%s is not usable here (usable: %R); "
-                              "using %s", wanted, usable, llog_crc32c_implementation());
+    int rc = PyErr_WarnFormat(
+        PyExc_RuntimeWarning, 1,
+        "LEVELDB_LOG_CRC32C=%s is not usable here (usable: %R); "
+        "using %s",
+        wanted, usable, llog_crc32c_implementation());
     Py_DECREF(usable);
     return rc;
 }
@@ -2144,7 +2178,8 @@ static int module_exec(PyObject *module) {
         return -1;
     st->corruption_type = PyObject_GetAttrString(errors, "Corruption");
     st->corruption_error = PyObject_GetAttrString(errors, "CorruptionError");
-    st->truncated_error = PyObject_GetAttrString(errors, "TruncatedRecordError");
+    st->truncated_error =
+        PyObject_GetAttrString(errors, "TruncatedRecordError");
     Py_DECREF(errors);
     if (!st->corruption_type || !st->corruption_error || !st->truncated_error)
         return -1;
@@ -2157,20 +2192,26 @@ static int module_exec(PyObject *module) {
     if (!st->os_open || !st->os_fspath)
         return -1;
 
-    st->reader_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &Reader_spec, NULL);
-    if (st->reader_type == NULL || PyModule_AddType(module, st->reader_type) < 0)
+    st->reader_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &Reader_spec, NULL);
+    if (st->reader_type == NULL ||
+        PyModule_AddType(module, st->reader_type) < 0)
         return -1;
-    st->writer_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &Writer_spec, NULL);
-    if (st->writer_type == NULL || PyModule_AddType(module, st->writer_type) < 0)
+    st->writer_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &Writer_spec, NULL);
+    if (st->writer_type == NULL ||
+        PyModule_AddType(module, st->writer_type) < 0)
         return -1;
     if (PyModule_AddIntConstant(module, "BLOCK_SIZE", LLOG_BLOCK_SIZE) < 0 ||
         PyModule_AddIntConstant(module, "HEADER_SIZE", LLOG_HEADER_SIZE) < 0 ||
-        PyModule_AddIntConstant(module, "DEFAULT_BUFFER_SIZE", DEFAULT_BUFFER) < 0 ||
+        PyModule_AddIntConstant(module, "DEFAULT_BUFFER_SIZE",
+                                DEFAULT_BUFFER) < 0 ||
         PyModule_AddStringConstant(module, "crc32c_implementation",
                                    llog_crc32c_implementation()) < 0)
         return -1;
     PyObject *impls = crc32c_implementations();
-    if (impls == NULL || PyModule_AddObject(module, "crc32c_implementations", impls) < 0) {
+    if (impls == NULL ||
+        PyModule_AddObject(module, "crc32c_implementations", impls) < 0) {
         Py_XDECREF(impls);
         return -1;
     }
@@ -2203,12 +2244,11 @@ static int module_clear(PyObject *module) {
 
 static void module_free(void *module) { module_clear((PyObject *)module); }
 
-static PyModuleDef_Slot module_slots[] = {
-    {Py_mod_exec, module_exec},
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec},
 #if PY_VERSION_HEX >= 0x030D0000
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+                                          {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
-    {0, NULL}};
+                                          {0, NULL}};
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,

@@ -50,3 +50,16 @@ def test_only_the_binding_includes_python_h() -> None:
 
 def test_ruff_is_installed_with_the_test_extra() -> None:
     assert shutil.which("ruff") or run(sys.executable, "-m", "ruff", "--version").returncode == 0
+
+
+def test_c_sources_follow_the_committed_clang_format() -> None:
+    # .ci/run installs clang-format; a missing one fails here rather than skipping.
+    sources = sorted(
+        str(p.relative_to(ROOT))
+        for folder in ("csrc", "tests/c", "tests/fuzz", "bench", "bench/callgrind")
+        for p in (ROOT / folder).glob("*")
+        if p.suffix in {".c", ".h"}
+    )
+    assert "csrc/log_reader.c" in sources
+    result = run("clang-format", "--dry-run", "-Werror", *sources)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -52,9 +52,11 @@
 
 /* The loops below must not be turned back into calls to these very
  * functions; check.py also passes -fno-tree-loop-distribute-patterns. */
-#define NO_PATTERNS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define NO_PATTERNS                                                           \
+    __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
-NO_PATTERNS void *memcpy(void *restrict dst, const void *restrict src, size_t n) {
+NO_PATTERNS void *memcpy(void *restrict dst, const void *restrict src,
+                         size_t n) {
     unsigned char *d = dst;
     const unsigned char *s = src;
     while (n >= 8) {
@@ -98,7 +100,8 @@ NO_PATTERNS int memcmp(const void *a, const void *b, size_t n) {
     return 0;
 }
 
-/* ---- the workload -------------------------------------------------------- */
+/* ---- the workload --------------------------------------------------------
+ */
 
 #define N_RECORDS 20000
 #define WRITER_BUFFER 65536 /* the binding's default buffer */
@@ -122,8 +125,8 @@ static size_t record_len(uint32_t i) {
 }
 
 typedef struct {
-    uint8_t *data;     /* all payloads, back to back */
-    size_t *start;     /* record i is data[start[i] .. start[i] + len[i]) */
+    uint8_t *data; /* all payloads, back to back */
+    size_t *start; /* record i is data[start[i] .. start[i] + len[i]) */
     size_t *len;
     uint64_t *offsets; /* what the writer reported */
     uint8_t *log;      /* the encoded log */
@@ -200,7 +203,8 @@ typedef struct {
 /* The reader as the binding drives it over a buffer (the tally stands for the
  * binding's per-record work). With check set, every record is compared with
  * what was written (verify mode only). */
-__attribute__((noinline)) int phase_decode(const workload *w, tally *t, int check) {
+__attribute__((noinline)) int phase_decode(const workload *w, tally *t,
+                                           int check) {
     llog_reader_options opt = {0, LLOG_NO_END, 1, 0};
     llog_reader *r = llog_reader_new(&opt);
     if (r == NULL)
@@ -212,17 +216,20 @@ __attribute__((noinline)) int phase_decode(const workload *w, tally *t, int chec
             uint64_t at = llog_reader_wanted(r);
             size_t len = 0;
             if (at < w->log_len)
-                len = w->log_len - at < LLOG_BLOCK_SIZE ? w->log_len - at : LLOG_BLOCK_SIZE;
+                len = w->log_len - at < LLOG_BLOCK_SIZE ? w->log_len - at
+                                                        : LLOG_BLOCK_SIZE;
             llog_reader_feed(r, len ? w->log + at : NULL, len);
         } else if (ev.kind == LLOG_EV_RECORD) {
             uint64_t i = t->records++;
             t->bytes += ev.len;
             t->offset_sum += ev.offset;
             t->byte_sum += ev.len ? ev.data[0] + ev.data[ev.len - 1] : 0;
-            if (check && (i >= N_RECORDS || ev.len != w->len[i] ||
-                          ev.offset != w->offsets[i] ||
-                          memcmp(ev.data, w->data + w->start[i], ev.len) != 0)) {
-                fprintf(stderr, "guard: record %llu differs\n", (unsigned long long)i);
+            if (check &&
+                (i >= N_RECORDS || ev.len != w->len[i] ||
+                 ev.offset != w->offsets[i] ||
+                 memcmp(ev.data, w->data + w->start[i], ev.len) != 0)) {
+                fprintf(stderr, "guard: record %llu differs\n",
+                        (unsigned long long)i);
                 llog_reader_free(r);
                 return -1;
             }
@@ -260,18 +267,23 @@ int main(int argc, char **argv) {
     generate(&w);
     size_t log_len = phase_encode(&w);
     if (encode) {
-        printf("guard %s: %d records, %zu log bytes, crc %s\n", mode, N_RECORDS, log_len,
-               llog_crc32c_implementation());
+        printf("guard %s: %d records, %zu log bytes, crc %s\n", mode,
+               N_RECORDS, log_len, llog_crc32c_implementation());
         return 0;
     }
     tally t = {0, 0, 0, 0, 0};
-    if (phase_decode(&w, &t, verify) != 0 || t.records != N_RECORDS || t.corruptions != 0) {
-        fprintf(stderr, "guard: decoding failed (%llu records, %llu corruptions)\n",
-                (unsigned long long)t.records, (unsigned long long)t.corruptions);
+    if (phase_decode(&w, &t, verify) != 0 || t.records != N_RECORDS ||
+        t.corruptions != 0) {
+        fprintf(stderr,
+                "guard: decoding failed (%llu records, %llu corruptions)\n",
+                (unsigned long long)t.records,
+                (unsigned long long)t.corruptions);
         return 1;
     }
-    printf("guard %s: %llu records, %llu payload bytes, %zu log bytes, digest %llx, crc %s\n",
-           mode, (unsigned long long)t.records, (unsigned long long)t.bytes, log_len,
-           (unsigned long long)(t.offset_sum ^ t.byte_sum), llog_crc32c_implementation());
+    printf("guard %s: %llu records, %llu payload bytes, %zu log bytes, digest "
+           "%llx, crc %s\n",
+           mode, (unsigned long long)t.records, (unsigned long long)t.bytes,
+           log_len, (unsigned long long)(t.offset_sum ^ t.byte_sum),
+           llog_crc32c_implementation());
     return 0;
 }

@@ -78,9 +78,9 @@ typedef struct {
 typedef struct {
     seen_event *ev;
     size_t n, cap;
-    int torn;          /* the last EOF left an incomplete tail */
+    int torn; /* the last EOF left an incomplete tail */
     uint64_t torn_offset, torn_size;
-    int done;          /* DONE was reached */
+    int done; /* DONE was reached */
     uint64_t clean_end;
 } seen_log;
 
@@ -106,8 +106,8 @@ static inline void seen_free(seen_log *s) { free(s->ev); }
  * of calls is bounded (no hang). Returns 1 at EOF, 0 at DONE.
  */
 static inline int drive(llog_reader *r, const llog_reader_options *opt,
-                 const uint8_t *log, size_t visible, seen_log *s,
-                 uint64_t *last_record, uint64_t *last_fed) {
+                        const uint8_t *log, size_t visible, seen_log *s,
+                        uint64_t *last_record, uint64_t *last_fed) {
     /* Each call consumes a header or a block, or emits a queued event (at
      * most 3 per step); the look-back reads each block at most once. */
     uint64_t blocks = visible / LLOG_BLOCK_SIZE + 2;
@@ -125,8 +125,9 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
             *last_fed = want;
             size_t len = 0;
             if (want < visible)
-                len = visible - want < LLOG_BLOCK_SIZE ? (size_t)(visible - want)
-                                                       : LLOG_BLOCK_SIZE;
+                len = visible - want < LLOG_BLOCK_SIZE
+                          ? (size_t)(visible - want)
+                          : LLOG_BLOCK_SIZE;
             llog_reader_feed(r, len ? log + want : NULL, len);
             break;
         }
@@ -149,7 +150,8 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
                 FUZZ_CHECK(llog_crc32c_extend(0, h + 6, 1 + n) ==
                            llog_unmask_crc(llog_load32(h)));
             }
-            seen_event e = {1, ev.offset, ev.len, hash_bytes(ev.data, ev.len), ""};
+            seen_event e = {1, ev.offset, ev.len, hash_bytes(ev.data, ev.len),
+                            ""};
             seen_push(s, &e);
             break;
         }
@@ -192,7 +194,7 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
 
 /* Reads log[0..len) in one go with the given options. */
 static inline void read_all(const llog_reader_options *opt, const uint8_t *log,
-                     size_t len, seen_log *s) {
+                            size_t len, seen_log *s) {
     llog_reader *r = llog_reader_new(opt);
     FUZZ_CHECK(r != NULL);
     uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
@@ -219,8 +221,9 @@ static inline void read_all(const llog_reader_options *opt, const uint8_t *log,
  * EOF, and is driven again after more bytes appear, as when following a log
  * being written. `steps` gives the growth increments.
  */
-static inline void read_growing(const llog_reader_options *opt, const uint8_t *log,
-                         size_t len, uint64_t seed, seen_log *s) {
+static inline void read_growing(const llog_reader_options *opt,
+                                const uint8_t *log, size_t len, uint64_t seed,
+                                seen_log *s) {
     llog_reader *r = llog_reader_new(opt);
     FUZZ_CHECK(r != NULL);
     uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
@@ -231,8 +234,9 @@ static inline void read_growing(const llog_reader_options *opt, const uint8_t *l
         if (visible == len)
             break;
         uint64_t step = mix(&seed);
-        size_t grow = (step & 3) == 0 ? 1 + (size_t)(step >> 8) % 16
-                                      : 1 + (size_t)(step >> 8) % (2 * LLOG_BLOCK_SIZE);
+        size_t grow = (step & 3) == 0
+                          ? 1 + (size_t)(step >> 8) % 16
+                          : 1 + (size_t)(step >> 8) % (2 * LLOG_BLOCK_SIZE);
         visible = len - visible < grow ? len : visible + grow;
     }
     llog_reader_free(r);

@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             continue;
         FUZZ_CHECK(llog_crc32c_impl_extend(i, 0, data, size) == crc);
         uint32_t head = llog_crc32c_impl_extend(i, 0, data, cut);
-        FUZZ_CHECK(llog_crc32c_impl_extend(i, head, data + cut, size - cut) == crc);
+        FUZZ_CHECK(llog_crc32c_impl_extend(i, head, data + cut, size - cut) ==
+                   crc);
         FUZZ_CHECK(llog_crc32c_impl_extend(i, 0, copy + shift, size) == crc);
     }
     free(copy);

@@ -58,7 +58,8 @@ static void check_same(const seen_log *a, const seen_log *b, int exact,
                     e->is_record ? "record" : "corruption",
                     (unsigned long long)e->offset, (unsigned long long)e->size,
                     e->reason);
-            if (i < a->n && i < b->n && !same_event(&a->ev[i], &b->ev[i], exact))
+            if (i < a->n && i < b->n &&
+                !same_event(&a->ev[i], &b->ev[i], exact))
                 fprintf(stderr, "  second: %s at %llu, %llu bytes %s\n",
                         b->ev[i].is_record ? "record" : "corruption",
                         (unsigned long long)b->ev[i].offset,
@@ -111,7 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opt.verify_checksums = !(flags & 1);
     opt.sequential = (flags & 2) != 0;
     opt.start = start_raw % (len + 2 * LLOG_BLOCK_SIZE);
-    opt.end = (flags & 4) ? end_raw % (len + 2 * LLOG_BLOCK_SIZE) : LLOG_NO_END;
+    opt.end =
+        (flags & 4) ? end_raw % (len + 2 * LLOG_BLOCK_SIZE) : LLOG_NO_END;
 
     seen_log whole = {0};
     read_all(&opt, log, len, &whole);
@@ -122,17 +124,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     other.sequential = !opt.sequential;
     seen_log alt = {0};
     read_all(&other, log, len, &alt);
-    check_same(&whole, &alt, 1, "reading sequentially and reading by seeking differ");
+    check_same(&whole, &alt, 1,
+               "reading sequentially and reading by seeking differ");
     seen_free(&alt);
 
     seen_log grown = {0};
     read_growing(&opt, log, len, seed, &grown);
-    check_same(&whole, &grown, 0, "reading whole and following as it grows differ");
+    check_same(&whole, &grown, 0,
+               "reading whole and following as it grows differ");
     seen_free(&grown);
 
     uint64_t hi = opt.end == LLOG_NO_END ? len + 1 : opt.end;
     if (hi > opt.start) {
-        uint64_t cut = opt.start + (seed * 2654435761u + len) % (hi - opt.start);
+        uint64_t cut =
+            opt.start + (seed * 2654435761u + len) % (hi - opt.start);
         check_split(&opt, log, len, cut, &whole);
     }
     seen_free(&whole);

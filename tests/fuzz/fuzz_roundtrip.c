@@ -46,10 +46,14 @@ typedef struct {
 
 static size_t spec_size(uint64_t k) {
     switch (k >> 14) {
-    case 0: return (size_t)(k & 0xff);
-    case 1: return LLOG_MAX_FRAGMENT - 7 + (size_t)(k & 15);
-    case 2: return (size_t)(k & 0x3fff) * 8;
-    default: return (size_t)(k & 0x3fff);
+    case 0:
+        return (size_t)(k & 0xff);
+    case 1:
+        return LLOG_MAX_FRAGMENT - 7 + (size_t)(k & 15);
+    case 2:
+        return (size_t)(k & 0x3fff) * 8;
+    default:
+        return (size_t)(k & 0x3fff);
     }
 }
 
@@ -66,8 +70,8 @@ static void fill(record *rec, size_t len, uint64_t seed) {
  * already) with a writer initialized at `at`, once with llog_writer_add and
  * once fragment by fragment; checks both agree. Returns the new length.
  */
-static size_t write_list(uint8_t *buf, uint64_t base, uint64_t at, record *recs,
-                         size_t n) {
+static size_t write_list(uint8_t *buf, uint64_t base, uint64_t at,
+                         record *recs, size_t n) {
     llog_writer w, wf;
     llog_writer_init(&w, at);
     llog_writer_init(&wf, at);
@@ -91,7 +95,8 @@ static size_t write_list(uint8_t *buf, uint64_t base, uint64_t at, record *recs,
             FUZZ_CHECK(k + f.prefix_len + f.payload_len <= got);
             FUZZ_CHECK(memcmp(out + k, f.prefix, f.prefix_len) == 0);
             k += f.prefix_len;
-            FUZZ_CHECK(f.payload_len == 0 || memcmp(out + k, p, f.payload_len) == 0);
+            FUZZ_CHECK(f.payload_len == 0 ||
+                       memcmp(out + k, p, f.payload_len) == 0);
             k += f.payload_len;
             p += f.payload_len;
             left -= f.payload_len;
@@ -149,7 +154,8 @@ static void check_format(const uint8_t *enc, uint64_t at, size_t len,
     FUZZ_CHECK(pos == end);
 }
 
-/* The reader returned exactly recs[0..n), at their offsets, and nothing else. */
+/* The reader returned exactly recs[0..n), at their offsets, and nothing else.
+ */
 static void check_read(const seen_log *s, const record *recs, size_t n) {
     FUZZ_CHECK(s->n == n);
     for (size_t i = 0; i < n; i++) {
@@ -215,7 +221,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (with_filler) {
         size_t sizes[2];
         int k = fillers_for(len1, target, sizes);
-        memmove(&recs[n_first + k], &recs[n_first], (n - n_first) * sizeof *recs);
+        memmove(&recs[n_first + k], &recs[n_first],
+                (n - n_first) * sizeof *recs);
         for (int i = 0; i < k; i++)
             fill(&recs[n_first + i], sizes[i], seed + i);
         len1 = write_list(log, 0, len1, &recs[n_first], k);

@@ -28,7 +28,8 @@ static int run_file(const char *path) {
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
-    /* An exactly sized copy: a read past the input is a read past the block. */
+    /* An exactly sized copy: a read past the input is a read past the block.
+     */
     uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
     if (data == NULL || fread(data, 1, (size_t)size, f) != (size_t)size) {
         fprintf(stderr, "%s: cannot read\n", path);
