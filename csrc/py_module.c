@@ -946,17 +946,38 @@ static PyObject *Reader_repr(PyObject *op) {
                                 state);
 }
 
+/* Counters change while another thread iterates: read them under the lock
+ * (free-threaded builds have no GIL to make a plain read safe). */
+static int reader_counters(PyObject *op, int *has_last, uint64_t *last,
+                           uint64_t *dropped) {
+    ReaderObject *self = (ReaderObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return -1;
+    *has_last = self->has_last;
+    *last = self->last_record_offset;
+    *dropped = self->dropped_bytes;
+    obj_lock_release(&self->lock);
+    return 0;
+}
+
 static PyObject *Reader_get_last(PyObject *op, void *closure) {
     (void)closure;
-    ReaderObject *self = (ReaderObject *)op;
-    if (!self->has_last)
+    int has_last;
+    uint64_t last, dropped;
+    if (reader_counters(op, &has_last, &last, &dropped) < 0)
+        return NULL;
+    if (!has_last)
         Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(self->last_record_offset);
+    return PyLong_FromUnsignedLongLong(last);
 }
 
 static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((ReaderObject *)op)->dropped_bytes);
+    int has_last;
+    uint64_t last, dropped;
+    if (reader_counters(op, &has_last, &last, &dropped) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(dropped);
 }
 
 static PyObject *Reader_get_closed(PyObject *op, void *closure) {
