@@ -67,7 +67,6 @@ typedef struct {
     PyObject *corruption_error;
     PyObject *truncated_error;
     PyObject *os_open;
-    PyObject *os_fspath;
 } module_state;
 
 static module_state *state_of(PyTypeObject *type) {
@@ -2208,9 +2207,8 @@ static int module_exec(PyObject *module) {
     if (os == NULL)
         return -1;
     st->os_open = PyObject_GetAttrString(os, "open");
-    st->os_fspath = PyObject_GetAttrString(os, "fspath");
     Py_DECREF(os);
-    if (!st->os_open || !st->os_fspath)
+    if (!st->os_open)
         return -1;
 
     st->reader_type =
@@ -2247,7 +2245,6 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->corruption_error);
     Py_VISIT(st->truncated_error);
     Py_VISIT(st->os_open);
-    Py_VISIT(st->os_fspath);
     return 0;
 }
 
@@ -2259,7 +2256,6 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->corruption_error);
     Py_CLEAR(st->truncated_error);
     Py_CLEAR(st->os_open);
-    Py_CLEAR(st->os_fspath);
     return 0;
 }
 
