@@ -171,7 +171,8 @@ static int obj_lock_acquire(obj_lock *l) {
         l->waiters++;
         /* A holder from before a fork never releases: take over. */
         while (l->busy && l->generation == fork_generation) {
-            Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(l->wake, WAIT_LOCK);
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(l->wake, WAIT_LOCK);
             Py_END_ALLOW_THREADS
         }
         l->waiters--;
@@ -396,14 +397,17 @@ static Py_ssize_t file_read_at(ReaderObject *self, uint8_t *buf, size_t n,
 static Py_ssize_t fd_read_once(int fd, int seekable, uint8_t *buf, size_t n,
                                uint64_t at) {
     Py_ssize_t got;
-    Py_BEGIN_ALLOW_THREADS if (seekable) got = pread_some(fd, buf, n, at);
+    Py_BEGIN_ALLOW_THREADS
+    if (seekable)
+        got = pread_some(fd, buf, n, at);
     else
 #ifdef _WIN32
         got = _read(fd, buf, (unsigned)(n > INT_MAX ? INT_MAX : n));
 #else
         got = read(fd, buf, n);
 #endif
-    Py_END_ALLOW_THREADS return got;
+    Py_END_ALLOW_THREADS
+    return got;
 }
 
 /* Reads from a descriptor at `at` until n bytes or the end of the file;
@@ -570,7 +574,8 @@ static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
         if (llog_reader_next_length(self->core) >= GIL_FRAGMENT) {
             /* A long checksum: let other threads run. The object lock keeps
              * the core to this thread; a buffer source stays exported. */
-            Py_BEGIN_ALLOW_THREADS llog_reader_next(self->core, &ev);
+            Py_BEGIN_ALLOW_THREADS
+            llog_reader_next(self->core, &ev);
             Py_END_ALLOW_THREADS
         } else {
             llog_reader_next(self->core, &ev);
@@ -1325,9 +1330,20 @@ static int encode_record(WriterObject *self, const uint8_t *data, size_t n,
  * the target already has some of them, the log holds a torn record; the next
  * record then starts in a fresh block so readers resynchronize before it.
  */
-static void writer_rollback(WriterObject *self, uint64_t mark) {
-    if (self->written <= mark) {
-        self->len = (size_t)(mark - self->written);
+typedef struct {
+    uint64_t offset; /* log offset where the record's bytes begin */
+    int pad_next;    /* whether it was to start a fresh block */
+} writer_mark;
+
+static writer_mark writer_mark_now(const WriterObject *self) {
+    writer_mark mark = {self->core.offset, self->pad_next};
+    return mark;
+}
+
+static void writer_rollback(WriterObject *self, writer_mark mark) {
+    if (self->written <= mark.offset) {
+        self->len = (size_t)(mark.offset - self->written);
+        self->pad_next = mark.pad_next;
     } else {
         self->len = 0;
         self->pad_next = 1;
@@ -1366,12 +1382,12 @@ static int writer_put(WriterObject *self, PyObject *obj, uint64_t *offset) {
         }
         return -1;
     }
-    uint64_t mark = self->core.offset;
+    writer_mark mark = writer_mark_now(self);
     int rc;
     if (self->file == NULL && view.len >= GIL_THRESHOLD) {
         /* The export pins the memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS rc =
-            encode_record(self, view.buf, (size_t)view.len, offset);
+        Py_BEGIN_ALLOW_THREADS
+        rc = encode_record(self, view.buf, (size_t)view.len, offset);
         Py_END_ALLOW_THREADS
     } else {
         rc = encode_record(self, view.buf, (size_t)view.len, offset);
@@ -1388,8 +1404,10 @@ static int writer_put(WriterObject *self, PyObject *obj, uint64_t *offset) {
 static int writer_flush_locked(WriterObject *self) {
     int rc;
     if (self->file == NULL) {
-        Py_BEGIN_ALLOW_THREADS rc = flush_buffer(self);
-        Py_END_ALLOW_THREADS return rc < 0 ? writer_raise_pending(self) : 0;
+        Py_BEGIN_ALLOW_THREADS
+        rc = flush_buffer(self);
+        Py_END_ALLOW_THREADS
+        return rc < 0 ? writer_raise_pending(self) : 0;
     }
     if (flush_buffer(self) < 0)
         return -1;
@@ -1416,10 +1434,15 @@ static PyObject *Writer_write(PyObject *op, PyObject *data) {
     if (obj_lock_acquire(&self->lock) < 0)
         return NULL;
     int rc = writer_check_open(self);
+    writer_mark mark = writer_mark_now(self);
     if (rc == 0)
         rc = writer_put(self, data, &offset);
-    if (rc == 0)
-        rc = writer_maybe_flush(self);
+    if (rc == 0 && writer_maybe_flush(self) < 0) {
+        /* write() raised: its record must not reach the log later (a retry
+         * would write it twice). Records before it stay buffered. */
+        writer_rollback(self, mark);
+        rc = -1;
+    }
     obj_lock_release(&self->lock);
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
@@ -1472,11 +1495,12 @@ static int fsync_fd(int fd) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
 #ifdef _WIN32
-        rc = _commit(fd);
+    rc = _commit(fd);
 #else
-        rc = fsync(fd);
+    rc = fsync(fd);
 #endif
-    Py_END_ALLOW_THREADS if (rc < 0) {
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
@@ -2111,8 +2135,8 @@ static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
     }
     if (view.len >= GIL_THRESHOLD) {
         /* The export pins the buffer's memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS crc =
-            llog_crc32c_extend(crc, view.buf, (size_t)view.len);
+        Py_BEGIN_ALLOW_THREADS
+        crc = llog_crc32c_extend(crc, view.buf, (size_t)view.len);
         Py_END_ALLOW_THREADS
     } else {
         crc = llog_crc32c_extend(crc, view.buf, (size_t)view.len);
