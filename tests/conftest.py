@@ -144,11 +144,11 @@ def filler_sizes(length: int, target_in_block: int) -> list[int]:
     lo, hi = 0, e - s
     while lo < hi:  # the end grows with the size, by 1 or by 8 (a new fragment)
         mid = (lo + hi) // 2
-        if _end_fast(length, mid) < e:
+        if record_end(length, mid) < e:
             lo = mid + 1
         else:
             hi = mid
-    if _end_fast(length, lo) == e:
+    if record_end(length, lo) == e:
         return [lo]
     # e % B == 7 after a fragmented record: no empty LAST exists, so fill up the
     # block, then write a record from the block's start
@@ -156,7 +156,7 @@ def filler_sizes(length: int, target_in_block: int) -> list[int]:
     return [*first, target_in_block - H]
 
 
-def _end_fast(start: int, n: int) -> int:
+def record_end(start: int, n: int) -> int:
     """Where a record of n bytes written at `start` ends (the writer's arithmetic)."""
     pos, left, first = start, n, True
     while first or left > 0:

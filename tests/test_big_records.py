@@ -18,25 +18,10 @@ from pathlib import Path
 
 import leveldb_log
 import pytest
+from conftest import record_end
 
 B = leveldb_log.BLOCK_SIZE
-H = leveldb_log.HEADER_SIZE
 MIB = 1 << 20
-
-
-def encoded_size(n: int, start: int = 0) -> int:
-    """Where a record of n bytes written at `start` ends (FORMAT.md's writer)."""
-    pos, left, first = start, n, True
-    while first or left > 0:
-        space = B - pos % B
-        if space < H:
-            pos += space
-            space = B
-        k = min(left, space - H)
-        pos += H + k
-        left -= k
-        first = False
-    return pos
 
 
 @pytest.mark.slow
@@ -57,8 +42,8 @@ def test_record_larger_than_4_gib_round_trips_through_a_file(tmp_path: Path) -> 
         assert w.write(big) == 0
         after_offset = w.write(b"the record after")
     del big
-    assert after_offset == encoded_size(size)
-    assert path.stat().st_size == encoded_size(len(b"the record after"), after_offset)
+    assert after_offset == record_end(0, size)
+    assert path.stat().st_size == record_end(after_offset, len(b"the record after"))
 
     with leveldb_log.Reader(path, recovery="absolute") as r:
         rec = next(r)
