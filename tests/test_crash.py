@@ -21,6 +21,7 @@ from pathlib import Path
 
 import leveldb_log
 import pytest
+from conftest import record_end
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
@@ -113,18 +114,9 @@ def layout(sizes: list[int], start: int = 0) -> list[tuple[int, int]]:
     """(offset, end) of records of these sizes written from `start` (FORMAT.md's writer)."""
     out, pos = [], start
     for n in sizes:
-        left, first, offset = n, True, pos
-        while first or left > 0:
-            space = B - pos % B
-            if space < H:
-                pos += space
-                space = B
-            if first:
-                offset = pos
-            k = min(left, space - H)
-            pos += H + k
-            left -= k
-            first = False
+        space = B - pos % B
+        offset = pos + space if space < H else pos  # a record never starts in a trailer
+        pos = record_end(pos, n)
         out.append((offset, pos))
     return out
 
