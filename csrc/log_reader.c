@@ -43,9 +43,9 @@ struct llog_reader {
     int in_record;          /* a fragmented record is open */
     uint64_t record_offset; /* its first header */
     uint64_t open_size;     /* payload bytes of its fragments so far */
-    uint8_t *scratch;       /* those bytes, when the record is in range */
-    size_t scratch_len;
-    size_t scratch_cap;
+    uint8_t *buf;           /* those bytes, when the record is in range: */
+    size_t buf_len;         /* the reader's own buffer, or the caller's */
+    size_t buf_cap;         /* (opt.reserve) */
     uint64_t clean_end;
 
     llog_event queue[QUEUE_MAX];
@@ -73,7 +73,8 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
 
 void llog_reader_free(llog_reader *r) {
     if (r != NULL) {
-        free(r->scratch);
+        if (r->opt.reserve == NULL)
+            free(r->buf);
         free(r);
     }
 }
@@ -137,7 +138,7 @@ static void report(llog_reader *r, uint64_t offset, uint64_t size,
 }
 
 static void emit_record(llog_reader *r, uint64_t offset, const uint8_t *data,
-                        size_t len) {
+                        size_t len, int assembled) {
     r->clean_end = r->pos;
     if (!in_range(r, offset))
         return;
@@ -145,6 +146,11 @@ static void emit_record(llog_reader *r, uint64_t offset, const uint8_t *data,
     ev->offset = offset;
     ev->data = data;
     ev->len = len;
+    ev->assembled = assembled;
+    if (assembled) { /* the caller's now */
+        r->buf = NULL;
+        r->buf_cap = 0;
+    }
 }
 
 /* ---- joining fragments ------------------------------------------------ */
@@ -153,32 +159,54 @@ static void open_record(llog_reader *r, uint64_t offset) {
     r->in_record = 1;
     r->record_offset = offset;
     r->open_size = 0;
-    r->scratch_len = 0;
+    r->buf_len = 0;
+    if (r->opt.reserve != NULL) { /* the caller's buffer may have moved on */
+        r->buf = NULL;
+        r->buf_cap = 0;
+    }
+}
+
+/* Makes room for `need` bytes of the record being assembled. */
+static int reserve(llog_reader *r, size_t need) {
+    if (r->opt.reserve != NULL) {
+        size_t cap = 0;
+        uint8_t *b =
+            r->opt.reserve(r->opt.reserve_ctx, r->buf_len, need, &cap);
+        if (b == NULL) {
+            r->failure = LLOG_ERR_NOMEM;
+            return 0;
+        }
+        assert(cap >= need);
+        r->buf = b;
+        r->buf_cap = cap;
+        return 1;
+    }
+    size_t cap = r->buf_cap < 65536 ? 65536 : r->buf_cap;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    uint8_t *grown = realloc(r->buf, cap);
+    if (grown == NULL) {
+        r->failure = LLOG_ERR_NOMEM;
+        return 0;
+    }
+    r->buf = grown;
+    r->buf_cap = cap;
+    return 1;
 }
 
 static int append(llog_reader *r, const uint8_t *data, size_t n) {
     r->open_size += n;
     if (r->record_offset < r->opt.start || n == 0)
         return 1; /* never returned: count it, do not keep it */
-    if (n > SIZE_MAX - r->scratch_len) {
+    if (n > SIZE_MAX - r->buf_len) {
         r->failure = LLOG_ERR_TOO_LARGE;
         return 0;
     }
-    size_t need = r->scratch_len + n;
-    if (need > r->scratch_cap) {
-        size_t cap = r->scratch_cap < 65536 ? 65536 : r->scratch_cap;
-        while (cap < need)
-            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-        uint8_t *grown = realloc(r->scratch, cap);
-        if (grown == NULL) {
-            r->failure = LLOG_ERR_NOMEM;
-            return 0;
-        }
-        r->scratch = grown;
-        r->scratch_cap = cap;
-    }
-    memcpy(r->scratch + r->scratch_len, data, n);
-    r->scratch_len = need;
+    size_t need = r->buf_len + n;
+    if (need > r->buf_cap && !reserve(r, need))
+        return 0;
+    memcpy(r->buf + r->buf_len, data, n);
+    r->buf_len = need;
     return 1;
 }
 
@@ -221,7 +249,7 @@ static void on_fragment(llog_reader *r, unsigned type, uint64_t at,
     switch (type) {
     case LLOG_FULL:
         drop_unfinished(r);
-        emit_record(r, at, payload, n);
+        emit_record(r, at, payload, n, 0);
         break;
     case LLOG_FIRST:
         drop_unfinished(r);
@@ -238,7 +266,8 @@ static void on_fragment(llog_reader *r, unsigned type, uint64_t at,
             break;
         if (type == LLOG_LAST) {
             r->in_record = 0;
-            emit_record(r, r->record_offset, r->scratch, r->scratch_len);
+            emit_record(r, r->record_offset, r->buf, r->buf_len,
+                        r->opt.reserve != NULL && r->buf != NULL);
         }
         break;
     default:

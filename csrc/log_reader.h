@@ -50,9 +50,26 @@ typedef struct llog_event {
     size_t len;          /* RECORD: payload length */
     const char *reason;  /* CORRUPTION/torn EOF: static or reader-owned text */
     int torn;            /* EOF: 1 when an incomplete tail is left */
+    int assembled;       /* RECORD: data is in the caller's assembly buffer
+                            (llog_reader_options.reserve), now the caller's */
 } llog_event;
 
 typedef struct llog_reader llog_reader;
+
+/*
+ * Where a fragmented record is assembled, when the caller wants it built
+ * straight into memory of its own (say, the object it will return) rather
+ * than copied out of the reader's buffer. Called as the record grows: `len`
+ * bytes of it are assembled so far, at the buffer this function last
+ * returned (len is 0 for a new record: no buffer is held then). It returns
+ * a buffer of *cap >= need bytes that begins with those `len` bytes (moved
+ * or grown in place), or NULL when out of memory. The reader writes into it
+ * until the record ends: the RECORD event then points at it, with
+ * `assembled` set, and the reader forgets it. A record dropped before its
+ * end leaves the buffer with the caller, who may hand it out again.
+ */
+typedef uint8_t *(*llog_reserve_fn)(void *ctx, size_t len, size_t need,
+                                    size_t *cap);
 
 typedef struct llog_reader_options {
     uint64_t start;       /* first offset of the range (0: whole log) */
@@ -60,6 +77,8 @@ typedef struct llog_reader_options {
     int verify_checksums; /* LevelDB's checksum flag */
     int sequential;       /* the source cannot go back: never ask for a block
                              before one already fed (reads from block 0) */
+    llog_reserve_fn reserve; /* NULL: the reader's own buffer */
+    void *reserve_ctx;
 } llog_reader_options;
 
 /* Returns a new reader, or NULL when out of memory. */

@@ -59,6 +59,10 @@ static void PyErr_SetRaisedException(PyObject *exc) {
 /* Bytes read from a file at once: fewer system calls than one block each,
  * while a reader still holds about one chunk plus its largest record. */
 #define READ_CHUNK (4 * LLOG_BLOCK_SIZE)
+/* A fragmented record is assembled straight into the bytes object returned,
+ * first sized like the reader's last such record (any reader's, for its
+ * first), up to this. */
+#define ASSEMBLY_HINT_MAX ((size_t)64 << 20)
 
 typedef struct {
     PyTypeObject *writer_type;
@@ -67,6 +71,7 @@ typedef struct {
     PyObject *corruption_error;
     PyObject *truncated_error;
     PyObject *os_open;
+    Py_ssize_t assembly_hint; /* the last fragmented record's length */
 } module_state;
 
 static module_state *state_of(PyTypeObject *type) {
@@ -314,6 +319,10 @@ typedef struct {
     int has_last;
     uint64_t last_record_offset;
     uint64_t dropped_bytes;
+    PyObject *assembly;      /* bytes a fragmented record is built in */
+    size_t assembly_hint;    /* the last such record's length */
+    PyThreadState *released; /* the GIL's saved state while the core runs
+                                without it, else NULL */
 } ReaderObject;
 
 static void reader_release_source(ReaderObject *self) {
@@ -565,6 +574,101 @@ static int reader_on_corruption(ReaderObject *self, module_state *st,
     return rc;
 }
 
+/*
+ * The core's reserve callback: a fragmented record is built in a bytes
+ * object, so returning it costs no copy. A new record starts at the size of
+ * the last one (most logs repeat their sizes), grows by doubling, and is cut
+ * to its length at the end (realloc shrinks in place). The core may call
+ * this without the GIL (see reader_next_locked): take it back meanwhile.
+ */
+static size_t assembly_hint(ReaderObject *self) {
+    if (self->assembly_hint > 0)
+        return self->assembly_hint;
+    module_state *st = state_of(Py_TYPE(self));
+#ifdef Py_GIL_DISABLED
+    return (size_t)_Py_atomic_load_ssize_relaxed(&st->assembly_hint);
+#else
+    return (size_t)st->assembly_hint;
+#endif
+}
+
+static void assembly_hint_set(ReaderObject *self, size_t len) {
+    size_t hint = len < ASSEMBLY_HINT_MAX ? len : ASSEMBLY_HINT_MAX;
+    module_state *st = state_of(Py_TYPE(self));
+    self->assembly_hint = hint;
+#ifdef Py_GIL_DISABLED
+    _Py_atomic_store_ssize_relaxed(&st->assembly_hint, (Py_ssize_t)hint);
+#else
+    st->assembly_hint = (Py_ssize_t)hint;
+#endif
+}
+
+/*
+ * The core's reserve callback: a fragmented record is built in a bytes
+ * object, so returning it costs no copy. A new record starts at the size of
+ * the last one (most logs repeat their sizes; growing from small would
+ * copy, and fault fresh pages in, at every reader's first record), grows by
+ * doubling, and is cut to its length at the end (realloc shrinks in place).
+ * The core may call this without the GIL (see reader_next_locked): take it
+ * back meanwhile.
+ */
+static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
+                                 size_t *cap) {
+    ReaderObject *self = ctx;
+    PyThreadState *released = self->released;
+    if (released != NULL)
+        PyEval_RestoreThread(released);
+    uint8_t *buf = NULL;
+    size_t have =
+        self->assembly ? (size_t)PyBytes_GET_SIZE(self->assembly) : 0;
+    if (need > (size_t)PY_SSIZE_T_MAX) {
+        PyErr_NoMemory();
+    } else if (have >= need) {
+        buf = (uint8_t *)PyBytes_AS_STRING(self->assembly);
+    } else {
+        size_t size = need;
+        if (len == 0) { /* a new record */
+            size_t hint = assembly_hint(self);
+            size = hint > need ? hint : need;
+        } else if (have <= (size_t)PY_SSIZE_T_MAX / 2 && 2 * have > need) {
+            size = 2 * have;
+        }
+        if (self->assembly == NULL || len == 0) {
+            /* Nothing to keep: a fresh object, not a copying realloc. */
+            Py_CLEAR(self->assembly);
+            self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+            if (self->assembly == NULL && size > need) { /* the hint: retry */
+                PyErr_Clear();
+                self->assembly =
+                    PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
+            }
+        } else if (_PyBytes_Resize(&self->assembly, (Py_ssize_t)size) < 0) {
+            self->assembly = NULL; /* freed by _PyBytes_Resize */
+        }
+        if (self->assembly != NULL)
+            buf = (uint8_t *)PyBytes_AS_STRING(self->assembly);
+    }
+    if (buf != NULL)
+        *cap = (size_t)PyBytes_GET_SIZE(self->assembly);
+    else
+        PyErr_Clear(); /* the core reports it: LLOG_ERR_NOMEM */
+    if (released != NULL)
+        self->released = PyEval_SaveThread();
+    return buf;
+}
+
+/* The record the core finished in self->assembly, cut to its length. */
+static PyObject *assembly_take(ReaderObject *self, size_t len) {
+    PyObject *rec = self->assembly;
+    self->assembly = NULL;
+    assembly_hint_set(self, len);
+    assert(rec != NULL && (size_t)PyBytes_GET_SIZE(rec) >= len && len > 0);
+    if ((size_t)PyBytes_GET_SIZE(rec) != len &&
+        _PyBytes_Resize(&rec, (Py_ssize_t)len) < 0)
+        return NULL;
+    return rec;
+}
+
 /* The next record as bytes, NULL at the end (no exception) or on error. */
 static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
     llog_event ev;
@@ -574,16 +678,22 @@ static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
         if (llog_reader_next_length(self->core) >= GIL_FRAGMENT) {
             /* A long checksum: let other threads run. The object lock keeps
              * the core to this thread; a buffer source stays exported. */
-            Py_BEGIN_ALLOW_THREADS
+            self->released = PyEval_SaveThread();
             llog_reader_next(self->core, &ev);
-            Py_END_ALLOW_THREADS
+            PyEval_RestoreThread(self->released);
+            self->released = NULL;
         } else {
             llog_reader_next(self->core, &ev);
         }
         switch (ev.kind) {
         case LLOG_EV_RECORD: {
-            PyObject *rec = PyBytes_FromStringAndSize((const char *)ev.data,
-                                                      (Py_ssize_t)ev.len);
+            PyObject *rec;
+            if (ev.assembled) {
+                rec = assembly_take(self, ev.len);
+            } else {
+                rec = PyBytes_FromStringAndSize((const char *)ev.data,
+                                                (Py_ssize_t)ev.len);
+            }
             if (rec == NULL)
                 return NULL;
             self->has_last = 1;
@@ -722,7 +832,10 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
                                      &source, &recovery, &verify, &start, &end,
                                      &on_corruption))
         return -1;
-    llog_reader_options opt = {0, LLOG_NO_END, verify, 0};
+    llog_reader_options opt = {.end = LLOG_NO_END,
+                               .verify_checksums = verify,
+                               .reserve = assembly_reserve,
+                               .reserve_ctx = self};
     self->recovery = REC_SKIP;
     self->verify_checksums = verify;
     if (recovery != NULL && parse_recovery(recovery, &self->recovery) < 0)
@@ -821,6 +934,7 @@ static void reader_close_locked(ReaderObject *self) {
     reader_release_source(self);
     llog_reader_free(self->core);
     self->core = NULL;
+    Py_CLEAR(self->assembly);
 }
 
 static PyObject *Reader_close(PyObject *op, PyObject *unused) {
@@ -1648,7 +1762,8 @@ static int scan_tail(int fd, uint64_t size, tail_scan *out) {
     uint64_t start = last - last % LLOG_BLOCK_SIZE;
     int rc = 0;
     for (;;) {
-        llog_reader_options opt = {start, LLOG_NO_END, 1, 0};
+        llog_reader_options opt = {
+            .start = start, .end = LLOG_NO_END, .verify_checksums = 1};
         llog_reader *r = llog_reader_new(&opt);
         if (r == NULL) {
             PyErr_NoMemory();

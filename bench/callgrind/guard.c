@@ -205,7 +205,7 @@ typedef struct {
  * what was written (verify mode only). */
 __attribute__((noinline)) int phase_decode(const workload *w, tally *t,
                                            int check) {
-    llog_reader_options opt = {0, LLOG_NO_END, 1, 0};
+    llog_reader_options opt = {.end = LLOG_NO_END, .verify_checksums = 1};
     llog_reader *r = llog_reader_new(&opt);
     if (r == NULL)
         return -1;

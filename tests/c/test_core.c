@@ -1280,7 +1280,10 @@ typedef struct read_info {
 
 static read_info read_log(const uint8_t *log, size_t len, read_opts o,
                           tevs *out) {
-    llog_reader_options opt = {o.start, o.end, o.verify, o.sequential};
+    llog_reader_options opt = {.start = o.start,
+                               .end = o.end,
+                               .verify_checksums = o.verify,
+                               .sequential = o.sequential};
     llog_reader *r = llog_reader_new(&opt);
     read_info info = {LLOG_EV_ERROR, 0, 0, 0};
     if (!CHECK(r != NULL))
@@ -2390,7 +2393,8 @@ static void check_growth(const wlog *L, size_t p, int sequential) {
     uint8_t *prefix = xmalloc(p); /* exactly sized: no peeking past p */
     if (p > 0)
         memcpy(prefix, L->log.p, p);
-    llog_reader_options opt = {0, LLOG_NO_END, 1, sequential};
+    llog_reader_options opt = {
+        .end = LLOG_NO_END, .verify_checksums = 1, .sequential = sequential};
     llog_reader *r = llog_reader_new(&opt);
     if (!CHECK(r != NULL)) {
         free(prefix);
@@ -2452,7 +2456,7 @@ static void test_reader_growing_log_no_duplicates(void) {
     check_growth(&L, len, 1);
 
     /* Growing in several steps, one reader throughout. */
-    llog_reader_options opt = {0, LLOG_NO_END, 1, 0};
+    llog_reader_options opt = {.end = LLOG_NO_END, .verify_checksums = 1};
     llog_reader *r = llog_reader_new(&opt);
     feeder f = {L.log.p, 0, 0, 0, 0, 0};
     tevs got = {0}, records = {0}, want = {0};

@@ -245,7 +245,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_format(enc, any_start, enc_len, shifted, n);
     free(enc);
 
-    llog_reader_options opt = {0, LLOG_NO_END, !(flags & 1), (flags & 2) != 0};
+    llog_reader_options opt = {.end = LLOG_NO_END,
+                               .verify_checksums = !(flags & 1),
+                               .sequential = (flags & 2) != 0};
     seen_log s = {0};
     read_all(&opt, log, len, &s);
     check_read(&s, recs, n);
