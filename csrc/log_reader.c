@@ -35,6 +35,8 @@ struct llog_reader {
     int resync;     /* skip MIDDLE and LAST until another type shows up */
 
     const uint8_t *block; /* the block fed by the caller */
+    const uint8_t *rest;  /* its bytes past the first header, when fed in
+                             two pieces (llog_reader_feed_split); else NULL */
     size_t block_len;
     uint64_t block_offset;
     int have_block;
@@ -48,6 +50,8 @@ struct llog_reader {
     size_t buf_cap;         /* (opt.reserve) */
     uint64_t clean_end;
 
+    uint32_t type_crc[LLOG_MAX_TYPE + 1]; /* CRC of each known type byte */
+    llog_event *out; /* the caller's event, while none was produced */
     llog_event queue[QUEUE_MAX];
     int queue_head;
     int queue_len;
@@ -60,6 +64,10 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
     if (r == NULL)
         return NULL;
     r->opt = *options;
+    for (uint32_t t = 0; t <= LLOG_MAX_TYPE; t++) {
+        uint8_t byte = (uint8_t)t;
+        r->type_crc[t] = llog_crc32c_extend(0, &byte, 1);
+    }
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
@@ -88,9 +96,27 @@ uint64_t llog_reader_wanted(const llog_reader *r) {
 void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len) {
     assert(len <= LLOG_BLOCK_SIZE); /* one block at a time */
     r->block = data;
+    r->rest = NULL;
     r->block_len = len;
     r->block_offset = llog_reader_wanted(r);
     r->have_block = 1;
+}
+
+void llog_reader_feed_split(llog_reader *r, const uint8_t *head,
+                            const uint8_t *rest, size_t len) {
+    assert(r->phase == PHASE_READ && len > LLOG_HEADER_SIZE);
+    llog_reader_feed(r, head, len);
+    r->rest = rest;
+}
+
+/* The block's bytes from offset `in` on. A block fed in two pieces is read
+ * at its start (a header) and from the end of that header on: records
+ * begin at offset 0 or past the first header, never inside it. */
+static const uint8_t *block_at(const llog_reader *r, size_t in) {
+    if (r->rest != NULL && in >= LLOG_HEADER_SIZE)
+        return r->rest + (in - LLOG_HEADER_SIZE);
+    assert(r->rest == NULL || in == 0);
+    return r->block + in;
 }
 
 uint64_t llog_reader_position(const llog_reader *r) {
@@ -109,16 +135,23 @@ size_t llog_reader_next_length(const llog_reader *r) {
     size_t in = (size_t)(r->pos - r->block_offset);
     if (in >= r->block_len || r->block_len - in < LLOG_HEADER_SIZE)
         return 0;
-    return (size_t)r->block[in + 4] | (size_t)r->block[in + 5] << 8;
+    const uint8_t *h = block_at(r, in);
+    return (size_t)h[4] | (size_t)h[5] << 8;
 }
 
 /* ---- event queue ---------------------------------------------------- */
 
+/* The first event of a call goes straight to the caller; later ones wait in
+ * the queue. */
 static llog_event *push(llog_reader *r, llog_event_kind kind) {
-    assert(r->queue_len < QUEUE_MAX); /* see QUEUE_MAX */
-    llog_event *ev = &r->queue[r->queue_len++];
-    memset(ev, 0, sizeof *ev);
-    ev->kind = kind;
+    llog_event *ev = r->out;
+    if (ev != NULL) {
+        r->out = NULL;
+    } else {
+        assert(r->queue_len < QUEUE_MAX); /* see QUEUE_MAX */
+        ev = &r->queue[r->queue_len++];
+    }
+    *ev = (llog_event){.kind = kind};
     return ev;
 }
 
@@ -205,9 +238,33 @@ static int append(llog_reader *r, const uint8_t *data, size_t n) {
     size_t need = r->buf_len + n;
     if (need > r->buf_cap && !reserve(r, need))
         return 0;
-    memcpy(r->buf + r->buf_len, data, n);
+    if (data != r->buf + r->buf_len) /* else read in place */
+        memcpy(r->buf + r->buf_len, data, n);
     r->buf_len = need;
     return 1;
+}
+
+int llog_reader_in_place(const llog_reader *r, size_t *assembled) {
+    if (r->phase != PHASE_READ || r->opt.reserve == NULL || !r->in_record ||
+        r->resync || r->record_offset < r->opt.start ||
+        r->failure != LLOG_OK || r->pos % LLOG_BLOCK_SIZE != 0 ||
+        (r->have_block && r->block_offset == r->pos))
+        return 0;
+    *assembled = r->buf_len;
+    return 1;
+}
+
+uint8_t *llog_reader_append_point(llog_reader *r, size_t more) {
+    size_t assembled;
+    assert(more > 0 && llog_reader_in_place(r, &assembled));
+    (void)assembled;
+    if (more > SIZE_MAX - r->buf_len) {
+        r->failure = LLOG_ERR_TOO_LARGE;
+        return NULL;
+    }
+    if (r->buf_len + more > r->buf_cap && !reserve(r, r->buf_len + more))
+        return NULL;
+    return r->buf + r->buf_len;
 }
 
 /* A FULL or FIRST arrived: an open record can never end now. */
@@ -318,7 +375,11 @@ static enum step_result step(llog_reader *r) {
         end_of_data(r, left, "truncated header at end of file");
         return STEP_EOF;
     }
-    const uint8_t *h = r->block + in;
+    const uint8_t *h = r->block + in, *payload = h + LLOG_HEADER_SIZE;
+    if (r->rest != NULL) { /* fed in two pieces */
+        h = block_at(r, in);
+        payload = block_at(r, in + LLOG_HEADER_SIZE);
+    }
     size_t length = (size_t)h[4] | (size_t)h[5] << 8;
     unsigned type = h[6];
     if (LLOG_HEADER_SIZE + length > left) {
@@ -345,7 +406,9 @@ static enum step_result step(llog_reader *r) {
     }
     if (r->opt.verify_checksums) {
         uint32_t expected = llog_unmask_crc(llog_load32(h));
-        if (llog_crc32c_extend(0, h + 6, 1 + length) != expected) {
+        uint32_t crc = type <= LLOG_MAX_TYPE ? r->type_crc[type]
+                                             : llog_crc32c_extend(0, h + 6, 1);
+        if (llog_crc32c_extend(crc, payload, length) != expected) {
             /* The length may be what is damaged: trusting it could land on
              * bytes that merely look like a record. Drop the block's rest. */
             report(r, r->pos, left, "checksum mismatch");
@@ -356,7 +419,7 @@ static enum step_result step(llog_reader *r) {
     }
     uint64_t at = r->pos;
     r->pos += LLOG_HEADER_SIZE + length;
-    on_fragment(r, type, at, h + LLOG_HEADER_SIZE, length);
+    on_fragment(r, type, at, payload, length);
     return STEP_CONTINUE;
 }
 
@@ -437,21 +500,27 @@ static int range_done(const llog_reader *r) {
            (!r->in_record || r->record_offset >= r->opt.end);
 }
 
+/* Hands the caller an event of this kind with no other field set. */
+static void answer(llog_reader *r, llog_event *ev, llog_event_kind kind) {
+    r->out = NULL;
+    *ev = (llog_event){.kind = kind};
+}
+
 void llog_reader_next(llog_reader *r, llog_event *ev) {
+    if (r->queue_head < r->queue_len) {
+        *ev = r->queue[r->queue_head++];
+        return;
+    }
+    r->queue_head = r->queue_len = 0;
+    r->out = ev;
     for (;;) {
-        if (r->queue_head < r->queue_len) {
-            *ev = r->queue[r->queue_head++];
-            return;
-        }
-        r->queue_head = r->queue_len = 0;
         if (r->failure != LLOG_OK)
             r->phase = PHASE_FAILED;
-        memset(ev, 0, sizeof *ev);
         switch (r->phase) {
         case PHASE_SYNC_START:
         case PHASE_SYNC_BACK:
             if (!r->have_block || r->block_offset != r->probe) {
-                ev->kind = LLOG_EV_NEED_BLOCK;
+                answer(r, ev, LLOG_EV_NEED_BLOCK);
                 return;
             }
             sync_step(r);
@@ -462,17 +531,19 @@ void llog_reader_next(llog_reader *r, llog_event *ev) {
                 break;
             }
             if (step(r) == STEP_NEED_BLOCK) {
-                ev->kind = LLOG_EV_NEED_BLOCK;
+                answer(r, ev, LLOG_EV_NEED_BLOCK);
                 return;
             }
             break;
         case PHASE_DONE:
-            ev->kind = LLOG_EV_DONE;
+            answer(r, ev, LLOG_EV_DONE);
             return;
         case PHASE_FAILED:
-            ev->kind = LLOG_EV_ERROR;
+            answer(r, ev, LLOG_EV_ERROR);
             ev->size = (uint64_t)r->failure;
             return;
         }
+        if (r->out == NULL) /* the step produced an event */
+            return;
     }
 }

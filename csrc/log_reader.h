@@ -105,6 +105,32 @@ uint64_t llog_reader_wanted(const llog_reader *r);
 void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len);
 
 /*
+ * Reading a record's payload in place. llog_reader_in_place returns 1 when
+ * the wanted block would continue a record being assembled in the caller's
+ * buffer (options.reserve: the reader is inside such a record, in range, and
+ * wants the next block from its start), with the record's length so far in
+ * *assembled; else 0. llog_reader_append_point then makes room for `more`
+ * (> 0) further payload bytes and returns where the wanted block's first
+ * payload byte would be appended (NULL when out of memory: the next event is
+ * then ERROR). The caller may read the block's payload straight there and
+ * feed the block with llog_reader_feed_split: the reader checks it as any
+ * block and, when it does continue the record, appends it where it already
+ * is instead of copying it.
+ */
+int llog_reader_in_place(const llog_reader *r, size_t *assembled);
+uint8_t *llog_reader_append_point(llog_reader *r, size_t more);
+
+/*
+ * Feeds the wanted block in two pieces: its header (the first
+ * LLOG_HEADER_SIZE bytes) at `head` and the rest, len - LLOG_HEADER_SIZE
+ * bytes, at `rest`. Only while reading (after the reader has asked for a
+ * block at or after `start`'s): see llog_reader_append_point. Both pieces
+ * stay valid and unchanged as for llog_reader_feed.
+ */
+void llog_reader_feed_split(llog_reader *r, const uint8_t *head,
+                            const uint8_t *rest, size_t len);
+
+/*
  * File offset where reading would go on: past every byte consumed (never
  * before `start`). After EOF, the start of the incomplete tail (or of the
  * open record). Events still queued are not accounted for: ask between

@@ -18,6 +18,7 @@
 #ifdef _WIN32
 #include <io.h>
 #else
+#include <sys/uio.h>
 #include <unistd.h>
 #endif
 
@@ -63,6 +64,11 @@ static void PyErr_SetRaisedException(PyObject *exc) {
  * first sized like the reader's last such record (any reader's, for its
  * first), up to this. */
 #define ASSEMBLY_HINT_MAX ((size_t)64 << 20)
+/* Such a record's payload is read from a file straight into that object,
+ * up to this many blocks per system call (see reader_fill_in_place). */
+#if defined(__linux__) || defined(__FreeBSD__)
+#define IN_PLACE_BLOCKS 16
+#endif
 
 typedef struct {
     PyTypeObject *writer_type;
@@ -323,6 +329,15 @@ typedef struct {
     size_t assembly_hint;    /* the last such record's length */
     PyThreadState *released; /* the GIL's saved state while the core runs
                                 without it, else NULL */
+#ifdef IN_PLACE_BLOCKS
+    /* Blocks read in place (reader_fill_in_place), waiting to be fed: each
+     * one a header here and its payload in self->assembly. */
+    uint8_t in_place_head[IN_PLACE_BLOCKS][LLOG_HEADER_SIZE];
+    int in_place_next, in_place_left;
+    uint64_t in_place_offset; /* file offset of the next one */
+    uint8_t *in_place_body;   /* its payload */
+#endif
+    uint64_t blocks_in_place; /* fed so, for tests (_blocks_in_place) */
 } ReaderObject;
 
 static void reader_release_source(ReaderObject *self) {
@@ -465,6 +480,104 @@ static Py_ssize_t path_read_at(ReaderObject *self, uint8_t *buf, size_t n,
     return got;
 }
 
+static size_t assembly_hint(ReaderObject *self);
+
+#ifdef IN_PLACE_BLOCKS
+/* Feeds the next block read in place (a header and its payload). */
+static void in_place_feed(ReaderObject *self) {
+    llog_reader_feed_split(self->core,
+                           self->in_place_head[self->in_place_next],
+                           self->in_place_body, LLOG_BLOCK_SIZE);
+    self->in_place_next++;
+    self->in_place_left--;
+    self->in_place_offset += LLOG_BLOCK_SIZE;
+    self->in_place_body += LLOG_MAX_FRAGMENT;
+    self->blocks_in_place++;
+}
+
+/*
+ * Inside a long record, reads the blocks that carry on with it straight
+ * into the record's bytes object: one preadv puts each block's header in
+ * in_place_head and its payload where the core would copy it to. How many
+ * blocks: as many as the last such record suggests are MIDDLE fragments
+ * (a few when it is already longer), and then one more block, the one
+ * expected to end it, read whole into the block buffer. What was read is
+ * then sorted out: blocks that are one full MIDDLE fragment each are fed
+ * split (the core still checks everything and appends them without a
+ * copy); at the first that is not, its bytes are copied together into the
+ * block buffer and the rest is forgotten (read again when wanted). Returns
+ * 1 when a block was fed, 0 when this does not apply, -1 on error.
+ */
+static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
+    size_t assembled;
+    if (!llog_reader_in_place(self->core, &assembled))
+        return 0;
+    size_t hint = assembly_hint(self);
+    size_t expect = hint > assembled ? hint - assembled : 0;
+    size_t n = expect == 0 ? 3 : (expect - 1) / LLOG_MAX_FRAGMENT;
+    if (n > IN_PLACE_BLOCKS)
+        n = IN_PLACE_BLOCKS;
+    uint8_t *dst = NULL;
+    if (n > 0) {
+        dst = llog_reader_append_point(self->core, n * LLOG_MAX_FRAGMENT);
+        if (dst == NULL)
+            return 0; /* out of memory: the core's next event says so */
+    }
+    struct iovec iov[2 * IN_PLACE_BLOCKS + 1];
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        iov[count].iov_base = self->in_place_head[i];
+        iov[count++].iov_len = LLOG_HEADER_SIZE;
+        iov[count].iov_base = dst + i * LLOG_MAX_FRAGMENT;
+        iov[count++].iov_len = LLOG_MAX_FRAGMENT;
+    }
+    iov[count].iov_base = self->block;
+    iov[count++].iov_len = LLOG_BLOCK_SIZE;
+    ssize_t got;
+    do {
+        Py_BEGIN_ALLOW_THREADS
+        got = preadv(self->fd, iov, count, (off_t)want);
+        Py_END_ALLOW_THREADS
+    } while (got < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
+    if (got < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    size_t read = (size_t)got, k = 0;
+    while (k < n && read >= (k + 1) * LLOG_BLOCK_SIZE) {
+        const uint8_t *h = self->in_place_head[k];
+        if (h[6] != LLOG_MIDDLE ||
+            ((size_t)h[4] | (size_t)h[5] << 8) != LLOG_MAX_FRAGMENT)
+            break;
+        k++;
+    }
+    self->block_offset = want + k * LLOG_BLOCK_SIZE;
+    size_t past = read > k * LLOG_BLOCK_SIZE ? read - k * LLOG_BLOCK_SIZE : 0;
+    if (k < n) { /* block k ends the run: put its pieces together */
+        size_t len = past < LLOG_BLOCK_SIZE ? past : LLOG_BLOCK_SIZE;
+        size_t head = len < LLOG_HEADER_SIZE ? len : LLOG_HEADER_SIZE;
+        memcpy(self->block, self->in_place_head[k], head);
+        if (len > head)
+            memcpy(self->block + head, dst + k * LLOG_MAX_FRAGMENT,
+                   len - head);
+        past = len;
+    }
+    self->block_len = past; /* cut short: read again when wanted */
+    if (k == 0) {
+        llog_reader_feed(self->core, self->block,
+                         past < LLOG_BLOCK_SIZE ? past : LLOG_BLOCK_SIZE);
+        return 1;
+    }
+    self->in_place_next = 0;
+    self->in_place_left = (int)k;
+    self->in_place_offset = want;
+    self->in_place_body = dst;
+    in_place_feed(self);
+    return 1;
+}
+#endif
+
 /*
  * Feeds the core the block it wants. The last block read is kept: asking for
  * it again (the log has grown) only reads what is new past its end.
@@ -483,11 +596,23 @@ static int reader_fill(ReaderObject *self) {
         return 0;
     }
     if (self->kind == SRC_FD && self->seekable) {
+#ifdef IN_PLACE_BLOCKS
+        if (self->in_place_left > 0 && want == self->in_place_offset) {
+            in_place_feed(self);
+            return 0;
+        }
+        self->in_place_left = 0;
+#endif
         /* Read READ_CHUNK bytes at a time and feed blocks from them; a block
          * not wholly in the chunk (the end of the file, or not read yet) is
          * read again, so a grown or rewritten tail is seen. */
         uint64_t cached_end = self->block_offset + self->block_len;
         if (want < self->block_offset || want + LLOG_BLOCK_SIZE > cached_end) {
+#ifdef IN_PLACE_BLOCKS
+            int rc = reader_fill_in_place(self, want);
+            if (rc != 0)
+                return rc < 0 ? -1 : 0;
+#endif
             Py_ssize_t got =
                 fd_read_full(self->fd, 1, self->block, READ_CHUNK, want);
             if (got < 0)
@@ -1098,6 +1223,16 @@ static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
     return PyLong_FromUnsignedLongLong(dropped);
 }
 
+static PyObject *Reader_get_in_place(PyObject *op, void *closure) {
+    (void)closure;
+    ReaderObject *self = (ReaderObject *)op;
+    if (obj_lock_acquire(&self->lock) < 0)
+        return NULL;
+    uint64_t n = self->blocks_in_place;
+    obj_lock_release(&self->lock);
+    return PyLong_FromUnsignedLongLong(n);
+}
+
 static PyObject *Reader_get_closed(PyObject *op, void *closure) {
     (void)closure;
     return PyBool_FromLong(((ReaderObject *)op)->closed);
@@ -1194,6 +1329,10 @@ static PyGetSetDef Reader_getset[] = {
      NULL},
     {"position", Reader_get_position, NULL,
      "Offset where reading goes on: Reader(start=position) resumes here.",
+     NULL},
+    {"_blocks_in_place", Reader_get_in_place, NULL,
+     "Blocks whose payload was read from the file straight into a record "
+     "(internal: for tests and benchmarks).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -1331,7 +1470,6 @@ static int emit(WriterObject *self, const uint8_t *p, size_t n) {
 }
 
 #ifndef _WIN32
-#include <sys/uio.h>
 #define WRITEV_FRAGMENTS 64 /* fragments per writev call */
 
 /* Writes iov[0..count) completely, counting progress in `written`; returns

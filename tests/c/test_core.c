@@ -1210,15 +1210,65 @@ typedef struct feeder {
     uint64_t last_fed;
     int fed_any;
     size_t blocks_fed;
+    size_t in_place; /* blocks fed in two pieces, payload in place */
 } feeder;
 
 static const uint8_t nothing[1];
+
+/* The caller's assembly buffers of an in-place read: every one handed to
+ * the reader lives until the read is over (a block fed in two pieces may
+ * still be read from one the reader has moved on from). */
+typedef struct assembly {
+    uint8_t **all;
+    size_t n;
+    uint8_t *current;
+    size_t calls;
+} assembly;
+
+static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
+                                 size_t *cap) {
+    assembly *a = ctx;
+    CHECK(need > len && (len == 0 || a->current != NULL));
+    uint8_t *fresh = xmalloc(need + 100);
+    memset(fresh, 0xA5, need + 100); /* not what any log holds there */
+    if (len > 0)
+        memcpy(fresh, a->current, len);
+    a->all = xrealloc(a->all, (a->n + 1) * sizeof *a->all);
+    a->all[a->n++] = fresh;
+    a->current = fresh;
+    a->calls++;
+    *cap = need + 100;
+    return fresh;
+}
+
+static void assembly_free(assembly *a) {
+    for (size_t i = 0; i < a->n; i++)
+        free(a->all[i]);
+    free(a->all);
+}
+
+/* When the reader would go on with a record at the wanted block, feeds the
+ * block split, its payload copied first to where the record goes on (what
+ * the extension does with preadv); returns 1 if it did. */
+static int feed_in_place(llog_reader *r, feeder *f, uint64_t want, size_t n) {
+    size_t assembled;
+    if (n <= H || !llog_reader_in_place(r, &assembled))
+        return 0;
+    uint8_t *at = llog_reader_append_point(r, B - H);
+    if (!CHECK(at != NULL))
+        return 0;
+    memcpy(at, f->log + want + H, n - H);
+    llog_reader_feed_split(r, f->log + want, at, n);
+    f->in_place++;
+    return 1;
+}
 
 /*
  * Runs r until EOF, DONE or ERROR, appending every event but NEED_BLOCK to
  * out; returns the last kind (LLOG_EV_ERROR also when the reader misbehaves).
  */
-static llog_event_kind drive(llog_reader *r, feeder *f, tevs *out) {
+static llog_event_kind drive(llog_reader *r, feeder *f, int in_place,
+                             tevs *out) {
     int fresh = 0; /* a block was just fed and nothing came out of it yet */
     uint64_t fresh_offset = 0;
     for (long guard = 0; guard < 50000000; guard++) {
@@ -1242,7 +1292,8 @@ static llog_event_kind drive(llog_reader *r, feeder *f, tevs *out) {
             size_t n = 0;
             if (want < f->len)
                 n = f->len - want < B ? (size_t)(f->len - want) : B;
-            llog_reader_feed(r, n ? f->log + want : nothing, n);
+            if (!in_place || !feed_in_place(r, f, want, n))
+                llog_reader_feed(r, n ? f->log + want : nothing, n);
             f->last_fed = want;
             f->fed_any = 1;
             f->blocks_fed++;
@@ -1268,32 +1319,39 @@ static llog_event_kind drive(llog_reader *r, feeder *f, tevs *out) {
 typedef struct read_opts {
     uint64_t start, end;
     int verify, sequential;
+    int in_place; /* read payloads where their record goes on (see feed) */
 } read_opts;
 
-static const read_opts WHOLE = {0, LLOG_NO_END, 1, 0};
+static const read_opts WHOLE = {.end = LLOG_NO_END, .verify = 1};
 
 typedef struct read_info {
     llog_event_kind last;
     uint64_t clean_end, position;
     size_t blocks_fed;
+    size_t in_place; /* of which fed split, payload in place */
 } read_info;
 
 static read_info read_log(const uint8_t *log, size_t len, read_opts o,
                           tevs *out) {
+    assembly a = {0};
     llog_reader_options opt = {.start = o.start,
                                .end = o.end,
                                .verify_checksums = o.verify,
-                               .sequential = o.sequential};
+                               .sequential = o.sequential,
+                               .reserve = o.in_place ? assembly_reserve : NULL,
+                               .reserve_ctx = &a};
     llog_reader *r = llog_reader_new(&opt);
-    read_info info = {LLOG_EV_ERROR, 0, 0, 0};
+    read_info info = {LLOG_EV_ERROR, 0, 0, 0, 0};
     if (!CHECK(r != NULL))
         return info;
-    feeder f = {log, len, o.sequential, 0, 0, 0};
-    info.last = drive(r, &f, out);
+    feeder f = {.log = log, .len = len, .sequential = o.sequential};
+    info.last = drive(r, &f, o.in_place, out);
     info.clean_end = llog_reader_clean_end(r);
     info.position = llog_reader_position(r);
     info.blocks_fed = f.blocks_fed;
+    info.in_place = f.in_place;
     llog_reader_free(r);
+    assembly_free(&a);
     return info;
 }
 
@@ -1336,8 +1394,10 @@ static void read_in_ranges(const uint8_t *log, size_t len,
                            const uint64_t *cuts, size_t ncuts, int sequential,
                            int expect_done, tevs *all) {
     for (size_t i = 0; i < ncuts; i++) {
-        read_opts o = {cuts[i], i + 1 < ncuts ? cuts[i + 1] : LLOG_NO_END, 1,
-                       sequential};
+        read_opts o = {.start = cuts[i],
+                       .end = i + 1 < ncuts ? cuts[i + 1] : LLOG_NO_END,
+                       .verify = 1,
+                       .sequential = sequential};
         tevs one = {0};
         read_info info = read_log(log, len, o, &one);
         int ok = CHECK(info.last == LLOG_EV_DONE || info.last == LLOG_EV_EOF);
@@ -1394,6 +1454,13 @@ static void expect_log(const char *what, const buf *log, int verify,
     if (!check_events(&got, want, what))
         note("(whole log, sequential)");
     tevs_free(&got);
+    o.sequential = 0;
+    o.in_place = 1;
+    read_log(log->p, log->len, o, &got);
+    if (!check_events(&got, want, what))
+        note("(whole log, payloads read in place)");
+    tevs_free(&got);
+    o.in_place = 0;
     if (!verify)
         return;
     size_t step = log->len <= 600 ? 1 : 97;
@@ -2086,7 +2153,8 @@ static void test_reader_empty_range_is_done_at_once(void) {
     put_phys(&log, LLOG_FULL, "abc", 3);
     for (size_t i = 0; i < 4; i++) {
         tevs got = {0};
-        read_opts o = {ranges[i][0], ranges[i][1], 1, 0};
+        read_opts o = {
+            .start = ranges[i][0], .end = ranges[i][1], .verify = 1};
         read_info info = read_log(log.p, log.len, o, &got);
         CHECK_EQ(info.last, LLOG_EV_DONE);
         CHECK_EQ(got.n, 1);
@@ -2176,7 +2244,9 @@ static void test_reader_sequential_gives_same_results(void) {
     uint64_t *cuts;
     size_t n = make_cuts(L.log.len, 4999, &cuts);
     for (size_t i = 0; i < n; i++) {
-        read_opts o = {cuts[i], i + 1 < n ? cuts[i + 1] : LLOG_NO_END, 1, 0};
+        read_opts o = {.start = cuts[i],
+                       .end = i + 1 < n ? cuts[i + 1] : LLOG_NO_END,
+                       .verify = 1};
         read_log(L.log.p, L.log.len, o, &a);
         o.sequential = 1;
         read_log(L.log.p, L.log.len, o, &b);
@@ -2296,7 +2366,7 @@ static void test_reader_range_at_block_with_unknown_type_in_open_record(void) {
     /* Whatever a whole read reports at offset 0 belongs to [0, B). */
     want_rec(&want, B + 12, "x", 1);
     want_eof(&want);
-    read_opts o = {B, LLOG_NO_END, 1, 0};
+    read_opts o = {.start = B, .end = LLOG_NO_END, .verify = 1};
     read_log(log.p, log.len, o, &got);
     check_events(&got, &want, "range [32768, end)");
     tevs_free(&got);
@@ -2328,7 +2398,7 @@ static void test_reader_range_at_block_with_torn_header_of_open_record(void) {
     tevs_free(&want);
 
     want_eof(&want);
-    read_opts o = {B, LLOG_NO_END, 1, 0};
+    read_opts o = {.start = B, .end = LLOG_NO_END, .verify = 1};
     read_log(L.log.p, L.log.len, o, &got);
     check_events(&got, &want, "range [32768, end)");
     tevs_free(&got);
@@ -2400,7 +2470,7 @@ static void check_growth(const wlog *L, size_t p, int sequential) {
         free(prefix);
         return;
     }
-    feeder f = {prefix, p, sequential, 0, 0, 0};
+    feeder f = {.log = prefix, .len = p, .sequential = sequential};
     tevs got = {0}, want = {0};
     tail_want t = expect_tail(L, p);
     for (size_t i = 0; i < t.nrec; i++)
@@ -2409,7 +2479,7 @@ static void check_growth(const wlog *L, size_t p, int sequential) {
         want_torn(&want, t.offset, t.size, t.reason);
     else
         want_eof(&want);
-    int ok = CHECK_EQ(drive(r, &f, &got), LLOG_EV_EOF);
+    int ok = CHECK_EQ(drive(r, &f, 0, &got), LLOG_EV_EOF);
     ok &= check_events(&got, &want, "prefix");
     ok &= CHECK_EQ(llog_reader_clean_end(r), t.clean_end);
     ok &= CHECK_EQ(llog_reader_position(r), t.torn ? t.offset : p);
@@ -2422,7 +2492,7 @@ static void check_growth(const wlog *L, size_t p, int sequential) {
     for (size_t i = t.nrec; i < L->nrc; i++)
         want_rec(&want, L->rc[i].offset, L->rc[i].data, L->rc[i].len);
     want_eof(&want);
-    ok &= CHECK_EQ(drive(r, &f, &got), LLOG_EV_EOF);
+    ok &= CHECK_EQ(drive(r, &f, 0, &got), LLOG_EV_EOF);
     ok &= check_events(&got, &want, "after growing");
     ok &= CHECK_EQ(llog_reader_clean_end(r), L->log.len);
     ok &= CHECK_EQ(llog_reader_position(r), L->log.len);
@@ -2458,12 +2528,12 @@ static void test_reader_growing_log_no_duplicates(void) {
     /* Growing in several steps, one reader throughout. */
     llog_reader_options opt = {.end = LLOG_NO_END, .verify_checksums = 1};
     llog_reader *r = llog_reader_new(&opt);
-    feeder f = {L.log.p, 0, 0, 0, 0, 0};
+    feeder f = {.log = L.log.p};
     tevs got = {0}, records = {0}, want = {0};
     for (size_t p = 0;; p += 1 + rnd_below(9000)) {
         f.len = p < len ? p : len;
         tevs step = {0};
-        CHECK_EQ(drive(r, &f, &step), LLOG_EV_EOF);
+        CHECK_EQ(drive(r, &f, 0, &step), LLOG_EV_EOF);
         for (size_t i = 0; i < step.n; i++)
             tevs_add_copy(&got, &step.v[i]);
         tevs_free(&step);
@@ -2486,6 +2556,55 @@ static void test_reader_growing_log_no_duplicates(void) {
 }
 
 /* ---- main --------------------------------------------------------------- */
+
+/*
+ * Payloads read in place (fed split, straight into the caller's buffer)
+ * read as copied ones do, on clean logs of long records and on the same
+ * logs damaged inside and around them: flipped bytes, rewritten headers,
+ * zeroed blocks, truncation.
+ */
+static void test_reader_in_place_matches_copying(void) {
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        wlog L = {0};
+        make_mixed_log(&L, seed, 40, 150000);
+        buf log = {0};
+        buf_put(&log, L.log.p, L.log.len);
+        unsigned what = (unsigned)(seed % 5);
+        for (int k = 0; k < 3 && what != 0; k++) {
+            size_t at = rnd_below(log.len);
+            if (what == 1) {
+                log.p[at] ^= (uint8_t)(1 + rnd_below(255));
+            } else if (what == 2) { /* a header at a block start */
+                size_t blk = at - at % B;
+                log.p[blk + 4 + rnd_below(3)] ^= (uint8_t)(1 + rnd_below(255));
+            } else if (what == 3) {
+                size_t blk = at - at % B;
+                size_t n = log.len - blk < B ? log.len - blk : B;
+                memset(log.p + blk, 0, n);
+            } else {
+                log.len = at; /* torn at any byte */
+            }
+        }
+        for (int verify = 0; verify <= 1; verify++) {
+            tevs copied = {0}, placed = {0};
+            read_opts o = WHOLE;
+            o.verify = verify;
+            read_log(log.p, log.len, o, &copied);
+            o.in_place = 1;
+            read_info info = read_log(log.p, log.len, o, &placed);
+            char what_s[80];
+            snprintf(what_s, sizeof what_s, "seed %llu damage %u verify %d",
+                     (unsigned long long)seed, what, verify);
+            check_events(&placed, &copied, what_s);
+            if (what == 0)
+                CHECK(info.in_place > 0); /* the path was taken */
+            tevs_free(&copied);
+            tevs_free(&placed);
+        }
+        buf_free(&log);
+        wlog_free(&L);
+    }
+}
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2543,6 +2662,7 @@ int main(int argc, char **argv) {
     RUN(test_reader_range_at_block_with_unknown_type_in_open_record);
     RUN(test_reader_range_at_block_with_torn_header_of_open_record);
     RUN(test_reader_growing_log_no_duplicates);
+    RUN(test_reader_in_place_matches_copying);
 
     free_vectors();
     printf("%d tests passed, %d tests failed\n", tests_passed, tests_failed);

@@ -95,6 +95,43 @@ static inline void seen_push(seen_log *s, const seen_event *e) {
 
 static inline void seen_free(seen_log *s) { free(s->ev); }
 
+/* ---- the caller's assembly buffers (llog_reader_options.reserve) ------- */
+
+/* Every buffer handed to the reader, freed only when the read is over: a
+ * block fed in two pieces may still be read from one the reader has moved
+ * on from, and a record handed out points into one. */
+typedef struct {
+    uint8_t **all;
+    size_t n, cap;
+    uint8_t *current; /* the one last returned */
+} buffers;
+
+static inline uint8_t *buffers_reserve(void *ctx, size_t len, size_t need,
+                                       size_t *cap) {
+    buffers *b = ctx;
+    FUZZ_CHECK(need > len && (len == 0 || b->current != NULL));
+    uint8_t *fresh = malloc(2 * need);
+    if (fresh == NULL)
+        return NULL;
+    if (len > 0)
+        memcpy(fresh, b->current, len);
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 16;
+        b->all = realloc(b->all, b->cap * sizeof *b->all);
+        FUZZ_CHECK(b->all != NULL);
+    }
+    b->all[b->n++] = fresh;
+    b->current = fresh;
+    *cap = 2 * need;
+    return fresh;
+}
+
+static inline void buffers_free(buffers *b) {
+    for (size_t i = 0; i < b->n; i++)
+        free(b->all[i]);
+    free(b->all);
+}
+
 /* ---- driving the reader ------------------------------------------------ */
 
 /*
@@ -128,6 +165,18 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
                 len = visible - want < LLOG_BLOCK_SIZE
                           ? (size_t)(visible - want)
                           : LLOG_BLOCK_SIZE;
+            size_t assembled;
+            if (opt->reserve != NULL && len > LLOG_HEADER_SIZE &&
+                llog_reader_in_place(r, &assembled)) {
+                /* Read the payload where the record goes on: whatever the
+                 * block holds, the reader must make the same of it. */
+                uint8_t *at = llog_reader_append_point(r, LLOG_MAX_FRAGMENT);
+                FUZZ_CHECK(at != NULL);
+                memcpy(at, log + want + LLOG_HEADER_SIZE,
+                       len - LLOG_HEADER_SIZE);
+                llog_reader_feed_split(r, log + want, at, len);
+                break;
+            }
             llog_reader_feed(r, len ? log + want : NULL, len);
             break;
         }
@@ -138,7 +187,9 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
             FUZZ_CHECK(ev.len == 0 || ev.data != NULL);
             *last_record = ev.offset;
             const uint8_t *h = log + ev.offset;
-            if (h[6] == LLOG_FULL) { /* the payload is right there */
+            if (h[6] == LLOG_FULL || opt->reserve == NULL)
+                FUZZ_CHECK(!ev.assembled); /* only a caller's buffer is */
+            if (h[6] == LLOG_FULL) {       /* the payload is right there */
                 FUZZ_CHECK(((size_t)h[4] | (size_t)h[5] << 8) == ev.len);
                 FUZZ_CHECK(ev.len == 0 ||
                            memcmp(ev.data, h + LLOG_HEADER_SIZE, ev.len) == 0);
@@ -214,6 +265,17 @@ static inline void read_all(const llog_reader_options *opt, const uint8_t *log,
         FUZZ_CHECK(ev.kind == LLOG_EV_DONE);
     }
     llog_reader_free(r);
+}
+
+/* read_all with every block that goes on with a record read in place. */
+static inline void read_in_place(const llog_reader_options *opt,
+                                 const uint8_t *log, size_t len, seen_log *s) {
+    buffers b = {0};
+    llog_reader_options placed = *opt;
+    placed.reserve = buffers_reserve;
+    placed.reserve_ctx = &b;
+    read_all(&placed, log, len, s);
+    buffers_free(&b);
 }
 
 /*

@@ -1,0 +1,190 @@
+"""Long records read from files in place.
+
+Reading a path, the extension reads the blocks that carry on with a fragmented record
+straight into the bytes object it will return (one preadv: each block's header aside, its
+payload where the record goes on), guessing from the last such record how many blocks are
+MIDDLE fragments. Whatever the guess and whatever the blocks really hold (the record ends
+sooner or later, damage, zero fill, a torn tail), the reader must make exactly what the
+model makes of the same bytes. These tests steer the guess with records of repeated, growing
+and shrinking sizes, and by reading a log of one record of a chosen size first (a reader's
+first guess is the last record any reader assembled).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import threading
+from typing import Any
+
+import leveldb_log
+import pytest
+from conftest import MODES, B, H, assert_same, c_read, damage, model_read, payload, scaled
+from hypothesis import given
+from hypothesis import strategies as st
+
+import model
+
+FRAG = B - H  # payload of a block-filling fragment
+IN_PLACE = sys.platform.startswith(("linux", "freebsd"))  # preadv
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    return tmp_path_factory.mktemp("in_place")
+
+
+long_sizes = st.one_of(
+    st.integers(FRAG + 1, 6 * B),
+    st.integers(1, 8).flatmap(lambda k: st.integers(k * FRAG - 3, k * FRAG + 3)),
+)
+any_sizes = st.one_of(long_sizes, st.integers(0, 300), st.integers(300, FRAG + 10))
+
+
+@st.composite
+def size_runs(draw: Any) -> list[int]:
+    """Sizes in runs: the same long size repeated (the guess holds), then others."""
+    sizes: list[int] = []
+    while len(sizes) < 12 and sum(sizes) < 24 * B:
+        n = draw(long_sizes if draw(st.booleans()) else any_sizes)
+        sizes += [n] * draw(st.integers(1, 4))
+        if draw(st.integers(0, 3)) == 0:
+            break
+    return sizes
+
+
+def prime(workdir: pathlib.Path, size: int) -> None:
+    """Makes `size` the length of the last record any reader assembled."""
+    path = workdir / "prime.log"
+    with leveldb_log.Writer(path) as w:
+        w.write(payload(size, 7))
+    with leveldb_log.Reader(path) as r:
+        assert list(r) == [payload(size, 7)]
+
+
+def write_file(workdir: pathlib.Path, data: bytes) -> pathlib.Path:
+    path = workdir / "log"
+    path.write_bytes(data)
+    return path
+
+
+@scaled(0.5)
+@given(
+    sizes=size_runs(),
+    guess=st.sampled_from([2 * B, 5 * B, 20 * B]) | long_sizes,
+    salt=st.integers(0, 9),
+)
+def test_clean_logs_of_long_records_read_whole(workdir, sizes, guess, salt):
+    records = [payload(n, salt * 100 + i) for i, n in enumerate(sizes)]
+    data, offsets = model.encode(records)
+    path = write_file(workdir, data)
+    prime(workdir, guess)
+    with leveldb_log.Reader(path) as r:
+        got = list(r)
+        assert r.dropped_bytes == 0
+    assert [len(x) for x in got] == sizes
+    assert got == records
+
+
+@scaled(0.6)
+@given(
+    sizes=size_runs(),
+    guess=st.sampled_from([2 * B, 5 * B, 20 * B]) | long_sizes,
+    recovery=st.sampled_from(MODES),
+    verify=st.booleans(),
+    data=st.data(),
+)
+def test_damaged_logs_of_long_records_match_model(workdir, sizes, guess, recovery, verify, data):
+    clean, _ = model.encode([payload(n, i) for i, n in enumerate(sizes)])
+    damaged, done, _ = damage(data.draw, clean)
+    path = write_file(workdir, damaged)
+    kw: dict[str, Any] = dict(recovery=recovery, verify_checksums=verify)
+    if data.draw(st.integers(0, 3)) == 0:
+        kw["start"] = data.draw(st.integers(0, len(damaged)))
+    prime(workdir, guess)
+    assert_same(c_read(str(path), **kw), model_read(damaged, **kw), (done, kw))
+
+
+@scaled(0.3)
+@given(sizes=size_runs(), data=st.data())
+def test_a_log_cut_inside_a_long_record_and_grown_back(workdir, sizes, data):
+    """Following a log: the reader stops inside a long record (blocks read in place then
+    cut short), the rest is appended, and it goes on from there."""
+    records = [payload(n, i) for i, n in enumerate(sizes)]
+    full, _ = model.encode(records)
+    cut = data.draw(st.integers(0, len(full)))
+    path = write_file(workdir, full[:cut])
+    got = []
+    with leveldb_log.Reader(path, recovery="skip") as r:
+        got += list(r)
+        with open(path, "ab") as f:
+            f.write(full[cut:])
+        got += list(r)
+        assert r.dropped_bytes == 0
+    assert got == records
+
+
+@pytest.mark.skipif(not IN_PLACE, reason="payloads are read in place where preadv exists")
+def test_long_records_are_read_in_place_and_only_a_run_end_is_copied(workdir):
+    """The path is taken: of 20 records of 9 blocks each, all blocks after a record's first
+    that do not end it are read in place once the guess has been learnt."""
+    size = 9 * FRAG - 100  # 8 MIDDLE-or-FIRST-filled blocks and a LAST
+    records = [payload(size, i) for i in range(20)]
+    path = write_file(workdir, model.encode(records)[0])
+    prime(workdir, size)
+    with leveldb_log.Reader(path) as r:
+        assert list(r) == records
+        # Per record: its FIRST block is shared with the previous record's LAST, and
+        # its LAST block is read whole; the 7 or 8 MIDDLE blocks between come in place.
+        assert r._blocks_in_place >= 20 * 7
+    with leveldb_log.Reader(path.read_bytes()) as r:  # a buffer: nothing to read
+        assert list(r) == records
+        assert r._blocks_in_place == 0
+
+
+@pytest.mark.parametrize("guess", [2 * FRAG, 6 * FRAG, 40 * FRAG])
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_records_ending_exactly_at_a_block_end_while_the_guess_says_more(workdir, k, guess):
+    """Records of exactly k blocks each: every block holds one whole-block fragment (FIRST,
+    MIDDLE or LAST), so only the type tells a block that goes on with a record from one that
+    ends it or starts the next. A longer guess reads past each record's end in place."""
+    records = [payload(k * FRAG, i) for i in range(6)] + [b"tail"]
+    data = model.encode(records)[0]
+    assert len(data) == 6 * k * B + H + 4
+    path = write_file(workdir, data)
+    prime(workdir, guess)
+    with leveldb_log.Reader(path) as r:
+        assert list(r) == records
+        assert r.dropped_bytes == 0
+        if IN_PLACE and k == 3:  # (other k: each record's blocks come in a chunk read)
+            assert r._blocks_in_place > 0
+
+
+def test_reader_threads_read_long_records_in_place_together(workdir):
+    """Several readers of the same file in threads: the GIL is let go for checksums and
+    reads and taken back to grow a record's bytes object."""
+    sizes = [3 * B, 10 * B, 40_000, 10 * B, 7 * FRAG, 100, 2 * B] * 3
+    records = [payload(n, i) for i, n in enumerate(sizes)]
+    path = workdir / "threads.log"
+    path.write_bytes(model.encode(records)[0])
+    results: list[Any] = [None] * 4
+    errors: list[BaseException] = []
+
+    def read(i: int) -> None:
+        try:
+            out = []
+            for _ in range(5):
+                with leveldb_log.Reader(path) as r:
+                    out.append(list(r))
+            results[i] = out
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for out in results:
+        assert out == [records] * 5
