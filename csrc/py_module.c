@@ -77,7 +77,8 @@ typedef struct {
     PyObject *corruption_error;
     PyObject *truncated_error;
     PyObject *os_open;
-    Py_ssize_t assembly_hint; /* the last fragmented record's length */
+    Py_ssize_t assembly_hint;   /* the last fragmented record's length */
+    Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
 } module_state;
 
 static module_state *state_of(PyTypeObject *type) {
@@ -325,10 +326,13 @@ typedef struct {
     int has_last;
     uint64_t last_record_offset;
     uint64_t dropped_bytes;
-    PyObject *assembly;      /* bytes a fragmented record is built in */
-    size_t assembly_hint;    /* the last such record's length */
-    PyThreadState *released; /* the GIL's saved state while the core runs
-                                without it, else NULL */
+    PyObject *assembly; /* bytes a fragmented record is built in, */
+    uint8_t *scratch;   /* or this, when in_scratch */
+    size_t scratch_cap;
+    int in_scratch;
+    size_t last_len, prev_len; /* the last two such records' lengths */
+    PyThreadState *released;   /* the GIL's saved state while the core runs
+                                  without it, else NULL */
 #ifdef IN_PLACE_BLOCKS
     /* Blocks read in place (reader_fill_in_place), waiting to be fed: each
      * one a header here and its payload in self->assembly. */
@@ -497,16 +501,18 @@ static void in_place_feed(ReaderObject *self) {
 
 /*
  * Inside a long record, reads the blocks that carry on with it straight
- * into the record's bytes object: one preadv puts each block's header in
- * in_place_head and its payload where the core would copy it to. How many
- * blocks: as many as the last such record suggests are MIDDLE fragments
- * (a few when it is already longer), and then one more block, the one
- * expected to end it, read whole into the block buffer. What was read is
- * then sorted out: blocks that are one full MIDDLE fragment each are fed
- * split (the core still checks everything and appends them without a
- * copy); at the first that is not, its bytes are copied together into the
- * block buffer and the rest is forgotten (read again when wanted). Returns
- * 1 when a block was fed, 0 when this does not apply, -1 on error.
+ * into the buffer the record is assembled in: one preadv puts each block's
+ * header in in_place_head and its payload where the core would copy it to.
+ * How many blocks: as many as the last such record suggests are MIDDLE
+ * fragments (a few when it is already longer), but never more than the
+ * record has had so far, so that a wrong guess costs at most about what
+ * was read right. When the guess was not cut so, the block expected to end
+ * the record comes in the same call, whole, into the block buffer. What was
+ * read is then sorted out: blocks that are one full MIDDLE fragment each
+ * are fed split (the core still checks everything, and appends them without
+ * a copy); at the first that is not, its pieces are copied together into
+ * the block buffer and the rest is forgotten (read again when wanted).
+ * Returns 1 when a block was fed, 0 when this does not apply, -1 on error.
  */
 static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
     size_t assembled;
@@ -515,8 +521,14 @@ static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
     size_t hint = assembly_hint(self);
     size_t expect = hint > assembled ? hint - assembled : 0;
     size_t n = expect == 0 ? 3 : (expect - 1) / LLOG_MAX_FRAGMENT;
-    if (n > IN_PLACE_BLOCKS)
-        n = IN_PLACE_BLOCKS;
+    size_t most = assembled / LLOG_MAX_FRAGMENT;
+    if (most < 2)
+        most = 2;
+    if (most > IN_PLACE_BLOCKS)
+        most = IN_PLACE_BLOCKS;
+    int tail = expect > 0 && n <= most; /* the next block may end it */
+    if (n > most)
+        n = most;
     uint8_t *dst = NULL;
     if (n > 0) {
         dst = llog_reader_append_point(self->core, n * LLOG_MAX_FRAGMENT);
@@ -531,8 +543,10 @@ static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
         iov[count].iov_base = dst + i * LLOG_MAX_FRAGMENT;
         iov[count++].iov_len = LLOG_MAX_FRAGMENT;
     }
-    iov[count].iov_base = self->block;
-    iov[count++].iov_len = LLOG_BLOCK_SIZE;
+    if (tail) {
+        iov[count].iov_base = self->block;
+        iov[count++].iov_len = LLOG_BLOCK_SIZE;
+    }
     ssize_t got;
     do {
         Py_BEGIN_ALLOW_THREADS
@@ -552,21 +566,23 @@ static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
             break;
         k++;
     }
+    /* What the block buffer now holds: block k, from its bytes read. */
     self->block_offset = want + k * LLOG_BLOCK_SIZE;
     size_t past = read > k * LLOG_BLOCK_SIZE ? read - k * LLOG_BLOCK_SIZE : 0;
+    if (past > LLOG_BLOCK_SIZE)
+        past = LLOG_BLOCK_SIZE;
     if (k < n) { /* block k ends the run: put its pieces together */
-        size_t len = past < LLOG_BLOCK_SIZE ? past : LLOG_BLOCK_SIZE;
-        size_t head = len < LLOG_HEADER_SIZE ? len : LLOG_HEADER_SIZE;
+        size_t head = past < LLOG_HEADER_SIZE ? past : LLOG_HEADER_SIZE;
         memcpy(self->block, self->in_place_head[k], head);
-        if (len > head)
+        if (past > head)
             memcpy(self->block + head, dst + k * LLOG_MAX_FRAGMENT,
-                   len - head);
-        past = len;
+                   past - head);
+    } else if (!tail) {
+        past = 0; /* nothing read past the run */
     }
-    self->block_len = past; /* cut short: read again when wanted */
+    self->block_len = past; /* a short block is read again when wanted */
     if (k == 0) {
-        llog_reader_feed(self->core, self->block,
-                         past < LLOG_BLOCK_SIZE ? past : LLOG_BLOCK_SIZE);
+        llog_reader_feed(self->core, self->block, past);
         return 1;
     }
     self->in_place_next = 0;
@@ -699,16 +715,17 @@ static int reader_on_corruption(ReaderObject *self, module_state *st,
     return rc;
 }
 
-/*
- * The core's reserve callback: a fragmented record is built in a bytes
- * object, so returning it costs no copy. A new record starts at the size of
- * the last one (most logs repeat their sizes), grows by doubling, and is cut
- * to its length at the end (realloc shrinks in place). The core may call
- * this without the GIL (see reader_next_locked): take it back meanwhile.
- */
+/* The larger of a and b when they are within 1/16 of each other, else 0. */
+static size_t agreeing(size_t a, size_t b) {
+    size_t hi = a > b ? a : b, lo = a > b ? b : a;
+    return hi - lo <= hi / 16 ? hi : 0;
+}
+
+/* The length of the last fragmented record this reader (or, before its
+ * first, any reader) assembled: a guess of the next one's. */
 static size_t assembly_hint(ReaderObject *self) {
-    if (self->assembly_hint > 0)
-        return self->assembly_hint;
+    if (self->last_len > 0)
+        return self->last_len;
     module_state *st = state_of(Py_TYPE(self));
 #ifdef Py_GIL_DISABLED
     return (size_t)_Py_atomic_load_ssize_relaxed(&st->assembly_hint);
@@ -717,25 +734,87 @@ static size_t assembly_hint(ReaderObject *self) {
 #endif
 }
 
-static void assembly_hint_set(ReaderObject *self, size_t len) {
-    size_t hint = len < ASSEMBLY_HINT_MAX ? len : ASSEMBLY_HINT_MAX;
+/* The length the next fragmented record can be expected to have, when the
+ * last two agree (else 0): it is then built in a bytes object that long. */
+static size_t assembly_expect(ReaderObject *self) {
+    if (self->prev_len > 0)
+        return agreeing(self->last_len, self->prev_len);
     module_state *st = state_of(Py_TYPE(self));
-    self->assembly_hint = hint;
 #ifdef Py_GIL_DISABLED
-    _Py_atomic_store_ssize_relaxed(&st->assembly_hint, (Py_ssize_t)hint);
+    return (size_t)_Py_atomic_load_ssize_relaxed(&st->assembly_expect);
 #else
-    st->assembly_hint = (Py_ssize_t)hint;
+    return (size_t)st->assembly_expect;
 #endif
 }
 
+static void assembly_learn(ReaderObject *self, size_t len) {
+    if (len > ASSEMBLY_HINT_MAX)
+        len = ASSEMBLY_HINT_MAX;
+    module_state *st = state_of(Py_TYPE(self));
+    size_t expect = agreeing(len, assembly_hint(self));
+    self->prev_len = self->last_len;
+    self->last_len = len;
+#ifdef Py_GIL_DISABLED
+    _Py_atomic_store_ssize_relaxed(&st->assembly_hint, (Py_ssize_t)len);
+    _Py_atomic_store_ssize_relaxed(&st->assembly_expect, (Py_ssize_t)expect);
+#else
+    st->assembly_hint = (Py_ssize_t)len;
+    st->assembly_expect = (Py_ssize_t)expect;
+#endif
+}
+
+/* Room for `need` bytes in the scratch buffer, what it holds kept. */
+static uint8_t *scratch_reserve(ReaderObject *self, size_t need, size_t *cap) {
+    if (need > self->scratch_cap) {
+        size_t size = self->scratch_cap < 65536 ? 65536 : self->scratch_cap;
+        while (size < need)
+            size = size > (size_t)PY_SSIZE_T_MAX / 2 ? need : 2 * size;
+        uint8_t *grown = PyMem_RawRealloc(self->scratch, size);
+        if (grown == NULL)
+            return NULL;
+        self->scratch = grown;
+        self->scratch_cap = size;
+    }
+    *cap = self->scratch_cap;
+    return self->scratch;
+}
+
+/* Room for `need` bytes in self->assembly, a bytes object. NULL when out of
+ * memory (an exception set), or when a record being built outgrows it
+ * (`len` > 0: no exception; it then goes on in the scratch buffer). */
+static uint8_t *bytes_reserve(ReaderObject *self, size_t len, size_t need,
+                              size_t *cap) {
+    size_t have =
+        self->assembly ? (size_t)PyBytes_GET_SIZE(self->assembly) : 0;
+    if (have < need && len > 0)
+        return NULL; /* longer than expected */
+    if (have < need) {
+        size_t expect = assembly_expect(self);
+        size_t size = expect > need ? expect : need;
+        Py_CLEAR(self->assembly);
+        self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+        if (self->assembly == NULL && size > need) {
+            PyErr_Clear();
+            self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
+        }
+        if (self->assembly == NULL)
+            return NULL;
+    }
+    *cap = (size_t)PyBytes_GET_SIZE(self->assembly);
+    return (uint8_t *)PyBytes_AS_STRING(self->assembly);
+}
+
 /*
- * The core's reserve callback: a fragmented record is built in a bytes
- * object, so returning it costs no copy. A new record starts at the size of
- * the last one (most logs repeat their sizes; growing from small would
- * copy, and fault fresh pages in, at every reader's first record), grows by
- * doubling, and is cut to its length at the end (realloc shrinks in place).
- * The core may call this without the GIL (see reader_next_locked): take it
- * back meanwhile.
+ * The core's reserve callback. When the last fragmented records had about
+ * the same length (most logs repeat their sizes), the next one is built
+ * straight in a bytes object of that length and cut to its own at the end
+ * (realloc shrinks in place): returning it costs no copy. Otherwise, or
+ * once a record outgrows that object, it is built in the reader's scratch
+ * buffer and copied into a bytes object of its exact length at the end:
+ * growing a bytes object would copy as well, and sizing them by guesses
+ * that miss makes malloc map and unmap memory, whose pages must fault in
+ * again each time. The core may call this without the GIL (see
+ * reader_next_locked): take it back meanwhile.
  */
 static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
                                  size_t *cap) {
@@ -744,49 +823,38 @@ static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
     if (released != NULL)
         PyEval_RestoreThread(released);
     uint8_t *buf = NULL;
-    size_t have =
-        self->assembly ? (size_t)PyBytes_GET_SIZE(self->assembly) : 0;
+    if (len == 0) /* a new record */
+        self->in_scratch = assembly_expect(self) == 0;
     if (need > (size_t)PY_SSIZE_T_MAX) {
-        PyErr_NoMemory();
-    } else if (have >= need) {
-        buf = (uint8_t *)PyBytes_AS_STRING(self->assembly);
-    } else {
-        size_t size = need;
-        if (len == 0) { /* a new record */
-            size_t hint = assembly_hint(self);
-            size = hint > need ? hint : need;
-        } else if (have <= (size_t)PY_SSIZE_T_MAX / 2 && 2 * have > need) {
-            size = 2 * have;
-        }
-        if (self->assembly == NULL || len == 0) {
-            /* Nothing to keep: a fresh object, not a copying realloc. */
+        /* no buffer that large */
+    } else if (!self->in_scratch) {
+        buf = bytes_reserve(self, len, need, cap);
+        if (buf == NULL && len > 0) { /* outgrown */
+            self->in_scratch = 1;
+            buf = scratch_reserve(self, need, cap);
+            if (buf != NULL)
+                memcpy(buf, PyBytes_AS_STRING(self->assembly), len);
             Py_CLEAR(self->assembly);
-            self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-            if (self->assembly == NULL && size > need) { /* the hint: retry */
-                PyErr_Clear();
-                self->assembly =
-                    PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
-            }
-        } else if (_PyBytes_Resize(&self->assembly, (Py_ssize_t)size) < 0) {
-            self->assembly = NULL; /* freed by _PyBytes_Resize */
         }
-        if (self->assembly != NULL)
-            buf = (uint8_t *)PyBytes_AS_STRING(self->assembly);
+    } else {
+        buf = scratch_reserve(self, need, cap);
     }
-    if (buf != NULL)
-        *cap = (size_t)PyBytes_GET_SIZE(self->assembly);
-    else
-        PyErr_Clear(); /* the core reports it: LLOG_ERR_NOMEM */
+    PyErr_Clear(); /* out of memory: the core reports LLOG_ERR_NOMEM */
     if (released != NULL)
         self->released = PyEval_SaveThread();
     return buf;
 }
 
-/* The record the core finished in self->assembly, cut to its length. */
+/* The record the core finished assembling, as a bytes object. */
 static PyObject *assembly_take(ReaderObject *self, size_t len) {
+    assembly_learn(self, len);
+    if (self->in_scratch) {
+        assert(len <= self->scratch_cap);
+        return PyBytes_FromStringAndSize((const char *)self->scratch,
+                                         (Py_ssize_t)len);
+    }
     PyObject *rec = self->assembly;
     self->assembly = NULL;
-    assembly_hint_set(self, len);
     assert(rec != NULL && (size_t)PyBytes_GET_SIZE(rec) >= len && len > 0);
     if ((size_t)PyBytes_GET_SIZE(rec) != len &&
         _PyBytes_Resize(&rec, (Py_ssize_t)len) < 0)
@@ -1060,6 +1128,9 @@ static void reader_close_locked(ReaderObject *self) {
     llog_reader_free(self->core);
     self->core = NULL;
     Py_CLEAR(self->assembly);
+    PyMem_RawFree(self->scratch);
+    self->scratch = NULL;
+    self->scratch_cap = 0;
 }
 
 static PyObject *Reader_close(PyObject *op, PyObject *unused) {

@@ -18,12 +18,11 @@ import threading
 from typing import Any
 
 import leveldb_log
+import model
 import pytest
 from conftest import MODES, B, H, assert_same, c_read, damage, model_read, payload, scaled
 from hypothesis import given
 from hypothesis import strategies as st
-
-import model
 
 FRAG = B - H  # payload of a block-filling fragment
 IN_PLACE = sys.platform.startswith(("linux", "freebsd"))  # preadv
@@ -76,7 +75,7 @@ def write_file(workdir: pathlib.Path, data: bytes) -> pathlib.Path:
 )
 def test_clean_logs_of_long_records_read_whole(workdir, sizes, guess, salt):
     records = [payload(n, salt * 100 + i) for i, n in enumerate(sizes)]
-    data, offsets = model.encode(records)
+    data = model.encode(records)[0]
     path = write_file(workdir, data)
     prime(workdir, guess)
     with leveldb_log.Reader(path) as r:
@@ -158,6 +157,25 @@ def test_records_ending_exactly_at_a_block_end_while_the_guess_says_more(workdir
         assert r.dropped_bytes == 0
         if IN_PLACE and k == 3:  # (other k: each record's blocks come in a chunk read)
             assert r._blocks_in_place > 0
+
+
+@pytest.mark.parametrize("source", ["path", "buffer"])
+def test_records_longer_and_shorter_than_expected(workdir, source):
+    """After two records of about one length the next is built in a bytes object of that
+    length: here it outgrows it (and goes on in the scratch buffer), falls short of it (and
+    is cut), or matches; a run of sizes that disagree is built in the scratch buffer."""
+    sizes = [5 * B, 5 * B, 9 * B + 1, 5 * B, 5 * B, 2 * B + 3, 5 * B, 5 * B - 5, 5 * B]
+    sizes += [3 * B, 8 * B, 2 * B, 12 * B, 40_000, 40_000, 40_001, 100, 40_000]
+    records = [payload(n, i) for i, n in enumerate(sizes)]
+    data = model.encode(records)[0]
+    src = str(write_file(workdir, data)) if source == "path" else data
+    for guess in (B, 5 * B, 12 * B):
+        prime(workdir, guess)
+        prime(workdir, guess)  # two agreeing records: an expectation
+        with leveldb_log.Reader(src) as r:
+            got = list(r)
+        assert [len(x) for x in got] == sizes
+        assert got == records
 
 
 def test_reader_threads_read_long_records_in_place_together(workdir):
