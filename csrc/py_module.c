@@ -60,9 +60,8 @@ static void PyErr_SetRaisedException(PyObject *exc) {
 /* Bytes read from a file at once: fewer system calls than one block each,
  * while a reader still holds about one chunk plus its largest record. */
 #define READ_CHUNK (4 * LLOG_BLOCK_SIZE)
-/* A fragmented record is assembled straight into the bytes object returned,
- * first sized like the reader's last such record (any reader's, for its
- * first), up to this. */
+/* Lengths remembered of fragmented records are capped at this: a guess of
+ * the next one's, sizing the bytes object it is assembled in. */
 #define ASSEMBLY_HINT_MAX ((size_t)64 << 20)
 /* Such a record's payload is read from a file straight into that object,
  * up to this many blocks per system call (see reader_fill_in_place). */
@@ -335,7 +334,7 @@ typedef struct {
                                   without it, else NULL */
 #ifdef IN_PLACE_BLOCKS
     /* Blocks read in place (reader_fill_in_place), waiting to be fed: each
-     * one a header here and its payload in self->assembly. */
+     * one a header here and its payload where its record is assembled. */
     uint8_t in_place_head[IN_PLACE_BLOCKS][LLOG_HEADER_SIZE];
     int in_place_next, in_place_left;
     uint64_t in_place_offset; /* file offset of the next one */
@@ -558,8 +557,8 @@ static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
             PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
-    size_t read = (size_t)got, k = 0;
-    while (k < n && read >= (k + 1) * LLOG_BLOCK_SIZE) {
+    size_t total = (size_t)got, k = 0;
+    while (k < n && total >= (k + 1) * LLOG_BLOCK_SIZE) {
         const uint8_t *h = self->in_place_head[k];
         if (h[6] != LLOG_MIDDLE ||
             ((size_t)h[4] | (size_t)h[5] << 8) != LLOG_MAX_FRAGMENT)
@@ -568,7 +567,8 @@ static int reader_fill_in_place(ReaderObject *self, uint64_t want) {
     }
     /* What the block buffer now holds: block k, from its bytes read. */
     self->block_offset = want + k * LLOG_BLOCK_SIZE;
-    size_t past = read > k * LLOG_BLOCK_SIZE ? read - k * LLOG_BLOCK_SIZE : 0;
+    size_t past =
+        total > k * LLOG_BLOCK_SIZE ? total - k * LLOG_BLOCK_SIZE : 0;
     if (past > LLOG_BLOCK_SIZE)
         past = LLOG_BLOCK_SIZE;
     if (k < n) { /* block k ends the run: put its pieces together */
@@ -823,13 +823,17 @@ static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
     if (released != NULL)
         PyEval_RestoreThread(released);
     uint8_t *buf = NULL;
-    if (len == 0) /* a new record */
+    if (len == 0) { /* a new record */
         self->in_scratch = assembly_expect(self) == 0;
+        if (self->in_scratch)
+            Py_CLEAR(self->assembly); /* what a dropped record left */
+    }
     if (need > (size_t)PY_SSIZE_T_MAX) {
         /* no buffer that large */
     } else if (!self->in_scratch) {
         buf = bytes_reserve(self, len, need, cap);
-        if (buf == NULL && len > 0) { /* outgrown */
+        if (buf == NULL && len > 0) {       /* outgrown */
+            assert(self->assembly != NULL); /* it holds the first len */
             self->in_scratch = 1;
             buf = scratch_reserve(self, need, cap);
             if (buf != NULL)
@@ -1127,6 +1131,9 @@ static void reader_close_locked(ReaderObject *self) {
     reader_release_source(self);
     llog_reader_free(self->core);
     self->core = NULL;
+#ifdef IN_PLACE_BLOCKS
+    self->in_place_left = 0; /* their payloads were in what goes now */
+#endif
     Py_CLEAR(self->assembly);
     PyMem_RawFree(self->scratch);
     self->scratch = NULL;
