@@ -1,5 +1,10 @@
-/* log_format.c - status texts, from the one list in log_format.h. */
+/* log_format.c - status texts, from the one list in log_format.h, and the
+ * checksums of the type bytes. */
 #include "log_format.h"
+
+/* The C tests check these against llog_crc32c_extend of each byte. */
+const uint32_t llog_type_crc[LLOG_MAX_TYPE + 1] = {
+    0x527D5351u, 0xA016D052u, 0xB34623A6u, 0x412DA0A5u, 0x95E7C44Eu};
 
 const char *llog_status_text(llog_status status) {
     switch (status) {

@@ -47,6 +47,10 @@ typedef enum llog_type {
     LLOG_MAX_TYPE = LLOG_LAST
 } llog_type;
 
+/* CRC-32C (from 0) of each known type byte alone: a physical record's
+ * checksum covers its type byte, then its payload, so it starts from here. */
+extern const uint32_t llog_type_crc[LLOG_MAX_TYPE + 1];
+
 /*
  * Status codes of the whole library, one list for the enum and the strings.
  * X(name, text)

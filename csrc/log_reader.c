@@ -50,7 +50,6 @@ struct llog_reader {
     size_t buf_cap;         /* (opt.reserve) */
     uint64_t clean_end;
 
-    uint32_t type_crc[LLOG_MAX_TYPE + 1]; /* CRC of each known type byte */
     llog_event *out; /* the caller's event, while none was produced */
     llog_event queue[QUEUE_MAX];
     int queue_head;
@@ -64,10 +63,6 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
     if (r == NULL)
         return NULL;
     r->opt = *options;
-    for (uint32_t t = 0; t <= LLOG_MAX_TYPE; t++) {
-        uint8_t byte = (uint8_t)t;
-        r->type_crc[t] = llog_crc32c_extend(0, &byte, 1);
-    }
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
@@ -406,7 +401,7 @@ static enum step_result step(llog_reader *r) {
     }
     if (r->opt.verify_checksums) {
         uint32_t expected = llog_unmask_crc(llog_load32(h));
-        uint32_t crc = type <= LLOG_MAX_TYPE ? r->type_crc[type]
+        uint32_t crc = type <= LLOG_MAX_TYPE ? llog_type_crc[type]
                                              : llog_crc32c_extend(0, h + 6, 1);
         if (llog_crc32c_extend(crc, payload, length) != expected) {
             /* The length may be what is damaged: trusting it could land on

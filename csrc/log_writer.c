@@ -10,10 +10,6 @@
 
 void llog_writer_init(llog_writer *w, uint64_t log_length) {
     w->offset = log_length;
-    for (uint32_t t = 0; t <= LLOG_MAX_TYPE; t++) {
-        uint8_t byte = (uint8_t)t;
-        w->type_crc[t] = llog_crc32c_extend(0, &byte, 1);
-    }
 }
 
 /* Bytes left in the current block. */
@@ -38,7 +34,7 @@ void llog_writer_fragment(llog_writer *w, const uint8_t *data,
                            : (last ? LLOG_LAST : LLOG_MIDDLE);
 
     uint8_t *h = out->prefix + pad;
-    uint32_t crc = llog_crc32c_extend(w->type_crc[type], data, n);
+    uint32_t crc = llog_crc32c_extend(llog_type_crc[type], data, n);
     llog_store32(h, llog_mask_crc(crc));
     h[4] = (uint8_t)(n & 0xff);
     h[5] = (uint8_t)(n >> 8);

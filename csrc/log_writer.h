@@ -13,7 +13,6 @@
 
 typedef struct llog_writer {
     uint64_t offset; /* log length: where the next byte goes */
-    uint32_t type_crc[LLOG_MAX_TYPE + 1]; /* CRC-32C of each type byte alone */
 } llog_writer;
 
 /* Starts a writer that appends to a log of log_length bytes (0: a new log). */

@@ -742,6 +742,18 @@ static void test_mask_vectors_both_ways(void) {
     }
 }
 
+static void test_type_crcs_are_the_crcs_of_the_type_bytes(void) {
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        if (!llog_crc32c_impl_usable(i))
+            continue;
+        for (uint32_t t = 0; t <= LLOG_MAX_TYPE; t++) {
+            uint8_t byte = (uint8_t)t;
+            CHECK_EQ(llog_type_crc[t],
+                     llog_crc32c_impl_extend(i, 0, &byte, 1));
+        }
+    }
+}
+
 static void test_status_texts(void) {
     CHECK_STR(llog_status_text(LLOG_OK), "ok");
     CHECK_STR(llog_status_text(LLOG_ERR_NOMEM), "out of memory");
@@ -2635,6 +2647,7 @@ int main(int argc, char **argv) {
     RUN(test_crc32c_init_selects_implementation);
     RUN(test_crc32c_implementation_list);
     RUN(test_mask_vectors_both_ways);
+    RUN(test_type_crcs_are_the_crcs_of_the_type_bytes);
     RUN(test_status_texts);
 
     RUN(test_writer_reproduces_record_vectors);
