@@ -174,11 +174,7 @@ static void emit_record(llog_reader *r, uint64_t offset, const uint8_t *data,
     ev->offset = offset;
     ev->data = data;
     ev->len = len;
-    ev->assembled = assembled;
-    if (assembled) { /* the caller's now */
-        r->buf = NULL;
-        r->buf_cap = 0;
-    }
+    ev->assembled = assembled; /* the caller's now: see open_record */
 }
 
 /* ---- joining fragments ------------------------------------------------ */

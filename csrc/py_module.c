@@ -721,17 +721,31 @@ static size_t agreeing(size_t a, size_t b) {
     return hi - lo <= hi / 16 ? hi : 0;
 }
 
+/* Module state that readers in several threads read and write: sizes
+ * remembered as guesses, where a stale value is harmless but a torn one
+ * must not happen (free-threaded builds have no GIL to prevent it). */
+static size_t shared_size(const Py_ssize_t *at) {
+#ifdef Py_GIL_DISABLED
+    return (size_t)_Py_atomic_load_ssize_relaxed(at);
+#else
+    return (size_t)*at;
+#endif
+}
+
+static void shared_size_set(Py_ssize_t *at, size_t value) {
+#ifdef Py_GIL_DISABLED
+    _Py_atomic_store_ssize_relaxed(at, (Py_ssize_t)value);
+#else
+    *at = (Py_ssize_t)value;
+#endif
+}
+
 /* The length of the last fragmented record this reader (or, before its
  * first, any reader) assembled: a guess of the next one's. */
 static size_t assembly_hint(ReaderObject *self) {
     if (self->last_len > 0)
         return self->last_len;
-    module_state *st = state_of(Py_TYPE(self));
-#ifdef Py_GIL_DISABLED
-    return (size_t)_Py_atomic_load_ssize_relaxed(&st->assembly_hint);
-#else
-    return (size_t)st->assembly_hint;
-#endif
+    return shared_size(&state_of(Py_TYPE(self))->assembly_hint);
 }
 
 /* The length the next fragmented record can be expected to have, when the
@@ -739,12 +753,7 @@ static size_t assembly_hint(ReaderObject *self) {
 static size_t assembly_expect(ReaderObject *self) {
     if (self->prev_len > 0)
         return agreeing(self->last_len, self->prev_len);
-    module_state *st = state_of(Py_TYPE(self));
-#ifdef Py_GIL_DISABLED
-    return (size_t)_Py_atomic_load_ssize_relaxed(&st->assembly_expect);
-#else
-    return (size_t)st->assembly_expect;
-#endif
+    return shared_size(&state_of(Py_TYPE(self))->assembly_expect);
 }
 
 static void assembly_learn(ReaderObject *self, size_t len) {
@@ -754,13 +763,8 @@ static void assembly_learn(ReaderObject *self, size_t len) {
     size_t expect = agreeing(len, assembly_hint(self));
     self->prev_len = self->last_len;
     self->last_len = len;
-#ifdef Py_GIL_DISABLED
-    _Py_atomic_store_ssize_relaxed(&st->assembly_hint, (Py_ssize_t)len);
-    _Py_atomic_store_ssize_relaxed(&st->assembly_expect, (Py_ssize_t)expect);
-#else
-    st->assembly_hint = (Py_ssize_t)len;
-    st->assembly_expect = (Py_ssize_t)expect;
-#endif
+    shared_size_set(&st->assembly_hint, len);
+    shared_size_set(&st->assembly_expect, expect);
 }
 
 /* Room for `need` bytes in the scratch buffer, what it holds kept. */
@@ -1269,46 +1273,47 @@ static PyObject *Reader_repr(PyObject *op) {
 
 /* Counters change while another thread iterates: read them under the lock
  * (free-threaded builds have no GIL to make a plain read safe). */
-static int reader_counters(PyObject *op, int *has_last, uint64_t *last,
-                           uint64_t *dropped) {
+typedef struct {
+    int has_last;
+    uint64_t last, dropped, in_place;
+} reader_counts;
+
+static int reader_counters(PyObject *op, reader_counts *out) {
     ReaderObject *self = (ReaderObject *)op;
     if (obj_lock_acquire(&self->lock) < 0)
         return -1;
-    *has_last = self->has_last;
-    *last = self->last_record_offset;
-    *dropped = self->dropped_bytes;
+    out->has_last = self->has_last;
+    out->last = self->last_record_offset;
+    out->dropped = self->dropped_bytes;
+    out->in_place = self->blocks_in_place;
     obj_lock_release(&self->lock);
     return 0;
 }
 
 static PyObject *Reader_get_last(PyObject *op, void *closure) {
     (void)closure;
-    int has_last;
-    uint64_t last, dropped;
-    if (reader_counters(op, &has_last, &last, &dropped) < 0)
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
         return NULL;
-    if (!has_last)
+    if (!c.has_last)
         Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(last);
+    return PyLong_FromUnsignedLongLong(c.last);
 }
 
 static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
     (void)closure;
-    int has_last;
-    uint64_t last, dropped;
-    if (reader_counters(op, &has_last, &last, &dropped) < 0)
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
         return NULL;
-    return PyLong_FromUnsignedLongLong(dropped);
+    return PyLong_FromUnsignedLongLong(c.dropped);
 }
 
 static PyObject *Reader_get_in_place(PyObject *op, void *closure) {
     (void)closure;
-    ReaderObject *self = (ReaderObject *)op;
-    if (obj_lock_acquire(&self->lock) < 0)
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
         return NULL;
-    uint64_t n = self->blocks_in_place;
-    obj_lock_release(&self->lock);
-    return PyLong_FromUnsignedLongLong(n);
+    return PyLong_FromUnsignedLongLong(c.in_place);
 }
 
 static PyObject *Reader_get_closed(PyObject *op, void *closure) {
