@@ -33,6 +33,7 @@ from leveldb_log import (
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model
+from conftest import run_threads
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -166,6 +167,19 @@ def test_writer_mode_a_creates_missing_path(tmp_path):
     assert read_file(p) == model.encode([b"first"])[0]
 
 
+def _append_and_check(p, old, old_bytes, new):
+    """Appends `new` with mode "a" to the log at p whose complete records are `old`
+    (`old_bytes` encoded) and checks offsets, bytes, and that every complete old record
+    comes back, then the new ones, even in "absolute" mode."""
+    with Writer(p, "a") as w:
+        assert w.tell() == len(old_bytes)
+        offsets = [w.write(r) for r in new]
+    new_bytes, new_offsets = model.encode(new, start=len(old_bytes))
+    assert offsets == new_offsets
+    assert read_file(p) == old_bytes + new_bytes
+    assert list(Reader(p, recovery="absolute")) == old + new
+
+
 @pytest.mark.parametrize(
     "old_sizes",
     [
@@ -185,13 +199,7 @@ def test_writer_mode_a_appends_resuming_block_alignment(tmp_path, old_sizes):
     with Writer(p) as w:
         w.write_many(old)
     assert os.path.getsize(p) == len(old_bytes)
-    with Writer(p, "a") as w:
-        assert w.tell() == len(old_bytes)
-        offsets = [w.write(r) for r in new]
-    new_bytes, new_offsets = model.encode(new, start=len(old_bytes))
-    assert offsets == new_offsets
-    assert read_file(p) == old_bytes + new_bytes
-    assert list(Reader(p, recovery="absolute")) == old + new
+    _append_and_check(p, old, old_bytes, new)
 
 
 def _torn_tail(kind, start):
@@ -237,14 +245,7 @@ def test_writer_mode_a_cuts_torn_tail_or_zero_fill_back_to_last_complete_record(
     old_bytes, _ = model.encode(old)
     write_raw(p, old_bytes + _torn_tail(kind, len(old_bytes)))
     new = records_of([10, 0, 50000, 20], b"new")
-    with Writer(p, "a") as w:
-        assert w.tell() == len(old_bytes)
-        offsets = [w.write(r) for r in new]
-    new_bytes, new_offsets = model.encode(new, start=len(old_bytes))
-    assert offsets == new_offsets
-    assert read_file(p) == old_bytes + new_bytes
-    # Every complete old record, then the new ones, even in "absolute" mode.
-    assert list(Reader(p, recovery="absolute")) == old + new
+    _append_and_check(p, old, old_bytes, new)
 
 
 @pytest.mark.parametrize("old_sizes", [[], [100, 200, 300], [3000] * 20])
@@ -1612,28 +1613,11 @@ def _run_isolated(body, *args, timeout=20):
 
 def _writer_threads_body(path, buffering):
     n_threads, per_thread = 8, 2000
-    offsets = [None] * n_threads
-    errors = []
-    barrier = threading.Barrier(n_threads)
-
     with Writer(path, buffering=buffering) as w:
-
-        def work(tid):
-            try:
-                barrier.wait()
-                mine = []
-                for seq in range(per_thread):
-                    mine.append(w.write(_thread_record(tid, seq)))
-                offsets[tid] = mine
-            except BaseException as e:
-                errors.append(e)
-
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    assert errors == []
+        offsets = run_threads(
+            lambda tid: [w.write(_thread_record(tid, seq)) for seq in range(per_thread)],
+            n_threads,
+        )
 
     r = Reader(path, recovery="absolute")
     by_offset = {}
@@ -1669,24 +1653,7 @@ def _reader_threads_body(path, source_kind):
         w.write_many(recs)
     source = path if source_kind == "path" else read_file(path)
     r = Reader(source)
-    results = [[] for _ in range(4)]
-    errors = []
-    barrier = threading.Barrier(4)
-
-    def work(k):
-        try:
-            barrier.wait()
-            for rec in r:
-                results[k].append(rec)
-        except BaseException as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    results = run_threads(lambda k: list(r), 4)
     everything = [struct.unpack_from("<I", rec)[0] for res in results for rec in res]
     assert sorted(everything) == list(range(n))  # every record exactly once
     for res in results:

@@ -14,13 +14,23 @@ from __future__ import annotations
 
 import pathlib
 import sys
-import threading
 from typing import Any
 
 import leveldb_log
 import model
 import pytest
-from conftest import MODES, B, H, assert_same, c_read, damage, model_read, payload, scaled
+from conftest import (
+    MODES,
+    B,
+    H,
+    assert_same,
+    c_read,
+    damage,
+    model_read,
+    payload,
+    run_threads,
+    scaled,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -185,24 +195,13 @@ def test_reader_threads_read_long_records_in_place_together(workdir):
     records = [payload(n, i) for i, n in enumerate(sizes)]
     path = workdir / "threads.log"
     path.write_bytes(model.encode(records)[0])
-    results: list[Any] = [None] * 4
-    errors: list[BaseException] = []
 
-    def read(i: int) -> None:
-        try:
-            out = []
-            for _ in range(5):
-                with leveldb_log.Reader(path) as r:
-                    out.append(list(r))
-            results[i] = out
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(e)
+    def read(i: int) -> list[list[bytes]]:
+        out = []
+        for _ in range(5):
+            with leveldb_log.Reader(path) as r:
+                out.append(list(r))
+        return out
 
-    threads = [threading.Thread(target=read, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    for out in results:
+    for out in run_threads(read, 4):
         assert out == [records] * 5

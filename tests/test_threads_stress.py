@@ -11,15 +11,13 @@ really run inside the C code at the same time.
 from __future__ import annotations
 
 import random
-import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import leveldb_log
 import pytest
+from conftest import run_threads
 
 N_THREADS = 8
 PER_THREAD = 600
@@ -38,40 +36,6 @@ def record(tid: int, seq: int) -> bytes:
 
 def parse(rec: bytes) -> tuple[int, int]:
     return int(rec[1:3]), int(rec[4:9])
-
-
-@contextmanager
-def fast_switching() -> Iterator[None]:
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
-def run_threads(target: Callable[[int], Any], n: int = N_THREADS) -> list[Any]:
-    """Runs target(tid) in n threads started together; re-raises the first exception."""
-    barrier = threading.Barrier(n)
-    results: list[Any] = [None] * n
-    errors: list[BaseException] = []
-
-    def body(tid: int) -> None:
-        try:
-            barrier.wait()
-            results[tid] = target(tid)
-        except BaseException as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    with fast_switching():
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    if errors:
-        raise errors[0]
-    return results
 
 
 def read_back(path: Path) -> tuple[list[bytes], list[int]]:
@@ -113,7 +77,7 @@ def test_shared_writer_keeps_every_record_intact_and_in_thread_order(
                 assert w.tell() >= offsets[seq - 1]
         return offsets
 
-    results = run_threads(writer)
+    results = run_threads(writer, N_THREADS, fast=True)
     w.close()
     if f is not None:
         f.close()
@@ -162,7 +126,7 @@ def test_shared_reader_delivers_every_record_exactly_once(tmp_path: Path, kind: 
             mine.append(rec)
         return mine
 
-    results = run_threads(consume)
+    results = run_threads(consume, N_THREADS, fast=True)
     reader.close()
     for part in results:  # each thread saw its records in log order
         positions = [int(rec[4:9]) for rec in part]
@@ -193,7 +157,7 @@ def test_shared_reader_reports_each_corruption_once(tmp_path: Path) -> None:
             seen.append(c)
 
     reader = leveldb_log.Reader(bytes(data), on_corruption=report)
-    results = run_threads(lambda tid: list(reader))
+    results = run_threads(lambda tid: list(reader), N_THREADS, fast=True)
     got = sorted((rec for part in results for rec in part), key=lambda r: int(r[4:9]))
     assert got == expected
     assert sorted(seen) == sorted(expected_seen)  # type: ignore[type-var]
@@ -222,7 +186,7 @@ def test_closing_a_shared_reader_while_threads_iterate_never_crashes(tmp_path: P
                 assert "closed" in str(e)
             return mine
 
-        results = run_threads(consume)
+        results = run_threads(consume, N_THREADS, fast=True)
         got = sorted((rec for part in results for rec in part), key=lambda r: int(r[4:9]))
         assert len(set(got)) == len(got)
         assert all(rec == records[int(rec[4:9])] for rec in got)
@@ -250,7 +214,7 @@ def test_closing_a_shared_writer_while_threads_write_keeps_what_was_written(tmp_
                 done.append(seq)
             return done
 
-        results = run_threads(writer)
+        results = run_threads(writer, N_THREADS, fast=True)
         records, _ = read_back(path)
         by_thread: dict[int, list[int]] = {}
         for rec in records:
