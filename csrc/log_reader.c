@@ -218,20 +218,24 @@ static int reserve(llog_reader *r, size_t need) {
     return 1;
 }
 
-static int append(llog_reader *r, const uint8_t *data, size_t n) {
-    r->open_size += n;
-    if (r->record_offset < r->opt.start || n == 0)
-        return 1; /* never returned: count it, do not keep it */
+/* Makes room for n more bytes after the buf_len assembled. */
+static int make_room(llog_reader *r, size_t n) {
     if (n > SIZE_MAX - r->buf_len) {
         r->failure = LLOG_ERR_TOO_LARGE;
         return 0;
     }
-    size_t need = r->buf_len + n;
-    if (need > r->buf_cap && !reserve(r, need))
+    return r->buf_len + n <= r->buf_cap || reserve(r, r->buf_len + n);
+}
+
+static int append(llog_reader *r, const uint8_t *data, size_t n) {
+    r->open_size += n;
+    if (r->record_offset < r->opt.start || n == 0)
+        return 1; /* never returned: count it, do not keep it */
+    if (!make_room(r, n))
         return 0;
     if (data != r->buf + r->buf_len) /* else read in place */
         memcpy(r->buf + r->buf_len, data, n);
-    r->buf_len = need;
+    r->buf_len += n;
     return 1;
 }
 
@@ -249,13 +253,7 @@ uint8_t *llog_reader_append_point(llog_reader *r, size_t more) {
     size_t assembled;
     assert(more > 0 && llog_reader_in_place(r, &assembled));
     (void)assembled;
-    if (more > SIZE_MAX - r->buf_len) {
-        r->failure = LLOG_ERR_TOO_LARGE;
-        return NULL;
-    }
-    if (r->buf_len + more > r->buf_cap && !reserve(r, r->buf_len + more))
-        return NULL;
-    return r->buf + r->buf_len;
+    return make_room(r, more) ? r->buf + r->buf_len : NULL;
 }
 
 /* A FULL or FIRST arrived: an open record can never end now. */
