@@ -2,16 +2,13 @@
 
 import os
 import sys
+from glob import glob
 
 from setuptools import Extension, setup
 
-SOURCES = [
-    "csrc/crc32c.c",
-    "csrc/log_format.c",
-    "csrc/log_writer.c",
-    "csrc/log_reader.c",
-    "csrc/py_module.c",
-]
+# csrc/core: the plain C library (no Python.h); csrc/py: the CPython binding.
+SOURCES = sorted(glob("csrc/core/*.c")) + sorted(glob("csrc/py/*.c"))
+HEADERS = sorted(glob("csrc/core/*.h")) + sorted(glob("csrc/py/*.h"))
 
 if sys.platform == "win32":
     extra_compile_args = ["/O2", "/W3"]
@@ -28,13 +25,8 @@ setup(
         Extension(
             "leveldb_log._core",
             sources=SOURCES,
-            depends=[
-                "csrc/log_format.h",
-                "csrc/crc32c.h",
-                "csrc/log_writer.h",
-                "csrc/log_reader.h",
-            ],
-            include_dirs=["csrc"],
+            depends=HEADERS,
+            include_dirs=["csrc/core", "csrc/py"],
             extra_compile_args=extra_compile_args,
             extra_link_args=[f"-fsanitize={os.environ['LEVELDB_LOG_SANITIZE']}"]
             if os.environ.get("LEVELDB_LOG_SANITIZE") and sys.platform != "win32"

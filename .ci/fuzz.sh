@@ -40,9 +40,9 @@ if ! can_fuzz; then
     can_fuzz || { echo "fuzz.sh: clang cannot build a libFuzzer target" >&2; exit 1; }
 fi
 
-core=(csrc/crc32c.c csrc/log_format.c csrc/log_reader.c csrc/log_writer.c)
+core=(csrc/core/*.c)
 flags=(-g -O1 -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer
-       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icsrc)
+       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icsrc/core)
 for h in "${harnesses[@]}"; do
     clang "${flags[@]}" "tests/fuzz/fuzz_$h.c" "${core[@]}" -o "$out/fuzz_$h"
 done

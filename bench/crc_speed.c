@@ -2,7 +2,7 @@
  * crc_speed.c - CRC-32C throughput of every implementation this CPU runs.
  *
  * Build and run (from the repository root):
- *   gcc -O2 -std=c11 -Icsrc bench/crc_speed.c csrc/crc32c.c -o /tmp/crc_speed
+ *   gcc -O2 -std=c11 -Icsrc/core bench/crc_speed.c csrc/core/crc32c.c -o /tmp/crc_speed
  *   /tmp/crc_speed            (--quick: fewer, shorter runs)
  *
  * Each figure is the median GB/s (10^9 bytes per second) of several timed

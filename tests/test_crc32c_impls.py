@@ -1,4 +1,4 @@
-"""Every CRC-32C implementation compiled into csrc/crc32c.c, checked by the C test
+"""Every CRC-32C implementation compiled into csrc/core/crc32c.c, checked by the C test
 tests/c/test_crc32c.c: all lengths 0..4096 at all alignments 0..63, long inputs, the
 golden vectors and chaining across implementations, in an optimised build and in an
 AddressSanitizer + UndefinedBehaviorSanitizer build (reads past the input fail it).
@@ -28,7 +28,7 @@ BUILDS = {
 def compile_c(sources: list[str], flags: list[str], out: Path) -> None:
     compiler = shutil.which("gcc")
     assert compiler, "gcc is needed to build the C tests"
-    cmd = [compiler, *WARNINGS, *flags, "-I", str(ROOT / "csrc"), *sources, "-o", str(out)]
+    cmd = [compiler, *WARNINGS, *flags, "-I", str(ROOT / "csrc" / "core"), *sources, "-o", str(out)]
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, " ".join(cmd) + "\n" + result.stderr
 
@@ -36,7 +36,7 @@ def compile_c(sources: list[str], flags: list[str], out: Path) -> None:
 @pytest.mark.parametrize("build", sorted(BUILDS))
 def test_every_crc32c_implementation_matches_the_reference(build: str, tmp_path: Path) -> None:
     exe = tmp_path / "test_crc32c"
-    compile_c(["tests/c/test_crc32c.c", "csrc/crc32c.c"], BUILDS[build], exe)
+    compile_c(["tests/c/test_crc32c.c", "csrc/core/crc32c.c"], BUILDS[build], exe)
     result = subprocess.run(
         [str(exe), str(ROOT / "tests" / "golden" / "vectors.txt")],
         capture_output=True,
@@ -54,7 +54,7 @@ def test_every_crc32c_implementation_matches_the_reference(build: str, tmp_path:
 
 def test_crc_benchmark_builds_cleanly_and_runs(tmp_path: Path) -> None:
     exe = tmp_path / "crc_speed"
-    compile_c(["bench/crc_speed.c", "csrc/crc32c.c"], ["-O2"], exe)
+    compile_c(["bench/crc_speed.c", "csrc/core/crc32c.c"], ["-O2"], exe)
     result = subprocess.run(
         [str(exe), "--quick"], capture_output=True, text=True, check=False, timeout=300
     )

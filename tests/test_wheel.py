@@ -56,7 +56,7 @@ def tail(result: subprocess.CompletedProcess[str], lines: int = 60) -> str:
 def sdist_names(built: dict[str, Any]) -> set[str]:
     (sdist,) = built["sdists"]
     with tarfile.open(sdist) as tar:
-        # leveldb_log-0.1.0/csrc/crc32c.c -> csrc/crc32c.c
+        # leveldb_log-0.1.0/csrc/core/crc32c.c -> csrc/core/crc32c.c
         return {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
 
 
@@ -78,14 +78,14 @@ def test_the_script_builds_an_sdist_and_a_wheel_from_it(built: dict[str, Any]) -
 
 def test_the_sdist_holds_every_file_the_build_and_the_tests_need(built: dict[str, Any]) -> None:
     needed = (
-        tracked("csrc/*")
+        tracked("csrc/**/*")
         | tracked("python/leveldb_log/*.py")
         | tracked("python/leveldb_log/*.pyi")
         | tracked("tests/*.py")
         | tracked("tests/golden/*")
         | {"README.md", "pyproject.toml", "setup.py", "python/leveldb_log/py.typed", "PKG-INFO"}
     )
-    assert {"csrc/log_reader.c", "tests/golden/vectors.txt", "python/leveldb_log/_core.pyi"} <= (
+    assert {"csrc/core/log_reader.c", "tests/golden/vectors.txt", "python/leveldb_log/_core.pyi"} <= (
         needed
     )
     missing = needed - sdist_names(built)

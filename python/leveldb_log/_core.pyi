@@ -14,6 +14,8 @@ HEADER_SIZE: int
 DEFAULT_BUFFER_SIZE: int
 crc32c_implementation: str
 crc32c_implementations: tuple[str, ...]
+RECORD_TYPES: dict[int, str]
+RECOVERY_MODES: tuple[str, ...]
 
 StrPath = str | os.PathLike[str]
 Recovery = Literal["skip", "tolerate_tail", "point_in_time", "absolute"]

@@ -38,14 +38,47 @@
 /* Largest payload of one physical record: a whole block minus its header. */
 #define LLOG_MAX_FRAGMENT (LLOG_BLOCK_SIZE - LLOG_HEADER_SIZE)
 
+/*
+ * The type bytes, one list for the enum and the names (the binding exports
+ * the names, and the CLI and the stubs take them from there).
+ * X(enum name, value, name)
+ */
+#define LLOG_TYPE_LIST(X)                                                     \
+    X(LLOG_ZERO, 0, "ZERO")                                                   \
+    X(LLOG_FULL, 1, "FULL")                                                   \
+    X(LLOG_FIRST, 2, "FIRST")                                                 \
+    X(LLOG_MIDDLE, 3, "MIDDLE")                                               \
+    X(LLOG_LAST, 4, "LAST")
+
 typedef enum llog_type {
-    LLOG_ZERO = 0,
-    LLOG_FULL = 1,
-    LLOG_FIRST = 2,
-    LLOG_MIDDLE = 3,
-    LLOG_LAST = 4,
+#define LLOG_TYPE_ENUM(name, value, text) name = value,
+    LLOG_TYPE_LIST(LLOG_TYPE_ENUM)
+#undef LLOG_TYPE_ENUM
     LLOG_MAX_TYPE = LLOG_LAST
 } llog_type;
+
+/* Name of a known type byte ("FULL"), or NULL for any other byte. */
+const char *llog_type_name(unsigned type);
+
+/*
+ * The reader's recovery modes (docs/api.md), one list for the enum and the
+ * names users pass. X(enum name, name)
+ */
+#define LLOG_RECOVERY_LIST(X)                                                 \
+    X(LLOG_RECOVER_SKIP, "skip")                                              \
+    X(LLOG_RECOVER_TOLERATE_TAIL, "tolerate_tail")                            \
+    X(LLOG_RECOVER_POINT_IN_TIME, "point_in_time")                            \
+    X(LLOG_RECOVER_ABSOLUTE, "absolute")
+
+typedef enum llog_recovery {
+#define LLOG_RECOVERY_ENUM(name, text) name,
+    LLOG_RECOVERY_LIST(LLOG_RECOVERY_ENUM)
+#undef LLOG_RECOVERY_ENUM
+    LLOG_RECOVERY_COUNT
+} llog_recovery;
+
+/* Name of a recovery mode ("skip"), or NULL when out of range. */
+const char *llog_recovery_name(unsigned mode);
 
 /* CRC-32C (from 0) of each known type byte alone: a physical record's
  * checksum covers its type byte, then its payload, so it starts from here. */

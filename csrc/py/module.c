@@ -297,15 +297,12 @@ static Py_ssize_t call_for_size(PyObject *obj, const char *method,
 /* ====================================================================== */
 
 enum source_kind { SRC_BUFFER, SRC_FD, SRC_FILE };
-enum recovery { REC_SKIP, REC_TOLERATE_TAIL, REC_POINT_IN_TIME, REC_ABSOLUTE };
-static const char *const recovery_names[] = {"skip", "tolerate_tail",
-                                             "point_in_time", "absolute"};
 
 typedef struct {
     PyObject_HEAD llog_reader *core;
     obj_lock lock;
     enum source_kind kind;
-    enum recovery recovery;
+    llog_recovery recovery;
     int verify_checksums;
     uint64_t start, end;
     PyObject *name;          /* the path or source object, for repr */
@@ -702,11 +699,11 @@ static int reader_on_corruption(ReaderObject *self, module_state *st,
         return -1;
     self->dropped_bytes += ev->size;
     int rc = reader_notify(self, c);
-    if (rc == 0 && self->recovery == REC_SKIP) {
+    if (rc == 0 && self->recovery == LLOG_RECOVER_SKIP) {
         rc = !self->closed; /* the callback may have closed the reader */
     } else if (rc == 0) {
         reader_finish(self);
-        if (self->recovery != REC_POINT_IN_TIME) {
+        if (self->recovery != LLOG_RECOVER_POINT_IN_TIME) {
             raise_corruption(st, torn, c);
             rc = -1;
         }
@@ -912,7 +909,7 @@ static PyObject *reader_next_locked(ReaderObject *self, module_state *st) {
                 return NULL;
             break;
         case LLOG_EV_EOF:
-            if (ev.torn && self->recovery == REC_ABSOLUTE) {
+            if (ev.torn && self->recovery == LLOG_RECOVER_ABSOLUTE) {
                 reader_on_corruption(self, st, &ev, 1);
                 return NULL;
             }
@@ -950,15 +947,15 @@ static PyObject *Reader_iternext(PyObject *op) {
     return rec;
 }
 
-static int parse_recovery(PyObject *obj, enum recovery *out) {
+static int parse_recovery(PyObject *obj, llog_recovery *out) {
     if (!PyUnicode_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "recovery must be a str, not %.100s",
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    for (int i = 0; i < 4; i++) {
-        if (PyUnicode_CompareWithASCIIString(obj, recovery_names[i]) == 0) {
-            *out = (enum recovery)i;
+    for (unsigned i = 0; i < LLOG_RECOVERY_COUNT; i++) {
+        if (PyUnicode_CompareWithASCIIString(obj, llog_recovery_name(i)) == 0) {
+            *out = (llog_recovery)i;
             return 0;
         }
     }
@@ -1037,7 +1034,7 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
                                .verify_checksums = verify,
                                .reserve = assembly_reserve,
                                .reserve_ctx = self};
-    self->recovery = REC_SKIP;
+    self->recovery = LLOG_RECOVER_SKIP;
     self->verify_checksums = verify;
     if (recovery != NULL && parse_recovery(recovery, &self->recovery) < 0)
         return -1;
@@ -1216,7 +1213,7 @@ static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
                 : Py_NewRef(Py_None);
         result = Py_BuildValue(
             "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
-            recovery_names[self->recovery], "verify_checksums",
+            llog_recovery_name(self->recovery), "verify_checksums",
             self->verify_checksums ? Py_True : Py_False, "start",
             (unsigned long long)position, "end", end, "on_corruption",
             self->on_corruption ? self->on_corruption : Py_None, last,
@@ -1264,10 +1261,10 @@ static PyObject *Reader_repr(PyObject *op) {
     if (self->kind == SRC_BUFFER)
         return PyUnicode_FromFormat(
             "<leveldb_log.Reader over %.100s recovery='%s'%s>",
-            Py_TYPE(self->name)->tp_name, recovery_names[self->recovery],
+            Py_TYPE(self->name)->tp_name, llog_recovery_name(self->recovery),
             state);
     return PyUnicode_FromFormat("<leveldb_log.Reader %R recovery='%s'%s>",
-                                self->name, recovery_names[self->recovery],
+                                self->name, llog_recovery_name(self->recovery),
                                 state);
 }
 
@@ -1324,7 +1321,7 @@ static PyObject *Reader_get_closed(PyObject *op, void *closure) {
 static PyObject *Reader_get_recovery(PyObject *op, void *closure) {
     (void)closure;
     return PyUnicode_FromString(
-        recovery_names[((ReaderObject *)op)->recovery]);
+        llog_recovery_name(((ReaderObject *)op)->recovery));
 }
 
 static PyObject *Reader_get_verify(PyObject *op, void *closure) {
@@ -2547,6 +2544,39 @@ static int select_crc32c(void) {
     return rc;
 }
 
+/* PyModule_Add (3.13): adds value, stealing the reference; NULL fails. */
+static int add_stolen(PyObject *module, const char *name, PyObject *value) {
+    int rc = value ? PyModule_AddObjectRef(module, name, value) : -1;
+    Py_XDECREF(value);
+    return rc;
+}
+
+/* RECORD_TYPES (type byte -> name) and RECOVERY_MODES (names, in order),
+ * from the core's lists: the one source of those names. */
+static int add_names(PyObject *module) {
+    PyObject *types = PyDict_New();
+    for (unsigned t = 0; types != NULL && t < 256; t++) {
+        const char *name = llog_type_name(t);
+        PyObject *key = name ? PyLong_FromUnsignedLong(t) : NULL;
+        PyObject *value = name ? PyUnicode_FromString(name) : NULL;
+        if (name && (!key || !value || PyDict_SetItem(types, key, value) < 0))
+            Py_CLEAR(types);
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+    }
+    if (add_stolen(module, "RECORD_TYPES", types) < 0)
+        return -1;
+    PyObject *modes = PyTuple_New(LLOG_RECOVERY_COUNT);
+    for (unsigned m = 0; modes != NULL && m < LLOG_RECOVERY_COUNT; m++) {
+        PyObject *name = PyUnicode_FromString(llog_recovery_name(m));
+        if (name == NULL)
+            Py_CLEAR(modes);
+        else
+            PyTuple_SET_ITEM(modes, m, name);
+    }
+    return add_stolen(module, "RECOVERY_MODES", modes);
+}
+
 static int module_exec(PyObject *module) {
     module_state *st = PyModule_GetState(module);
     if (select_crc32c() < 0)
@@ -2587,6 +2617,8 @@ static int module_exec(PyObject *module) {
                                 DEFAULT_BUFFER) < 0 ||
         PyModule_AddStringConstant(module, "crc32c_implementation",
                                    llog_crc32c_implementation()) < 0)
+        return -1;
+    if (add_names(module) < 0)
         return -1;
     PyObject *impls = crc32c_implementations();
     if (impls == NULL ||
