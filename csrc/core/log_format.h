@@ -22,7 +22,8 @@
  *   crc32c.h      CRC-32C (hardware and portable) and the mask
  *   log_writer.h  splitting records into physical records (no I/O)
  *   log_reader.h  LevelDB's reader as a state machine over caller buffers
- *   py_module.c   the CPython extension, the only file that includes Python.h
+ *   log_tail.h    where an append resumes (what a crash left at the end)
+ * The CPython binding lives in ../py/, the only code that includes Python.h.
  *
  * Every exported symbol starts with llog_ / LLOG_.
  */
@@ -31,6 +32,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "crc32c.h"
 
 #define LLOG_BLOCK_SIZE 32768
 #define LLOG_HEADER_SIZE 7
@@ -50,12 +53,15 @@
     X(LLOG_MIDDLE, 3, "MIDDLE")                                               \
     X(LLOG_LAST, 4, "LAST")
 
+/* The X-macro expansions are not statements: */
+// clang-format off
 typedef enum llog_type {
 #define LLOG_TYPE_ENUM(name, value, text) name = value,
     LLOG_TYPE_LIST(LLOG_TYPE_ENUM)
 #undef LLOG_TYPE_ENUM
     LLOG_MAX_TYPE = LLOG_LAST
 } llog_type;
+// clang-format on
 
 /* Name of a known type byte ("FULL"), or NULL for any other byte. */
 const char *llog_type_name(unsigned type);
@@ -70,12 +76,14 @@ const char *llog_type_name(unsigned type);
     X(LLOG_RECOVER_POINT_IN_TIME, "point_in_time")                            \
     X(LLOG_RECOVER_ABSOLUTE, "absolute")
 
+// clang-format off
 typedef enum llog_recovery {
 #define LLOG_RECOVERY_ENUM(name, text) name,
     LLOG_RECOVERY_LIST(LLOG_RECOVERY_ENUM)
 #undef LLOG_RECOVERY_ENUM
     LLOG_RECOVERY_COUNT
 } llog_recovery;
+// clang-format on
 
 /* Name of a recovery mode ("skip"), or NULL when out of range. */
 const char *llog_recovery_name(unsigned mode);
@@ -115,6 +123,65 @@ static inline void llog_store32(uint8_t *p, uint32_t v) {
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
     p[3] = (uint8_t)(v >> 24);
+}
+
+/* A physical record's header, decoded: the one decoder of the library. */
+typedef struct llog_header {
+    uint32_t masked_crc; /* as stored (llog_unmask_crc gives the CRC-32C) */
+    size_t length;       /* payload bytes */
+    unsigned type;       /* the type byte, known or not */
+} llog_header;
+
+/* Decodes the LLOG_HEADER_SIZE bytes at p (any alignment). */
+static inline llog_header llog_header_decode(const uint8_t *p) {
+    llog_header h = {llog_load32(p), (size_t)p[4] | (size_t)p[5] << 8, p[6]};
+    return h;
+}
+
+/*
+ * What the bytes at a position of a block are, before any checksum: the
+ * reader's first decision about them (docs/format.md, "Reading"), shared by
+ * the reader and by the physical-record scan.
+ */
+typedef enum llog_region {
+    LLOG_REGION_RECORD,     /* a physical record whose payload fits */
+    LLOG_REGION_ZERO,       /* type 0 and length 0: preallocated space; the
+                               rest of the block is skipped */
+    LLOG_REGION_TRAILER,    /* under LLOG_HEADER_SIZE bytes left in a full
+                               block: skipped */
+    LLOG_REGION_BAD_LENGTH, /* the payload runs past a full block: damage */
+    LLOG_REGION_TRUNCATED   /* the header or payload runs past the end of a
+                               short block: the data ends mid-record */
+} llog_region;
+
+/*
+ * Classifies the `left` bytes at p, the rest of a block that is `final`
+ * (shorter than LLOG_BLOCK_SIZE: the log ends inside it). Fills *h when a
+ * whole header is there (left >= LLOG_HEADER_SIZE); never reads past
+ * p + left. A payload that fits is LLOG_REGION_RECORD even when type 0 has
+ * a non-zero length (the checksum decides then).
+ */
+static inline llog_region llog_region_at(const uint8_t *p, size_t left,
+                                         int final, llog_header *h) {
+    if (left < LLOG_HEADER_SIZE)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
+    *h = llog_header_decode(p);
+    if (LLOG_HEADER_SIZE + h->length > left)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
+    if (h->type == LLOG_ZERO && h->length == 0)
+        return LLOG_REGION_ZERO;
+    return LLOG_REGION_RECORD;
+}
+
+/* 1 when the payload's CRC-32C, from the type byte on, is the one stored in
+ * the header (h->length bytes at payload). Inline: the reader's hot path. */
+static inline int llog_checksum_ok(const llog_header *h,
+                                   const uint8_t *payload) {
+    uint8_t type = (uint8_t)h->type;
+    uint32_t crc = h->type <= LLOG_MAX_TYPE ? llog_type_crc[h->type]
+                                            : llog_crc32c_extend(0, &type, 1);
+    return llog_crc32c_extend(crc, payload, h->length) ==
+           llog_unmask_crc(h->masked_crc);
 }
 
 #endif /* LLOG_LOG_FORMAT_H */

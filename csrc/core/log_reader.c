@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32c.h"
-
 enum phase {
     PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
     PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
@@ -130,8 +128,7 @@ size_t llog_reader_next_length(const llog_reader *r) {
     size_t in = (size_t)(r->pos - r->block_offset);
     if (in >= r->block_len || r->block_len - in < LLOG_HEADER_SIZE)
         return 0;
-    const uint8_t *h = block_at(r, in);
-    return (size_t)h[4] | (size_t)h[5] << 8;
+    return llog_header_decode(block_at(r, in)).length;
 }
 
 /* ---- event queue ---------------------------------------------------- */
@@ -355,33 +352,28 @@ static enum step_result step(llog_reader *r) {
     size_t in = (size_t)(r->pos - block_offset);
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE; /* the log ends in it */
-
-    if (left < LLOG_HEADER_SIZE) {
-        if (!final) { /* trailer */
-            next_block(r);
-            return STEP_CONTINUE;
-        }
-        end_of_data(r, left, "truncated header at end of file");
-        return STEP_EOF;
-    }
-    const uint8_t *h = r->block + in, *payload = h + LLOG_HEADER_SIZE;
+    const uint8_t *p = r->block + in, *payload = p + LLOG_HEADER_SIZE;
     if (r->rest != NULL) { /* fed in two pieces */
-        h = block_at(r, in);
+        p = block_at(r, in);
         payload = block_at(r, in + LLOG_HEADER_SIZE);
     }
-    size_t length = (size_t)h[4] | (size_t)h[5] << 8;
-    unsigned type = h[6];
-    if (LLOG_HEADER_SIZE + length > left) {
-        if (final) { /* the writer died mid-record */
-            end_of_data(r, left, "truncated payload at end of file");
-            return STEP_EOF;
-        }
+    llog_header h;
+    switch (llog_region_at(p, left, final, &h)) {
+    case LLOG_REGION_TRAILER:
+        next_block(r);
+        return STEP_CONTINUE;
+    case LLOG_REGION_TRUNCATED: /* the writer died mid-record */
+        end_of_data(r, left,
+                    left < LLOG_HEADER_SIZE
+                        ? "truncated header at end of file"
+                        : "truncated payload at end of file");
+        return STEP_EOF;
+    case LLOG_REGION_BAD_LENGTH:
         report(r, r->pos, left, "bad record length");
         bad_physical(r);
         next_block(r);
         return STEP_CONTINUE;
-    }
-    if (type == LLOG_ZERO && length == 0) { /* preallocated, never written */
+    case LLOG_REGION_ZERO: /* preallocated, never written */
         if (final && !r->in_record) {
             /* The end of what is written so far: a writer may still fill
              * this block (an append cuts zero fill back), so stop here
@@ -392,23 +384,20 @@ static enum step_result step(llog_reader *r) {
         bad_physical(r);
         next_block(r);
         return STEP_CONTINUE;
+    case LLOG_REGION_RECORD:
+        break;
     }
-    if (r->opt.verify_checksums) {
-        uint32_t expected = llog_unmask_crc(llog_load32(h));
-        uint32_t crc = type <= LLOG_MAX_TYPE ? llog_type_crc[type]
-                                             : llog_crc32c_extend(0, h + 6, 1);
-        if (llog_crc32c_extend(crc, payload, length) != expected) {
-            /* The length may be what is damaged: trusting it could land on
-             * bytes that merely look like a record. Drop the block's rest. */
-            report(r, r->pos, left, "checksum mismatch");
-            bad_physical(r);
-            next_block(r);
-            return STEP_CONTINUE;
-        }
+    if (r->opt.verify_checksums && !llog_checksum_ok(&h, payload)) {
+        /* The length may be what is damaged: trusting it could land on
+         * bytes that merely look like a record. Drop the block's rest. */
+        report(r, r->pos, left, "checksum mismatch");
+        bad_physical(r);
+        next_block(r);
+        return STEP_CONTINUE;
     }
     uint64_t at = r->pos;
-    r->pos += LLOG_HEADER_SIZE + length;
-    on_fragment(r, type, at, payload, length);
+    r->pos += LLOG_HEADER_SIZE + h.length;
+    on_fragment(r, h.type, at, payload, h.length);
     return STEP_CONTINUE;
 }
 
@@ -426,12 +415,13 @@ static int only_middles(const uint8_t *b, size_t len) {
     size_t at = 0;
     if (len < LLOG_BLOCK_SIZE)
         return 0;
-    while (LLOG_BLOCK_SIZE - at >= LLOG_HEADER_SIZE) {
-        size_t length = (size_t)b[at + 4] | (size_t)b[at + 5] << 8;
-        if (b[at + 6] != LLOG_MIDDLE ||
-            LLOG_HEADER_SIZE + length > LLOG_BLOCK_SIZE - at)
+    llog_header h;
+    while (llog_region_at(b + at, LLOG_BLOCK_SIZE - at, 0, &h) !=
+           LLOG_REGION_TRAILER) {
+        if (h.type != LLOG_MIDDLE ||
+            LLOG_HEADER_SIZE + h.length > LLOG_BLOCK_SIZE - at)
             return 0;
-        at += LLOG_HEADER_SIZE + length;
+        at += LLOG_HEADER_SIZE + h.length;
     }
     return 1;
 }
@@ -449,13 +439,18 @@ static int only_middles(const uint8_t *b, size_t len) {
  * zero fill, or a bad length in a full block. MIDDLE, LAST, an unknown type
  * and a torn tail depend on it. */
 static int starts_fresh(const uint8_t *b, size_t len) {
-    if (len < LLOG_HEADER_SIZE)
-        return 0; /* a torn header: whose tail it is depends on the state */
-    size_t length = (size_t)b[4] | (size_t)b[5] << 8;
-    if (LLOG_HEADER_SIZE + length > len)
-        return len == LLOG_BLOCK_SIZE; /* bad length, or torn payload */
-    return b[6] == LLOG_FULL || b[6] == LLOG_FIRST ||
-           (b[6] == LLOG_ZERO && length == 0);
+    llog_header h;
+    switch (llog_region_at(b, len, len < LLOG_BLOCK_SIZE, &h)) {
+    case LLOG_REGION_BAD_LENGTH:
+    case LLOG_REGION_ZERO:
+        return 1;
+    case LLOG_REGION_RECORD:
+        return h.type == LLOG_FULL || h.type == LLOG_FIRST;
+    case LLOG_REGION_TRAILER:   /* (an empty block is never probed) */
+    case LLOG_REGION_TRUNCATED: /* whose tail it is depends on the state */
+        break;
+    }
+    return 0;
 }
 
 static void sync_step(llog_reader *r) {
