@@ -4,7 +4,7 @@
 #
 #   bash .ci/fuzz.sh [--build-only] [SECONDS] [HARNESS ...]
 #
-# SECONDS per harness (default 60); HARNESS among reader, roundtrip, crc32c
+# SECONDS per harness (default 60); HARNESS among reader, roundtrip, crc32c, tail
 # (default: all). Exit status 0 when no harness crashed or broke an invariant.
 # A failing input is saved as tests/fuzz/build/artifacts/<harness>-crash-*;
 # rerun it with tests/fuzz/build/fuzz_<harness> <that file>.
@@ -20,7 +20,7 @@ fi
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(reader roundtrip crc32c)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(reader roundtrip crc32c tail)
 
 out=tests/fuzz/build
 mkdir -p "$out/artifacts"

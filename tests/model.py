@@ -1,7 +1,7 @@
 """Pure-Python reference model of the LevelDB log format.
 
-This module is the executable form of ``FORMAT.md`` (writing and LevelDB's
-reader) and of the reading part of ``API.md`` (start/end ranges and recovery
+This module is the executable form of ``docs/format.md`` (writing and LevelDB's
+reader) and of the reading part of ``docs/api.md`` (start/end ranges and recovery
 modes).  It is meant for differential tests against the C implementation, so
 it is written to be obviously correct rather than fast: plain Python, standard
 library only, no shared code with the package under test.

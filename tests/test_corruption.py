@@ -1,5 +1,5 @@
 """Damaged logs: properties of the reader under injected damage, and one explicit test per
-row of FORMAT.md's corruption table, per silent end-of-file case and per recovery mode."""
+row of docs/format.md's reading tables, per silent end-of-file case and per recovery mode."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def block0_then_block1() -> tuple[bytes, list[int]]:
 
 
 # ---------------------------------------------------------------------------
-# FORMAT.md's corruption table, one row each
+# docs/format.md's reading tables (and docs/recovery.md's reasons), one row each
 # ---------------------------------------------------------------------------
 
 

@@ -111,7 +111,7 @@ def read_all(path: Path, **kw: object) -> tuple[list[bytes], list[int], list[obj
 
 
 def layout(sizes: list[int], start: int = 0) -> list[tuple[int, int]]:
-    """(offset, end) of records of these sizes written from `start` (FORMAT.md's writer)."""
+    """(offset, end) of records of these sizes written from `start` (docs/format.md, "Writing")."""
     out, pos = [], start
     for n in sizes:
         space = B - pos % B

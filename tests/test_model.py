@@ -1,4 +1,5 @@
-"""Tests of the pure-Python reference model (tests/model.py) against FORMAT.md / API.md."""
+"""Tests of the pure-Python reference model (tests/model.py) against docs/format.md and
+docs/api.md."""
 
 import os
 import random

@@ -1,4 +1,4 @@
-"""Reading one large log in parallel (API.md, "Scale-out").
+"""Reading one large log in parallel (docs/parallel.md).
 
 A log of about 300 MB (records from empty to several blocks, with two damaged places) is
 written once per session. Its ranges, from ``splits()`` or cut anywhere, are read by Dask

@@ -1,7 +1,7 @@
-"""Pickling and forking (API.md, "Scale-out"): a Reader over a path pickles as what reopens
-it where it stood, with its options and counters, and resumes exactly there; every other
-Reader and every Writer refuses with TypeError; readers keep working in a forked child,
-even when a thread of the parent held the reader's lock at the fork.
+"""Pickling and forking (docs/api.md, "Pickling and fork"): a Reader over a path pickles as
+what reopens it where it stood, with its options and counters, and resumes exactly there;
+every other Reader and every Writer refuses with TypeError; readers keep working in a forked
+child, even when a thread of the parent held the reader's lock at the fork.
 
 The differential property at the end pickles a reader after any record or report of a
 damaged log, in any recovery mode and range, and checks that the copy continues exactly as

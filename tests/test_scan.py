@@ -1,7 +1,7 @@
 """leveldb_log.scan (every physical record, damaged ones included) and leveldb_log.splits.
 
 The central properties: the regions scan() yields tile the file exactly, and joining its
-records by FORMAT.md's rules gives what Reader returns, on clean and on damaged logs.
+records by docs/format.md's rules gives what Reader returns, on clean and on damaged logs.
 """
 
 from __future__ import annotations

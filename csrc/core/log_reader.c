@@ -352,10 +352,14 @@ static enum step_result step(llog_reader *r) {
     size_t in = (size_t)(r->pos - block_offset);
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE; /* the log ends in it */
-    const uint8_t *p = r->block + in, *payload = p + LLOG_HEADER_SIZE;
-    if (r->rest != NULL) { /* fed in two pieces */
-        p = block_at(r, in);
-        payload = block_at(r, in + LLOG_HEADER_SIZE);
+    const uint8_t *p = NULL, *payload = NULL;   /* (no block: NULL, len 0) */
+    if (left >= LLOG_HEADER_SIZE) {
+        p = r->block + in;
+        payload = p + LLOG_HEADER_SIZE;
+        if (r->rest != NULL) { /* fed in two pieces */
+            p = block_at(r, in);
+            payload = block_at(r, in + LLOG_HEADER_SIZE);
+        }
     }
     llog_header h;
     switch (llog_region_at(p, left, final, &h)) {

@@ -1,7 +1,6 @@
 """Decode (and encode) the payloads LevelDB keeps in its own logs.
 
-A LevelDB database directory holds two kinds of log (FORMAT.md, "Payloads inside LevelDB's
-own logs"):
+A LevelDB database directory holds two kinds of log (docs/leveldb.md walks through both):
 
 - the write-ahead log ``NNNNNN.log``, one **WriteBatch** per record::
 

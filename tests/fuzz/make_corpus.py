@@ -10,7 +10,8 @@ reach deep into the reader.
 Input formats (see each harness's header comment):
 - reader: 8 option bytes (flags, start:3, end:3, growth seed), then the log;
 - roundtrip: flags, prefix end:2, first-list count, writer start:8, seed, then 2 bytes a record;
-- crc32c: one byte (split point and alignment), then the data.
+- crc32c: one byte (split point and alignment), then the data;
+- tail: how many records to append, their size seed, then the log.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def reader_seeds() -> dict[str, bytes]:
     seeds["small-no-checksums"] = reader_input(small, flags=1)
     seeds["small-sequential-range"] = reader_input(small, flags=2 | 4, start=3, end=20)
 
-    # FORMAT.md's worked example: FULL, FIRST/MIDDLE/LAST over three blocks, a trailer.
+    # docs/format.md's worked example: FULL, FIRST/MIDDLE/LAST over three blocks, a trailer.
     worked, offsets = model.encode(records([1000, 97270, 8000], salt=1))
     assert offsets == [0, 1007, 98304] and len(worked) == 106311
     seeds["worked-example"] = reader_input(worked)
@@ -138,6 +139,31 @@ def roundtrip_seeds() -> dict[str, bytes]:
     }
 
 
+def tail_seeds() -> dict[str, bytes]:
+    """Logs ending the ways a crash, preallocation or damage leaves them."""
+    worked, _ = model.encode(records([1000, 97270, 8000], salt=1))
+    small, _ = model.encode([b"foo", b"", b"bar", b"x" * 100])
+    zeros_end, _ = model.encode([b"payload ending in zeros" + bytes(40)])
+    damaged = bytearray(worked)
+    damaged[33000] ^= 0x40  # a bad checksum in a MIDDLE-only block
+    logs = {
+        "empty": b"",
+        "clean": worked,
+        "torn-mid-fragment": worked[:50000],
+        "torn-header": small[:12],
+        "torn-after-whole-fragments": worked[: 2 * B],
+        "zero-fill-in-block": small + bytes(100),
+        "zero-fill-past-block": small + bytes(2 * B),
+        "torn-then-zeros": worked[:500] + bytes(B - 500),
+        "torn-fragment-then-zeros": worked[:B] + bytes(1000),
+        "damage-in-the-middle": bytes(damaged),
+        "no-complete-record": worked[1007:40000],
+        "payload-ends-in-zeros": zeros_end,
+        "garbage": bytes(range(256)) * 40,
+    }
+    return {name: bytes([i % 3, i]) + log for i, (name, log) in enumerate(logs.items())}
+
+
 def crc_seeds() -> dict[str, bytes]:
     inputs, _ = golden()
     seeds = {f"golden-crc-{i:02d}": bytes([i * 37 % 256]) + data for i, data in enumerate(inputs)}
@@ -161,6 +187,7 @@ def main() -> None:
     write(out, "reader", reader_seeds())
     write(out, "roundtrip", roundtrip_seeds())
     write(out, "crc32c", crc_seeds())
+    write(out, "tail", tail_seeds())
 
 
 if __name__ == "__main__":

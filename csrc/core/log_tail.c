@@ -1,0 +1,242 @@
+/*
+ * log_tail.c - where an append resumes (the rule is in log_tail.h).
+ *
+ * Three steps, each fed by the caller:
+ * 1. A scan of the log's end with a reader: from the last block, going
+ *    further back (doubling the span) only while no complete record is
+ *    found. It gives the end of the last complete record, the start of a
+ *    torn tail, and whether damage follows that record.
+ * 2. Only when damage follows: the last non-zero byte at or after that
+ *    record, read backwards a block at a time.
+ * 3. Only when zeros follow that byte: step 1 again, as if the log ended
+ *    there.
+ */
+#include "log_tail.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "log_reader.h"
+
+enum tail_phase { PHASE_SCAN, PHASE_LAST_WRITTEN, PHASE_DONE, PHASE_FAILED };
+
+/* What a scan found after the last complete record. */
+typedef struct scan_result {
+    uint64_t clean_end; /* end of the last complete record */
+    uint64_t torn_at;   /* start of the torn tail, or the end of the data */
+    int damaged;        /* damage other than a torn tail after clean_end */
+} scan_result;
+
+struct llog_tail {
+    uint64_t size;
+    enum tail_phase phase;
+    llog_status status;
+    uint64_t want_at; /* the span asked for, while one is */
+    size_t want_len;
+    /* PHASE_SCAN: a reader over [start, end), the log taken to end at end */
+    llog_reader *reader;
+    uint64_t start, end;
+    uint64_t first_bad; /* first report's offset, or LLOG_NO_END */
+    uint64_t torn_at;
+    int rescan; /* step 3 */
+    scan_result first;
+    /* PHASE_LAST_WRITTEN: bytes in [above, size) are zero or absent */
+    uint64_t above;
+    llog_tail_result result;
+    uint8_t buf[LLOG_BLOCK_SIZE];
+};
+
+static void fail(llog_tail *t, llog_status status) {
+    llog_reader_free(t->reader);
+    t->reader = NULL;
+    t->status = status;
+    t->phase = PHASE_FAILED;
+}
+
+static void finish(llog_tail *t, uint64_t cut, int fresh, uint64_t clean) {
+    t->result = (llog_tail_result){cut, fresh, clean};
+    t->phase = PHASE_DONE;
+}
+
+/* Starts a scan of the log as if it ended at `end`, from `start` (a block
+ * boundary) on. */
+static void scan_from(llog_tail *t, uint64_t start, uint64_t end) {
+    llog_reader_options opt = {
+        .start = start, .end = LLOG_NO_END, .verify_checksums = 1};
+    llog_reader_free(t->reader);
+    t->reader = llog_reader_new(&opt);
+    if (t->reader == NULL) {
+        fail(t, LLOG_ERR_NOMEM);
+        return;
+    }
+    t->start = start;
+    t->end = end;
+    t->first_bad = LLOG_NO_END;
+    t->torn_at = end;
+    t->phase = PHASE_SCAN;
+}
+
+/* Scans the log as if it ended at `end`, from its last block. */
+static void scan_end(llog_tail *t, uint64_t end) {
+    uint64_t last = end > 0 ? end - 1 : 0;
+    scan_from(t, last - last % LLOG_BLOCK_SIZE, end);
+}
+
+static void decide(llog_tail *t, scan_result scan);
+
+/* The reader reached the end of the data: was it far enough back? */
+static void scan_finished(llog_tail *t) {
+    uint64_t clean_end = llog_reader_clean_end(t->reader);
+    if (clean_end < t->start && t->start > 0) {
+        /* No complete record from start on: double the span read. */
+        uint64_t back = t->end - t->start;
+        uint64_t start = t->start > back ? t->start - back : 0;
+        scan_from(t, start - start % LLOG_BLOCK_SIZE, t->end);
+        return;
+    }
+    /* Every report at or after clean_end was seen: it is >= start. */
+    scan_result scan = {clean_end, t->torn_at,
+                        t->first_bad != LLOG_NO_END &&
+                            t->first_bad >= clean_end};
+    llog_reader_free(t->reader);
+    t->reader = NULL;
+    decide(t, scan);
+}
+
+/* Runs the reader until it needs bytes (1) or the scan is over (0). */
+static int scan_step(llog_tail *t) {
+    llog_event ev;
+    for (;;) {
+        llog_reader_next(t->reader, &ev);
+        switch (ev.kind) {
+        case LLOG_EV_NEED_BLOCK:
+            t->want_at = llog_reader_wanted(t->reader);
+            t->want_len = t->want_at >= t->end ? 0
+                          : t->end - t->want_at < LLOG_BLOCK_SIZE
+                              ? (size_t)(t->end - t->want_at)
+                              : LLOG_BLOCK_SIZE;
+            if (t->want_len > 0)
+                return 1;
+            llog_reader_feed(t->reader, t->buf, 0); /* past the end */
+            break;
+        case LLOG_EV_CORRUPTION:
+            if (ev.offset < t->first_bad)
+                t->first_bad = ev.offset;
+            break;
+        case LLOG_EV_RECORD:
+            break;
+        case LLOG_EV_EOF:
+        case LLOG_EV_DONE:
+            if (ev.kind == LLOG_EV_EOF && ev.torn)
+                t->torn_at = ev.offset;
+            scan_finished(t);
+            return 0;
+        case LLOG_EV_ERROR:
+            fail(t, (llog_status)ev.size);
+            return 0;
+        }
+    }
+}
+
+/* Steps 2 and 3, after a scan. */
+static void decide(llog_tail *t, scan_result scan) {
+    if (t->rescan) { /* step 3: cut there if only a torn tail is left */
+        if (scan.damaged)
+            finish(t, t->first.torn_at, 1, t->first.clean_end);
+        else
+            finish(t, scan.clean_end, 0, scan.clean_end);
+    } else if (!scan.damaged) {
+        finish(t, scan.clean_end, 0, scan.clean_end);
+    } else {
+        t->first = scan;
+        t->above = t->size;
+        t->phase = PHASE_LAST_WRITTEN;
+    }
+}
+
+/* Step 2 found the last non-zero byte just before `written`. */
+static void written_up_to(llog_tail *t, uint64_t written) {
+    if (written < t->size) {
+        t->rescan = 1;
+        scan_end(t, written);
+    } else {
+        finish(t, t->first.torn_at, 1, t->first.clean_end);
+    }
+}
+
+/* Asks for the block-sized span below `above`, or ends step 2. */
+static int last_written_step(llog_tail *t) {
+    uint64_t floor = t->first.clean_end;
+    if (t->above <= floor) {
+        written_up_to(t, floor);
+        return 0;
+    }
+    t->want_len = t->above - floor < LLOG_BLOCK_SIZE
+                      ? (size_t)(t->above - floor)
+                      : LLOG_BLOCK_SIZE;
+    t->want_at = t->above - t->want_len;
+    return 1;
+}
+
+static void last_written_got(llog_tail *t, size_t got) {
+    size_t i = got;
+    while (i > 0 && t->buf[i - 1] == 0)
+        i--;
+    if (i > 0)
+        written_up_to(t, t->want_at + i);
+    else
+        t->above = t->want_at;
+}
+
+llog_tail *llog_tail_new(uint64_t size) {
+    llog_tail *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->size = size;
+    scan_end(t, size);
+    return t;
+}
+
+void llog_tail_free(llog_tail *t) {
+    if (t != NULL) {
+        llog_reader_free(t->reader);
+        free(t);
+    }
+}
+
+int llog_tail_want(llog_tail *t, uint64_t *offset, size_t *len,
+                   uint8_t **into) {
+    int want = 0;
+    while (!want && (t->phase == PHASE_SCAN || t->phase == PHASE_LAST_WRITTEN))
+        want = t->phase == PHASE_SCAN ? scan_step(t) : last_written_step(t);
+    if (want) {
+        assert(t->want_len > 0 && t->want_len <= LLOG_BLOCK_SIZE);
+        *offset = t->want_at;
+        *len = t->want_len;
+        *into = t->buf;
+    }
+    return want;
+}
+
+void llog_tail_got(llog_tail *t, size_t got) {
+    if (got > t->want_len)
+        got = t->want_len; /* a caller bug; never read past the buffer */
+    if (t->phase == PHASE_LAST_WRITTEN) {
+        last_written_got(t, got);
+        return;
+    }
+    if (t->phase != PHASE_SCAN)
+        return;
+    if (got < t->want_len) /* the file ended early: it ends there now */
+        t->end = t->torn_at = t->want_at + got;
+    llog_reader_feed(t->reader, t->buf, got);
+}
+
+llog_status llog_tail_decision(const llog_tail *t, llog_tail_result *out) {
+    if (t->phase == PHASE_FAILED)
+        return t->status;
+    if (t->phase != PHASE_DONE)
+        return LLOG_ERR_ARG;
+    *out = t->result;
+    return LLOG_OK;
+}

@@ -1,0 +1,76 @@
+/*
+ * log_tail.h - where an append to an existing log resumes.
+ *
+ * A writer that died (or a file preallocated with zeros) leaves the end of a
+ * log unfinished: a torn physical record, fragments of a record that never
+ * got its LAST, zero fill. Appending after them would bury that tail inside
+ * the log, where readers report it as damage. This module decides, from the
+ * log's last blocks, how far back the log is cut before new records go on,
+ * and whether they must start at a block boundary (docs/format.md,
+ * "Appending").
+ *
+ * The rule:
+ * - The log is cut back to the end of its last complete record when all that
+ *   follows it is a torn tail (what the reader reports as the end of the data
+ *   with a tail left over) or zero fill.
+ * - A torn record followed by zero fill (a crash inside preallocated space)
+ *   reads as damage; if the log, taken to end at its last non-zero byte
+ *   (never before the last complete record: payloads may end in zeros), has
+ *   only a torn tail after that record, it is cut back there too.
+ * - Any other damage after the last complete record is left in place: only
+ *   a torn tail at the very end is cut, and new records start at the next
+ *   block boundary, so they never share a block with the damage.
+ *
+ * Like the reader, it does no I/O: it asks for spans of the log by offset
+ * and the caller reads them into a buffer the module owns.
+ *
+ *   llog_tail *t = llog_tail_new(size);
+ *   uint64_t at; size_t len; uint8_t *into;
+ *   while (llog_tail_want(t, &at, &len, &into))
+ *       llog_tail_got(t, pread(fd, into, len, at));   // bytes actually read
+ *   llog_tail_decision(t, &result);
+ *   llog_tail_free(t);
+ */
+#ifndef LLOG_LOG_TAIL_H
+#define LLOG_LOG_TAIL_H
+
+#include "log_format.h"
+
+typedef struct llog_tail_result {
+    uint64_t cut;    /* the log's new length: truncate to it, append there */
+    int fresh_block; /* 1: damage stays before `cut`; the next record must
+                        start at a block boundary (zero-fill up to it) */
+    uint64_t clean_end; /* end of the last complete record (0 if none) */
+} llog_tail_result;
+
+typedef struct llog_tail llog_tail;
+
+/* Starts deciding for a log of `size` bytes. NULL when out of memory. */
+llog_tail *llog_tail_new(uint64_t size);
+
+void llog_tail_free(llog_tail *t);
+
+/*
+ * Returns 1 when the module needs the log's bytes [*offset, *offset + *len)
+ * (*len <= LLOG_BLOCK_SIZE, never past `size`): read them into *into, then
+ * call llog_tail_got. Returns 0 when the result is ready (or the module has
+ * failed: llog_tail_decision says which).
+ */
+int llog_tail_want(llog_tail *t, uint64_t *offset, size_t *len,
+                   uint8_t **into);
+
+/*
+ * Says how many of the bytes asked for were read into the buffer: fewer
+ * than *len means the file ended there (it shrank since `size` was taken),
+ * and the module carries on as if the log ended at that point.
+ */
+void llog_tail_got(llog_tail *t, size_t got);
+
+/*
+ * The decision, once llog_tail_want has returned 0: LLOG_OK and *out, or
+ * the status that stopped the module (LLOG_ERR_NOMEM; LLOG_ERR_ARG when
+ * asked before the decision is made).
+ */
+llog_status llog_tail_decision(const llog_tail *t, llog_tail_result *out);
+
+#endif /* LLOG_LOG_TAIL_H */

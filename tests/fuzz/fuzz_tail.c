@@ -1,0 +1,144 @@
+/*
+ * fuzz_tail.c - where an append resumes (log_tail), on arbitrary logs.
+ *
+ * Input:
+ *   byte 0      how many records to append (1 + byte % 3)
+ *   byte 1      seed of their sizes (up to about two blocks each)
+ *   then        the log
+ *
+ * The tail module decides on the log, fed from memory; then the records are
+ * appended as a writer in mode "a" does (cut, zero-fill to the next block
+ * when asked, write), and the new log is read whole. Checks:
+ * - the decision is never before the end of the last complete record, and
+ *   never past the log; its clean_end is the whole log's;
+ * - the new log ends clean (no torn tail: "absolute" reads it);
+ * - it holds every record of the old log, then the appended ones, at the
+ *   offsets the writer gave them;
+ * - every damage it reports was reported at the same offset, for the same
+ *   reason, in the old log: appending never creates damage.
+ */
+#include "fuzz_common.h"
+#include "log_tail.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    llog_crc32c_init(1);
+    return 0;
+}
+
+/* Runs the tail module over log[0..len). */
+static llog_tail_result decide(const uint8_t *log, size_t len) {
+    llog_tail *t = llog_tail_new(len);
+    FUZZ_CHECK(t != NULL);
+    uint64_t at;
+    size_t n, calls = 0;
+    uint8_t *into;
+    /* Each scan doubles its span back (log2 n scans), reads it and may look
+     * back over every block (n each); step 2 reads n; then one rescan. */
+    size_t blocks = len / LLOG_BLOCK_SIZE + 2, scans = 2;
+    while ((size_t)1 << scans < blocks)
+        scans++;
+    while (llog_tail_want(t, &at, &n, &into)) {
+        FUZZ_CHECK(++calls < 4 * blocks * (scans + 1)); /* no hang */
+        FUZZ_CHECK(n > 0 && n <= LLOG_BLOCK_SIZE && at + n <= len);
+        memcpy(into, log + at, n);
+        llog_tail_got(t, n);
+    }
+    llog_tail_result res;
+    FUZZ_CHECK(llog_tail_decision(t, &res) == LLOG_OK);
+    llog_tail_free(t);
+    return res;
+}
+
+static const llog_reader_options whole = {
+    .start = 0, .end = LLOG_NO_END, .verify_checksums = 1};
+
+/* old[0..cut), zero fill to a block boundary when asked, then `count`
+ * records; their offsets go to offsets[]. Returns the new length. */
+static size_t append(uint8_t *out, const uint8_t *old, llog_tail_result res,
+                     int count, uint64_t seed, uint64_t *offsets) {
+    size_t len = (size_t)res.cut;
+    memcpy(out, old, len);
+    if (res.fresh_block && len % LLOG_BLOCK_SIZE != 0) {
+        size_t pad = LLOG_BLOCK_SIZE - len % LLOG_BLOCK_SIZE;
+        memset(out + len, 0, pad);
+        len += pad;
+    }
+    llog_writer w;
+    llog_writer_init(&w, len);
+    static uint8_t payload[2 * LLOG_BLOCK_SIZE];
+    for (int i = 0; i < count; i++) {
+        size_t size = (size_t)(mix(&seed) % sizeof payload);
+        for (size_t j = 0; j < size; j++)
+            payload[j] = (uint8_t)mix(&seed);
+        len += llog_writer_add(&w, payload, size, out + len, &offsets[i]);
+    }
+    return len;
+}
+
+/* 1 when the old log reported damage at this offset for this reason. */
+static int reported_before(const seen_log *old, const seen_event *e) {
+    for (size_t i = 0; i < old->n; i++)
+        if (!old->ev[i].is_record && old->ev[i].offset == e->offset &&
+            strcmp(old->ev[i].reason, e->reason) == 0)
+            return 1;
+    return 0;
+}
+
+/* The i-th record of a read, or NULL. */
+static const seen_event *nth_record(const seen_log *s, size_t i) {
+    for (size_t j = 0; j < s->n; j++)
+        if (s->ev[j].is_record && i-- == 0)
+            return &s->ev[j];
+    return NULL;
+}
+
+static void check_new_log(const seen_log *old, const seen_log *now,
+                          const uint64_t *offsets, int count) {
+    FUZZ_CHECK(!now->torn);
+    size_t old_records = 0, records = 0;
+    for (size_t i = 0; i < old->n; i++)
+        old_records += old->ev[i].is_record;
+    for (size_t i = 0; i < now->n; i++) {
+        records += now->ev[i].is_record;
+        if (!now->ev[i].is_record)
+            FUZZ_CHECK(reported_before(old, &now->ev[i]));
+    }
+    FUZZ_CHECK(records == old_records + (size_t)count);
+    for (size_t i = 0; i < old_records; i++) { /* unchanged, in order */
+        const seen_event *a = nth_record(old, i), *b = nth_record(now, i);
+        FUZZ_CHECK(a->offset == b->offset && a->size == b->size &&
+                   a->hash == b->hash);
+    }
+    for (int i = 0; i < count; i++) /* then the new ones, where written */
+        FUZZ_CHECK(nth_record(now, old_records + (size_t)i)->offset ==
+                   offsets[i]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 2 || size > 8 * LLOG_BLOCK_SIZE)
+        return 0;
+    int count = 1 + data[0] % 3;
+    uint64_t seed = data[1];
+    const uint8_t *log = data + 2;
+    size_t len = size - 2;
+
+    seen_log old = {0};
+    read_all(&whole, log, len, &old);
+    llog_tail_result res = decide(log, len);
+    FUZZ_CHECK(res.cut >= old.clean_end && res.cut <= len);
+    FUZZ_CHECK(res.clean_end == old.clean_end);
+
+    uint8_t *out = malloc(len + LLOG_BLOCK_SIZE + 3 * 3 * LLOG_BLOCK_SIZE);
+    FUZZ_CHECK(out != NULL);
+    uint64_t offsets[3];
+    size_t out_len = append(out, log, res, count, seed, offsets);
+    seen_log now = {0};
+    read_all(&whole, out, out_len, &now);
+    check_new_log(&old, &now, offsets, count);
+    seen_free(&now);
+    seen_free(&old);
+    free(out);
+    return 0;
+}
