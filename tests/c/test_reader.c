@@ -445,51 +445,22 @@ static void test_reader_zero_fill_skipped_silently(void) {
     buf_free(&log);
 }
 
-static void test_reader_torn_tail_cases(void) {
-    tevs want = {0}, got = {0};
-    buf log = {0};
-    read_info info;
-
-    /* Truncated header. */
-    put_phys(&log, LLOG_FULL, "abc", 3);   /* @0 */
-    put_phys(&log, LLOG_FULL, "hello", 5); /* @10 */
-    log.len = 14;
-    want_rec(&want, 0, "abc", 3);
-    want_torn(&want, 10, 4, TORN_HEADER);
-    expect_log("truncated header", &log, 1, &want);
-    info = read_log(log.p, log.len, WHOLE, &got);
-    CHECK_EQ(info.clean_end, 10);
-    CHECK_EQ(info.position, 10);
+/* log reads as want (then freed) and a whole read stops at clean_end, its
+ * position there too. */
+static void expect_torn_at(const char *what, const buf *log, tevs *want,
+                           uint64_t clean_end) {
+    tevs got = {0};
+    expect_log(what, log, 1, want);
+    read_info info = read_log(log->p, log->len, WHOLE, &got);
+    CHECK_EQ(info.clean_end, clean_end);
+    CHECK_EQ(info.position, clean_end);
     tevs_free(&got);
-    tevs_free(&want);
+    tevs_free(want);
+}
 
-    /* Truncated payload. */
-    log.len = 19;
-    want_rec(&want, 0, "abc", 3);
-    want_torn(&want, 10, 9, TORN_PAYLOAD);
-    expect_log("truncated payload", &log, 1, &want);
-    info = read_log(log.p, log.len, WHOLE, &got);
-    CHECK_EQ(info.clean_end, 10);
-    CHECK_EQ(info.position, 10);
-    tevs_free(&got);
-    tevs_free(&want);
-    buf_free(&log);
-
-    /* Fragmented record open at the end, in a short block... */
-    put_phys(&log, LLOG_FULL, "x", 1);    /* @0 */
-    put_phys(&log, LLOG_FIRST, "abc", 3); /* @8 */
-    want_rec(&want, 0, "x", 1);
-    want_torn(&want, 8, 10, TORN_OPEN);
-    expect_log("FIRST at the end", &log, 1, &want);
-    info = read_log(log.p, log.len, WHOLE, &got);
-    CHECK_EQ(info.clean_end, 8);
-    CHECK_EQ(info.position, 8);
-    tevs_free(&got);
-    tevs_free(&want);
-    buf_free(&log);
-
-    /* ...and as a writer leaves it: a 40000-byte record cut at a block
-     * boundary, inside a header, inside a payload. */
+/* A fragmented record open at the end as a writer leaves it: a 40000-byte
+ * record cut at a block boundary, inside a header, inside a payload. */
+static void check_written_record_torn(void) {
     uint8_t *big = xmalloc(40000);
     rnd_fill(big, 40000);
     wlog L = {0};
@@ -502,21 +473,48 @@ static void test_reader_torn_tail_cases(void) {
                              : cut == B + 3 ? TORN_HEADER
                                             : TORN_PAYLOAD;
         buf part = {0};
+        tevs want = {0};
         buf_put(&part, L.log.p, cut);
         want_rec(&want, 0, "abc", 3);
         want_torn(&want, 10, cut - 10, reason);
         char what[64];
         snprintf(what, sizeof what, "40000-byte record cut at %zu", cut);
-        expect_log(what, &part, 1, &want);
-        info = read_log(part.p, part.len, WHOLE, &got);
-        CHECK_EQ(info.clean_end, 10);
-        CHECK_EQ(info.position, 10);
-        tevs_free(&got);
-        tevs_free(&want);
+        expect_torn_at(what, &part, &want, 10);
         buf_free(&part);
     }
     wlog_free(&L);
     free(big);
+}
+
+static void test_reader_torn_tail_cases(void) {
+    tevs want = {0}, got = {0};
+    buf log = {0};
+
+    /* Truncated header. */
+    put_phys(&log, LLOG_FULL, "abc", 3);   /* @0 */
+    put_phys(&log, LLOG_FULL, "hello", 5); /* @10 */
+    log.len = 14;
+    want_rec(&want, 0, "abc", 3);
+    want_torn(&want, 10, 4, TORN_HEADER);
+    expect_torn_at("truncated header", &log, &want, 10);
+
+    /* Truncated payload. */
+    log.len = 19;
+    want_rec(&want, 0, "abc", 3);
+    want_torn(&want, 10, 9, TORN_PAYLOAD);
+    expect_torn_at("truncated payload", &log, &want, 10);
+    buf_free(&log);
+
+    /* Fragmented record open at the end, in a short block... */
+    put_phys(&log, LLOG_FULL, "x", 1);    /* @0 */
+    put_phys(&log, LLOG_FIRST, "abc", 3); /* @8 */
+    want_rec(&want, 0, "x", 1);
+    want_torn(&want, 8, 10, TORN_OPEN);
+    expect_torn_at("FIRST at the end", &log, &want, 8);
+    buf_free(&log);
+
+    /* ...and as a writer leaves it. */
+    check_written_record_torn();
 
     /* A checksum mismatch in the last block is corruption, not a tear. */
     put_phys(&log, LLOG_FULL, "abc", 3);
@@ -526,7 +524,7 @@ static void test_reader_torn_tail_cases(void) {
     want_bad(&want, 10, 10, CHECKSUM);
     want_eof(&want);
     expect_log("bad checksum in the last record", &log, 1, &want);
-    info = read_log(log.p, log.len, WHOLE, &got);
+    read_info info = read_log(log.p, log.len, WHOLE, &got);
     CHECK_EQ(info.clean_end, 10);
     tevs_free(&got);
     tevs_free(&want);

@@ -213,70 +213,59 @@ static void test_writer_seven_bytes_left(void) {
     buf_free(&got);
 }
 
-static void test_writer_encoded_size_equals_bytes_added(void) {
-    static const uint64_t offsets[] = {0,
+/* Log lengths and record lengths around every block edge a fragment can
+ * meet; the last two log lengths lie beyond 32 bits. */
+static const uint64_t encoding_offsets[] = {0,
+                                            1,
+                                            7,
+                                            1000,
+                                            B - 14,
+                                            B - 8,
+                                            B - 7,
+                                            B - 6,
+                                            B - 5,
+                                            B - 4,
+                                            B - 3,
+                                            B - 2,
+                                            B - 1,
+                                            B,
+                                            B + 1,
+                                            3 * (uint64_t)B + B - 7,
+                                            (5ull << 32) + B - 3,
+                                            (5ull << 32) + 12345};
+static const size_t encoding_lens[] = {0,
                                        1,
+                                       2,
+                                       6,
                                        7,
+                                       8,
+                                       100,
                                        1000,
-                                       B - 14,
-                                       B - 8,
-                                       B - 7,
-                                       B - 6,
-                                       B - 5,
-                                       B - 4,
-                                       B - 3,
-                                       B - 2,
-                                       B - 1,
-                                       B,
-                                       B + 1,
-                                       3 * (uint64_t)B + B - 7,
-                                       (5ull << 32) + B -
-                                           3, /* beyond 32 bits */
-                                       (5ull << 32) + 12345};
-    static const size_t lens[] = {0,
-                                  1,
-                                  2,
-                                  6,
-                                  7,
-                                  8,
-                                  100,
-                                  1000,
-                                  32747,
-                                  32748,
-                                  32753,
-                                  32754,
-                                  32755,
-                                  32756,
-                                  32760,
-                                  32761,
-                                  32762,
-                                  32763,
-                                  32767,
-                                  32768,
-                                  32769,
-                                  65521,
-                                  65522,
-                                  65523,
-                                  65529,
-                                  65535,
-                                  65536,
-                                  100000,
-                                  3 * 32761 + 1,
-                                  262144};
-    size_t max_len = 262144;
-    uint8_t *data = xmalloc(max_len);
-    rnd_fill(data, max_len);
-    for (size_t oi = 0; oi < sizeof offsets / sizeof offsets[0]; oi++)
-        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
-            check_encoding_at(offsets[oi], data, lens[li]);
-    for (int i = 0; i < 300; i++) { /* random pairs */
-        uint64_t offset = rnd_below(8 * B);
-        if (i % 3 == 0)
-            offset = offset - offset % B + B - rnd_below(H + 1) - 1;
-        size_t len = i % 2 ? rnd_below(2 * B) : rnd_below(max_len);
-        check_encoding_at(offset, data, len);
-    }
-    /* Appending record after record: offsets chain. */
+                                       32747,
+                                       32748,
+                                       32753,
+                                       32754,
+                                       32755,
+                                       32756,
+                                       32760,
+                                       32761,
+                                       32762,
+                                       32763,
+                                       32767,
+                                       32768,
+                                       32769,
+                                       65521,
+                                       65522,
+                                       65523,
+                                       65529,
+                                       65535,
+                                       65536,
+                                       100000,
+                                       3 * 32761 + 1,
+                                       262144};
+
+/* Appending record after record: offsets chain. */
+static void check_records_chain(const uint8_t *data) {
     llog_writer w;
     llog_writer_init(&w, 0);
     buf log = {0};
@@ -293,6 +282,25 @@ static void test_writer_encoded_size_equals_bytes_added(void) {
     CHECK_MEM(log.p, log.len, want.p, want.len);
     buf_free(&log);
     buf_free(&want);
+}
+
+static void test_writer_encoded_size_equals_bytes_added(void) {
+    size_t max_len = 262144;
+    uint8_t *data = xmalloc(max_len);
+    rnd_fill(data, max_len);
+    for (size_t oi = 0;
+         oi < sizeof encoding_offsets / sizeof encoding_offsets[0]; oi++)
+        for (size_t li = 0;
+             li < sizeof encoding_lens / sizeof encoding_lens[0]; li++)
+            check_encoding_at(encoding_offsets[oi], data, encoding_lens[li]);
+    for (int i = 0; i < 300; i++) { /* random pairs */
+        uint64_t offset = rnd_below(8 * B);
+        if (i % 3 == 0)
+            offset = offset - offset % B + B - rnd_below(H + 1) - 1;
+        size_t len = i % 2 ? rnd_below(2 * B) : rnd_below(max_len);
+        check_encoding_at(offset, data, len);
+    }
+    check_records_chain(data);
     free(data);
 }
 
