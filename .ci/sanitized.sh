@@ -20,9 +20,9 @@ root=$PWD
 python=${PYTHON:-python3}
 work=$root/build/sanitized
 
-default_tests=(tests/test_api.py tests/test_differential.py tests/test_corruption.py
-               tests/test_model.py tests/test_faults.py tests/test_threads_stress.py
-               tests/test_in_place.py)
+default_tests=(tests/test_writer.py tests/test_reader.py tests/test_module.py
+               tests/test_differential.py tests/test_corruption.py tests/test_model.py
+               tests/test_faults.py tests/test_threads_stress.py tests/test_in_place.py)
 if [ $# -eq 0 ]; then
     for t in "${default_tests[@]}"; do
         [ -e "$t" ] && set -- "$@" "$t"

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import os
 import random
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -478,3 +480,87 @@ def run_threads(target: Callable[[int], Any], n: int, *, fast: bool = False) -> 
     if errors:
         raise errors[0]
     return results
+
+
+# ---------------------------------------------------------------------------
+# C unit tests (tests/c)
+# ---------------------------------------------------------------------------
+
+C_TESTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "c")
+C_SHARED_SOURCES = ("harness.c", "ref_crc32c.c")
+
+
+def c_test_sources(program: str) -> list[str]:
+    """The tests/c sources of one C test program (the caller adds csrc/core's).
+
+    ``test_crc32c`` is test_crc32c.c with the shared harness and reference CRC-32C;
+    ``test_core`` is every other .c file of tests/c: main.c, the harness and one file per
+    suite (tests/c/harness.h says how a suite is added).
+    """
+    if program == "test_crc32c":
+        names = ["test_crc32c.c", *C_SHARED_SOURCES]
+    elif program == "test_core":
+        names = sorted(n for n in os.listdir(C_TESTS_DIR) if n.endswith(".c"))
+        names.remove("test_crc32c.c")
+    else:
+        raise ValueError(f"no C test program {program!r}")
+    return [os.path.join(C_TESTS_DIR, name) for name in names]
+
+
+# ---------------------------------------------------------------------------
+# records and files of the Writer and Reader tests (test_writer.py, test_reader.py)
+# ---------------------------------------------------------------------------
+
+
+def records_of(sizes: list[int], tag: bytes = b"") -> list[bytes]:
+    """Distinct, recognisable payloads of the given sizes."""
+    out = []
+    for i, n in enumerate(sizes):
+        head = tag + b"%05d:" % i
+        body = bytes((i * 7 + j) % 251 for j in range(min(n, 251)))
+        data = (head + body * (n // max(len(body), 1) + 1))[:n] if n else b""
+        out.append(data)
+    return out
+
+
+MIXED_SIZES = [0, 1, 10, 100, 1000, 31000, 7, 40000, 5, 100000, 2, 32761, 32754, 300, 0]
+
+
+def write_raw(path: Any, data: bytes) -> None:
+    """Writes data as the whole content of the file at path."""
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read_file(path: Any) -> bytes:
+    """The whole content of the file at path."""
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def run_isolated(module: str, body: str, *args: Any, timeout: int = 20) -> None:
+    """Runs <module>.<body>(*args) in a child interpreter (module: a test file of tests/).
+
+    The thread tests share one native object between threads; a crash or a
+    deadlock there must fail the test, not kill or hang the whole run.
+    """
+    code = (
+        "import faulthandler, sys\n"
+        "faulthandler.enable()\n"
+        f"faulthandler.dump_traceback_later({timeout - 5}, exit=True)\n"
+        f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+        f"import {module}\n"
+        f"{module}.{body}(*{args!r})\n"
+        "print('CHILD-OK')\n"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired as e:  # pragma: no cover - reported
+        pytest.fail(f"{body}{args} hung (deadlock?): {e.stderr!s:.3000}")
+    assert proc.returncode == 0 and "CHILD-OK" in proc.stdout, (
+        f"{body}{args} failed in the child: returncode {proc.returncode} "
+        f"(negative: killed by that signal; 1 with 'Timeout': deadlock)\n"
+        f"{proc.stderr[-4000:]}"
+    )

@@ -1,4 +1,5 @@
-"""Builds the C core's unit tests (tests/c/test_core.c) and runs them.
+"""Builds the C core's unit tests (the test_core program: every tests/c/*.c but
+test_crc32c.c, one file per suite, see tests/c/harness.h) and runs them.
 
 Two builds: one with AddressSanitizer and UndefinedBehaviorSanitizer at -O1,
 one plain at -O2 (asserts live: NDEBUG is never defined), so both the checked
@@ -16,10 +17,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import c_test_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc" / "core"
-TEST_SOURCE = ROOT / "tests" / "c" / "test_core.c"
 VECTORS = ROOT / "tests" / "golden" / "vectors.txt"
 CORE_SOURCES = sorted(p.name for p in CSRC.glob("*.c"))
 
@@ -62,7 +63,7 @@ def build(tmp_path_factory: pytest.TempPathFactory, name: str, flags: tuple[str,
         *COMMON_FLAGS,
         *flags,
         f"-I{CSRC}",
-        str(TEST_SOURCE),
+        *c_test_sources("test_core"),
         *(str(CSRC / source) for source in CORE_SOURCES),
         "-o",
         str(out),

@@ -1,7 +1,8 @@
 """Every CRC-32C implementation compiled into csrc/core/crc32c.c, checked by the C test
-tests/c/test_crc32c.c: all lengths 0..4096 at all alignments 0..63, long inputs, the
-golden vectors and chaining across implementations, in an optimised build and in an
-AddressSanitizer + UndefinedBehaviorSanitizer build (reads past the input fail it).
+tests/c/test_crc32c.c (built with the harness and reference CRC of tests/c): all lengths
+0..4096 at all alignments 0..63, long inputs, the golden vectors and chaining across
+implementations, in an optimised build and in an AddressSanitizer +
+UndefinedBehaviorSanitizer build (reads past the input fail it).
 
 A missing C compiler fails these tests: they are the only check of the instruction-based
 paths, which the Python tests reach only through the one the CPU picks."""
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import c_test_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 WARNINGS = ["-std=c11", "-Wall", "-Wextra", "-Werror"]
@@ -36,7 +38,7 @@ def compile_c(sources: list[str], flags: list[str], out: Path) -> None:
 @pytest.mark.parametrize("build", sorted(BUILDS))
 def test_every_crc32c_implementation_matches_the_reference(build: str, tmp_path: Path) -> None:
     exe = tmp_path / "test_crc32c"
-    compile_c(["tests/c/test_crc32c.c", "csrc/core/crc32c.c"], BUILDS[build], exe)
+    compile_c([*c_test_sources("test_crc32c"), "csrc/core/crc32c.c"], BUILDS[build], exe)
     result = subprocess.run(
         [str(exe), str(ROOT / "tests" / "golden" / "vectors.txt")],
         capture_output=True,

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import c_test_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc" / "core"
@@ -77,7 +78,7 @@ def compile_c(out: Path, *sources: str) -> Path:
 def test_c_unit_tests_have_no_memcheck_errors_or_leaks(
     tmp_path: Path, name: str, args: list[str]
 ) -> None:
-    binary = compile_c(tmp_path / name, str(ROOT / "tests" / "c" / f"{name}.c"))
+    binary = compile_c(tmp_path / name, *c_test_sources(name))
     proc = valgrind(str(binary), *args)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])
     assert " 0 failed" in proc.stdout, proc.stdout[-3000:]
