@@ -45,18 +45,20 @@ def fmt_x(x: float | None) -> str:
     return "-" if x is None else f"{x:.3g}x" if x < 10 else f"{x:.0f}x"
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> str:
-    """A markdown table, or aligned plain text (first column left, others right)."""
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool, left: int = 1
+) -> str:
+    """A markdown table, or aligned plain text (the first `left` columns left, others right)."""
     if markdown:
         out = ["| " + " | ".join(headers) + " |"]
-        out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|")
+        out.append("|" + "|".join("---" if i < left else "---:" for i in range(len(headers))) + "|")
         out += ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join(out)
     widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
-            c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cells)
+            c.ljust(widths[i]) if i < left else c.rjust(widths[i]) for i, c in enumerate(cells)
         )
 
     head = line(headers)
@@ -134,7 +136,7 @@ def crc_table(cases: list[Case], chosen: str, markdown: bool) -> str | None:
     return (
         "CRC-32C throughput (GB/s) of every path this CPU runs (each in its own process, "
         "against the packages measured there) and ratio against the faster package\n"
-        + table(heads, rows, markdown)
+        + table(heads, rows, markdown, left=2)
     )
 
 
