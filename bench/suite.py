@@ -1,0 +1,62 @@
+"""Runs the cases asked for, in order: the sanity check, CRC-32C (one child process per
+path), then write and read for each record size, then peak memory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.cases.crc import crc_cases
+from bench.cases.memory import peak_memory
+from bench.cases.read import read_case
+from bench.cases.sanity import sanity
+from bench.cases.write import write_case
+from bench.data import RECORD_SIZES, Data
+from bench.harness import Case, Config, measure
+
+SECTIONS = ("crc", "write", "read", "memory")
+ORDER = {"crc32c": 0, "write": 1, "read": 2}
+
+
+def _record_cases(data: Data, cfg: Config, only: set[str], progress: bool) -> list[Case]:
+    """Write and read cases for each record size (the records of one size serve its four
+    cases, then are let go)."""
+    cases = []
+    for size in RECORD_SIZES:
+        for op, make in (("write", write_case), ("read", read_case)):
+            if op not in only:
+                continue
+            for target in ("memory", "file"):
+                case = make(size, target, data, cfg)
+                measure(case, cfg, progress)
+                cases.append(case)
+                data.forget(keep_records=True)
+        data.forget()
+    return cases
+
+
+def run_suite(
+    cfg: Config, only: set[str], progress: bool
+) -> tuple[list[Case], list[dict[str, Any]]]:
+    """The measured cases (sorted: crc32c, write, read; by size) and the peak-memory rows."""
+    tmp = Path(
+        tempfile.mkdtemp(prefix="llog-bench-", dir="/tmp" if os.path.isdir("/tmp") else None)
+    )
+    data = Data(tmp)
+    cases: list[Case] = []
+    peaks: list[dict[str, Any]] = []
+    try:
+        sanity(data)
+        if "crc" in only:
+            cases += crc_cases(cfg, progress)
+        cases += _record_cases(data, cfg, only, progress)
+        cases.sort(key=lambda c: (ORDER[c.op], c.size))  # stable: CRC paths keep their order
+        if "memory" in only:
+            peaks = peak_memory(data, cfg)
+    finally:
+        data.forget()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return cases, peaks
