@@ -41,7 +41,7 @@ def test_mypy_strict_passes_on_stubs_and_typed_usage(tmp_path: Path) -> None:
 
 def test_only_the_binding_includes_python_h() -> None:
     sources = [p for p in (ROOT / "csrc").rglob("*") if p.suffix in {".c", ".h"}]
-    including = {p.parent.name for p in sources if "Python.h" in p.read_text()}
+    including = {p.parent.name for p in sources if "#include <Python.h>" in p.read_text()}
     assert including == {"py"}
     assert any(p.parent.name == "core" for p in sources)
 

@@ -36,7 +36,7 @@ struct llog_tail {
     /* PHASE_SCAN: a reader over [start, end), the log taken to end at end */
     llog_reader *reader;
     uint64_t start, end;
-    uint64_t first_bad; /* first report's offset, or LLOG_NO_END */
+    uint64_t last_bad; /* the last report's offset, or LLOG_NO_END */
     uint64_t torn_at;
     int rescan; /* step 3 */
     scan_result first;
@@ -71,7 +71,7 @@ static void scan_from(llog_tail *t, uint64_t start, uint64_t end) {
     }
     t->start = start;
     t->end = end;
-    t->first_bad = LLOG_NO_END;
+    t->last_bad = LLOG_NO_END;
     t->torn_at = end;
     t->phase = PHASE_SCAN;
 }
@@ -88,16 +88,19 @@ static void decide(llog_tail *t, scan_result scan);
 static void scan_finished(llog_tail *t) {
     uint64_t clean_end = llog_reader_clean_end(t->reader);
     if (clean_end < t->start && t->start > 0) {
-        /* No complete record from start on: double the span read. */
-        uint64_t back = t->end - t->start;
+        /* No complete record from start on: double the span read (at
+         * least a block: the file may have shrunk to end before start). */
+        uint64_t back =
+            t->end > t->start ? t->end - t->start : LLOG_BLOCK_SIZE;
         uint64_t start = t->start > back ? t->start - back : 0;
         scan_from(t, start - start % LLOG_BLOCK_SIZE, t->end);
         return;
     }
-    /* Every report at or after clean_end was seen: it is >= start. */
+    /* Every report at or after clean_end was seen: it is >= start. Reports
+     * come in file order, so the last one says whether any is. */
     scan_result scan = {clean_end, t->torn_at,
-                        t->first_bad != LLOG_NO_END &&
-                            t->first_bad >= clean_end};
+                        t->last_bad != LLOG_NO_END &&
+                            t->last_bad >= clean_end};
     llog_reader_free(t->reader);
     t->reader = NULL;
     decide(t, scan);
@@ -120,8 +123,7 @@ static int scan_step(llog_tail *t) {
             llog_reader_feed(t->reader, t->buf, 0); /* past the end */
             break;
         case LLOG_EV_CORRUPTION:
-            if (ev.offset < t->first_bad)
-                t->first_bad = ev.offset;
+            t->last_bad = ev.offset;
             break;
         case LLOG_EV_RECORD:
             break;

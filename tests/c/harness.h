@@ -41,7 +41,8 @@
     X(format)                                                                 \
     X(writer)                                                                 \
     X(reader)                                                                 \
-    X(ranges)
+    X(ranges)                                                                 \
+    X(tail)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)

@@ -1,0 +1,231 @@
+/*
+ * test_tail.c - where an append resumes (log_tail.h): every ending a
+ * crashed or preallocating writer leaves, and damage, on logs built with the
+ * record encoder of harness.h. Expected cuts are the offsets the encoder
+ * gave, never values computed by the module under test.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "log_tail.h"
+
+/* Runs the module over log[0..len), as if the file ended at `shrunk` once
+ * it is asked for bytes past it (len: it never shrinks). Checks every span
+ * asked for. Returns the status; *out the decision. */
+static llog_status decide_shrunk(const buf *log, size_t shrunk,
+                                 llog_tail_result *out) {
+    llog_tail *t = llog_tail_new(log->len);
+    CHECK(t != NULL);
+    llog_tail_result early;
+    CHECK_EQ(llog_tail_decision(t, &early), LLOG_ERR_ARG); /* not yet */
+    uint64_t at;
+    size_t len, calls = 0;
+    uint8_t *into;
+    while (llog_tail_want(t, &at, &len, &into)) {
+        if (!CHECK(++calls < 1000)) /* a hang */
+            break;
+        CHECK(len > 0 && len <= B && at + len <= log->len);
+        size_t got = at >= shrunk ? 0 : at + len > shrunk ? shrunk - at : len;
+        memcpy(into, log->p + at, got);
+        llog_tail_got(t, got);
+    }
+    llog_status st = llog_tail_decision(t, out);
+    llog_tail_free(t);
+    return st;
+}
+
+static llog_tail_result decide(const buf *log) {
+    llog_tail_result r = {0, 0, 0};
+    CHECK_EQ(decide_shrunk(log, log->len, &r), LLOG_OK);
+    return r;
+}
+
+#define CHECK_DECISION(log, cut_, fresh_, clean_)                             \
+    do {                                                                      \
+        llog_tail_result r_ = decide(log);                                    \
+        CHECK_EQ(r_.cut, cut_);                                               \
+        CHECK_EQ(r_.fresh_block, fresh_);                                     \
+        CHECK_EQ(r_.clean_end, clean_);                                       \
+    } while (0)
+
+/* Appends a record of n pseudo-random bytes; returns its offset. */
+static uint64_t add(buf *log, size_t n) {
+    uint8_t *data = xmalloc(n ? n : 1);
+    rnd_fill(data, n);
+    uint64_t at;
+    ref_encode(log->len, data, n, log, &at);
+    free(data);
+    return at;
+}
+
+static void test_empty_and_clean_logs_stay_as_they_are(void) {
+    buf log = {0};
+    CHECK_DECISION(&log, 0, 0, 0);
+    add(&log, 10);
+    add(&log, 0);
+    add(&log, 3 * B); /* FIRST, MIDDLE, MIDDLE, LAST */
+    add(&log, B - 20);
+    CHECK_DECISION(&log, log.len, 0, log.len);
+    buf_free(&log);
+}
+
+/* The log is cut where the torn record began, wherever it was torn. */
+static void test_a_torn_record_is_cut_back(void) {
+    size_t sizes[] = {100, 2 * B + 500};
+    for (size_t s = 0; s < 2; s++) {
+        buf log = {0};
+        add(&log, 1000);
+        size_t clean = log.len;
+        uint64_t torn = add(&log, sizes[s]);
+        CHECK_EQ(torn, clean);
+        size_t whole = log.len;
+        size_t cuts[] = {clean + 3, clean + H + 1, clean + 50, B,
+                         B + 4,     B + 100,       2 * B,      whole - 1};
+        for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+            if (cuts[c] <= clean || cuts[c] >= whole)
+                continue;
+            log.len = cuts[c];
+            CHECK_DECISION(&log, clean, 0, clean);
+        }
+        buf_free(&log);
+    }
+}
+
+/* Zero fill (preallocation) after the last record, inside its block and
+ * over whole blocks, is cut back. */
+static void test_zero_fill_is_cut_back(void) {
+    size_t fills[] = {1, 6, 7, 100, B, 3 * B + 17};
+    for (size_t f = 0; f < sizeof fills / sizeof *fills; f++) {
+        buf log = {0};
+        add(&log, 500);
+        size_t clean = log.len;
+        buf_bytes(&log, 0, fills[f]);
+        CHECK_DECISION(&log, clean, 0, clean);
+        buf_free(&log);
+    }
+}
+
+/* A torn record then zero fill (a crash inside preallocated space) reads
+ * as damage; it is cut back all the same. */
+static void test_a_torn_record_then_zero_fill_is_cut_back(void) {
+    size_t cuts[] = {3, H + 2, 500, B - 1000}; /* into the torn record */
+    size_t fills[] = {10, 1000, 2 * B};
+    for (size_t c = 0; c < 4; c++)
+        for (size_t f = 0; f < 3; f++) {
+            buf log = {0};
+            add(&log, 1000);
+            size_t clean = log.len;
+            add(&log, 100000); /* FIRST at `clean`, then MIDDLE... */
+            log.len = clean + cuts[c];
+            buf_bytes(&log, 0, fills[f]);
+            CHECK_DECISION(&log, clean, 0, clean);
+            buf_free(&log);
+        }
+}
+
+/* Whole fragments (FIRST, MIDDLE) then zeros in place of the rest. */
+static void test_whole_fragments_then_zero_fill_are_cut_back(void) {
+    for (size_t whole = 1; whole <= 2; whole++) {
+        buf log = {0};
+        add(&log, 20);
+        size_t clean = log.len;
+        add(&log, 5 * B);
+        log.len = whole * B;
+        buf_bytes(&log, 0, 1000);
+        CHECK_DECISION(&log, clean, 0, clean);
+        buf_free(&log);
+    }
+}
+
+/* A record whose payload ends in zeros is complete: never cut into it. */
+static void test_a_payload_ending_in_zeros_is_kept(void) {
+    buf log = {0};
+    add(&log, 30);
+    uint8_t data[64] = {1, 2, 3}; /* then 61 zero bytes */
+    uint64_t at;
+    ref_encode(log.len, data, sizeof data, &log, &at);
+    size_t clean = log.len;
+    CHECK_DECISION(&log, clean, 0, clean);
+    buf_bytes(&log, 0, 300);
+    CHECK_DECISION(&log, clean, 0, clean);
+    buf_free(&log);
+}
+
+/* Damage before the last complete record is none of the append's business;
+ * damage after it stays, and new records start at the next block. */
+static void test_damage_stays_and_new_records_start_a_block(void) {
+    buf log = {0};
+    add(&log, 100);
+    add(&log, 3 * B); /* a MIDDLE-only block at B */
+    log.p[B + 100] ^= 0x40;
+    add(&log, 10);
+    size_t clean = log.len;
+    CHECK_DECISION(&log, clean, 0, clean); /* damage in the middle */
+
+    put_phys(&log, LLOG_FULL, "damaged", 7);
+    log.p[log.len - 1] ^= 1; /* a bad checksum after the last record */
+    size_t end = log.len;
+    CHECK_DECISION(&log, end, 1, clean);
+
+    buf_zero_to(&log, (log.len / B + 1) * B);
+    uint64_t torn = add(&log, 2 * B); /* then a torn record at a block */
+    log.len -= 100;
+    CHECK_EQ(torn % B, 0);
+    CHECK_DECISION(&log, torn, 1, clean);
+    buf_free(&log);
+}
+
+/* With no complete record at all, all of a torn first record goes. */
+static void test_a_log_with_no_complete_record_is_cut_to_nothing(void) {
+    buf log = {0};
+    add(&log, 4 * B);
+    log.len -= 10;
+    CHECK_DECISION(&log, 0, 0, 0);
+    log.len = 3;
+    CHECK_DECISION(&log, 0, 0, 0);
+    buf_free(&log);
+}
+
+/* The last complete record lies many blocks back: the module reads further
+ * back until it finds it, and never asks for a span twice in a row. */
+static void test_the_last_complete_record_far_back_is_found(void) {
+    buf log = {0};
+    for (int i = 0; i < 50; i++)
+        add(&log, 40);
+    size_t clean = log.len;
+    add(&log, 9 * B);
+    log.len -= 5;
+    CHECK_DECISION(&log, clean, 0, clean);
+    buf_free(&log);
+}
+
+/* A file that shrinks while the module reads it is decided on as it is. */
+static void test_a_file_that_shrinks_meanwhile_is_taken_as_it_ends(void) {
+    buf log = {0};
+    add(&log, 100);
+    size_t first = log.len;
+    add(&log, 100);
+    size_t second = log.len;
+    add(&log, B);
+    llog_tail_result r;
+    CHECK_EQ(decide_shrunk(&log, second + 20, &r), LLOG_OK);
+    CHECK_EQ(r.cut, second);
+    CHECK_EQ(r.clean_end, second);
+    CHECK_EQ(decide_shrunk(&log, first + 3, &r), LLOG_OK);
+    CHECK_EQ(r.cut, first);
+    buf_free(&log);
+}
+
+void suite_tail(void) {
+    RUN(test_empty_and_clean_logs_stay_as_they_are);
+    RUN(test_a_torn_record_is_cut_back);
+    RUN(test_zero_fill_is_cut_back);
+    RUN(test_a_torn_record_then_zero_fill_is_cut_back);
+    RUN(test_whole_fragments_then_zero_fill_are_cut_back);
+    RUN(test_a_payload_ending_in_zeros_is_kept);
+    RUN(test_damage_stays_and_new_records_start_a_block);
+    RUN(test_a_log_with_no_complete_record_is_cut_to_nothing);
+    RUN(test_the_last_complete_record_far_back_is_found);
+    RUN(test_a_file_that_shrinks_meanwhile_is_taken_as_it_ends);
+}
