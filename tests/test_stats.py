@@ -8,6 +8,7 @@ damaged logs.
 from __future__ import annotations
 
 import io
+import mmap
 import pathlib
 from collections import Counter
 from dataclasses import FrozenInstanceError, asdict
@@ -246,6 +247,9 @@ def test_every_kind_of_source_gives_the_same_figures(tmp_path: pathlib.Path) -> 
     assert stats(pipe) == expected
     with open(path, "rb") as f:
         assert stats(f) == expected
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            m.seek(10)  # a buffer: read from its start, whatever its read() position
+            assert stats(m) == expected
     # a file object holds the log from its current position
     shifted = io.BytesIO(b"junk" + bytes(log))
     shifted.seek(4)

@@ -15,7 +15,6 @@ the reader.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
@@ -129,17 +128,29 @@ class _Reading:
 class LogFile(Protocol):
     """A binary file object as `stats` reads it: what `scan` and `Reader` both need."""
 
-    def read(self, size: int, /) -> bytes: ...
+    def read(self, size: int, /) -> bytes:
+        """Up to ``size`` bytes; ``b""`` at the end (what `scan` calls)."""
+        ...
 
-    def readinto(self, buffer: memoryview, /) -> int | None: ...
+    def readinto(self, buffer: memoryview, /) -> int | None:
+        """Fill ``buffer``; the number of bytes read, 0 at the end (what `Reader` calls)."""
+        ...
 
 
 class _SeekableFile(LogFile, Protocol):
-    def seekable(self) -> bool: ...
+    """A `LogFile` that can go back: read twice, from where it stood."""
 
-    def tell(self) -> int: ...
+    def seekable(self) -> bool:
+        """True if `seek` works (False for a pipe)."""
+        ...
 
-    def seek(self, offset: int, /) -> int: ...
+    def tell(self) -> int:
+        """The current position."""
+        ...
+
+    def seek(self, offset: int, /) -> int:
+        """Go to ``offset``."""
+        ...
 
 
 _COPY_CHUNK = 1 << 20
@@ -157,16 +168,32 @@ def stats(source: Source, *, verify_checksums: bool = True) -> LogStats:
     whole into memory. ``verify_checksums=False`` checks no CRC, as with
     ``Reader(verify_checksums=False)``. ``OSError`` if the file cannot be opened or read.
     """
-    if isinstance(source, (str, os.PathLike)) or not hasattr(source, "read"):
-        return _combine(_layout(source, verify_checksums), _read(source, verify_checksums))
-    stream = cast(LogFile, source)
+    if isinstance(source, (str, os.PathLike)):
+        return _of(source, verify_checksums)
+    try:
+        view = memoryview(source)  # type: ignore[arg-type]  # a buffer, else a file
+    except TypeError:
+        return _of_file(cast(LogFile, source), verify_checksums)
+    with view:  # an mmap is read as a buffer from its start, not through its read()
+        return _of(view, verify_checksums)
+
+
+def _of(source: str | os.PathLike[str] | memoryview, verify: bool) -> LogStats:
+    """The figures of a path or a buffer: scan it, then read it."""
+    return _combine(_layout(source, verify), _read(source, verify))
+
+
+def _of_file(stream: LogFile, verify: bool) -> LogStats:
+    """The figures of a file object, read twice (a pipe through a temporary copy)."""
     if _seekable(stream):
-        return _of_seekable(cast(_SeekableFile, stream), verify_checksums)
+        return _of_seekable(cast(_SeekableFile, stream), verify)
+    import tempfile  # only for pipes: keeps `import leveldb_log` light
+
     with tempfile.TemporaryFile() as copy:
         while chunk := stream.read(_COPY_CHUNK):
             copy.write(chunk)
         copy.seek(0)
-        return _of_seekable(copy, verify_checksums)
+        return _of_seekable(copy, verify)
 
 
 def _seekable(stream: LogFile) -> bool:
@@ -185,14 +212,16 @@ def _of_seekable(stream: _SeekableFile, verify: bool) -> LogStats:
     return _combine(layout, _read(stream, verify))
 
 
-def _layout(source: Source | Buffer, verify: bool) -> _Layout:
+def _layout(source: Source, verify: bool) -> _Layout:
+    """Tally the regions `scan` finds in ``source``."""
     layout = _Layout()
     for region in scan(source, verify_checksums=verify):
         layout.add(region)
     return layout
 
 
-def _read(source: Source | Buffer, verify: bool) -> _Reading:
+def _read(source: Source, verify: bool) -> _Reading:
+    """Read ``source`` through in skip mode: records, dropped bytes, final position."""
     reading = _Reading()
     with Reader(source, recovery="skip", verify_checksums=verify) as reader:
         for record in reader:
@@ -226,6 +255,7 @@ def _bucket(bits: int, count: int) -> SizeBucket:
 
 
 def _combine(layout: _Layout, reading: _Reading) -> LogStats:
+    """The figures of both passes, as one `LogStats`."""
     return LogStats(
         file_bytes=layout.file_bytes,
         records=reading.records,

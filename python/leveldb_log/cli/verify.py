@@ -61,6 +61,7 @@ class _Progress:
     """A tqdm bar over file offsets on standard error, or nothing."""
 
     def __init__(self, total: int | None, mode: str) -> None:
+        """A bar for ``total`` bytes if ``mode`` ("always", "auto", "never") wants one."""
         self.bar: Any = None
         self.done = 0
         wanted = mode == "always" or (
