@@ -85,9 +85,11 @@ def test_the_sdist_holds_every_file_the_build_and_the_tests_need(built: dict[str
         | tracked("tests/golden/*")
         | {"README.md", "pyproject.toml", "setup.py", "python/leveldb_log/py.typed", "PKG-INFO"}
     )
-    assert {"csrc/core/log_reader.c", "tests/golden/vectors.txt", "python/leveldb_log/_core.pyi"} <= (
-        needed
-    )
+    assert {
+        "csrc/core/log_reader.c",
+        "tests/golden/vectors.txt",
+        "python/leveldb_log/_core.pyi",
+    } <= (needed)
     missing = needed - sdist_names(built)
     assert not missing, f"missing from the sdist (MANIFEST.in): {sorted(missing)}"
     assert "python/leveldb_log/cli/__init__.py" in needed  # subpackages too
