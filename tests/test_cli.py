@@ -19,10 +19,7 @@ from collections.abc import Sequence
 import leveldb_log
 import model
 import pytest
-from conftest import damage, make_records, scaled, size_lists
-from hypothesis import given
-from hypothesis import strategies as st
-from leveldb_log import cli
+from leveldb_log.cli import verify
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
@@ -466,7 +463,7 @@ def test_verify_progress_bar_only_when_asked_or_on_a_terminal(
     big = tmp_path / "big.log"
     with leveldb_log.Writer(big) as w:
         w.write_many(b"%d" % i * 100 for i in range(60_000))
-    assert big.stat().st_size >= cli.PROGRESS_THRESHOLD
+    assert big.stat().st_size >= verify.PROGRESS_THRESHOLD
     # stderr is a pipe: silent
     assert run("verify", big).stderr == b""
     # forced: a bar on stderr
@@ -549,26 +546,6 @@ def test_stats_of_a_corrupt_log_agree_with_the_reader(logs: dict[str, pathlib.Pa
     assert (stats["records"], stats["dropped_bytes"], stats["bad_checksums"]) == (n, dropped, 1)
     from_stdin = run("stats", "--json", "-", input=logs["corrupt"].read_bytes())
     assert json.loads(from_stdin.stdout) == stats
-
-
-@scaled(0.5)
-@given(size_lists(min_size=1), st.data())
-def test_stats_count_what_the_reader_returns_and_drops(
-    sizes: list[int], data: st.DataObject
-) -> None:
-    clean, _ = model.encode(make_records(sizes))
-    broken, _, _ = damage(data.draw, clean)
-    with leveldb_log.Reader(broken) as r:
-        records = list(r)
-        dropped = r.dropped_bytes
-    stats = cli.collect_stats(broken)  # type: ignore[arg-type]
-    torn = [e for e in model.read_events(broken) if isinstance(e, model.TornTail)]
-    assert stats.torn_tail_bytes == sum(e.size for e in torn)
-    assert stats.records == len(records)
-    assert stats.record_bytes == sum(map(len, records))
-    assert stats.dropped_bytes == dropped
-    assert stats.file_bytes == len(broken)
-    assert stats.corrupt == (dropped > 0)
 
 
 # ---------------------------------------------------------------------------

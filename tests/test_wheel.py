@@ -79,8 +79,8 @@ def test_the_script_builds_an_sdist_and_a_wheel_from_it(built: dict[str, Any]) -
 def test_the_sdist_holds_every_file_the_build_and_the_tests_need(built: dict[str, Any]) -> None:
     needed = (
         tracked("csrc/**/*")
-        | tracked("python/leveldb_log/*.py")
-        | tracked("python/leveldb_log/*.pyi")
+        | tracked("python/leveldb_log/**/*.py")
+        | tracked("python/leveldb_log/**/*.pyi")
         | tracked("tests/*.py")
         | tracked("tests/golden/*")
         | {"README.md", "pyproject.toml", "setup.py", "python/leveldb_log/py.typed", "PKG-INFO"}
@@ -92,6 +92,7 @@ def test_the_sdist_holds_every_file_the_build_and_the_tests_need(built: dict[str
     } <= (needed)
     missing = needed - sdist_names(built)
     assert not missing, f"missing from the sdist (MANIFEST.in): {sorted(missing)}"
+    assert "python/leveldb_log/cli/__init__.py" in needed  # subpackages too
 
 
 def test_the_sdist_holds_no_build_products(built: dict[str, Any]) -> None:
@@ -110,11 +111,13 @@ def test_the_wheel_holds_the_extension_the_stubs_and_py_typed(built: dict[str, A
         names = set(z.namelist())
     package = {n for n in names if n.startswith("leveldb_log/")}
     assert any(re.fullmatch(r"leveldb_log/_core\..*(so|pyd)", n) for n in package), package
+    package_dir = ROOT / "python"
     expected = {
-        f"leveldb_log/{p.name}"
-        for p in (ROOT / "python" / "leveldb_log").iterdir()
-        if p.suffix in {".py", ".pyi"} or p.name == "py.typed"
+        p.relative_to(package_dir).as_posix()
+        for p in (package_dir / "leveldb_log").rglob("*")
+        if (p.suffix in {".py", ".pyi"} or p.name == "py.typed") and p.is_file()
     }
+    assert "leveldb_log/cli/__init__.py" in expected
     assert expected <= package, sorted(expected - package)
     assert not {n for n in names if n.startswith(("tests/", "csrc/"))}
 

@@ -25,6 +25,7 @@ from leveldb_log.scan import PhysicalRecord, scan
 from leveldb_log.splits import splits
 
 from leveldb_log import leveldb  # isort: skip  (the WriteBatch / VersionEdit decoders)
+from leveldb_log import stats  # isort: skip  (a log's figures: stats.stats(source))
 
 
 class RecordType(IntEnum):
@@ -57,5 +58,6 @@ __all__ = [
     "mask_crc",
     "scan",
     "splits",
+    "stats",
     "unmask_crc",
 ]

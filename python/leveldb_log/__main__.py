@@ -1,15 +1,12 @@
-"""Entry point of `python -m leveldb_log` and the `leveldb-log` console script."""
+"""Entry point of ``python -m leveldb_log``; the command line itself is `leveldb_log.cli`."""
 
 from __future__ import annotations
 
 import sys
 
+from leveldb_log.cli import main
 
-def main(argv: list[str] | None = None) -> int:
-    from leveldb_log.cli import main as cli_main
-
-    return cli_main(argv)
-
+__all__ = ["main"]
 
 if __name__ == "__main__":
     sys.exit(main())

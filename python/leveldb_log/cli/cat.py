@@ -1,0 +1,68 @@
+"""``leveldb-log cat``: the raw payloads, delimited or length-prefixed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from leveldb_log.cli._common import (
+    EXIT_CORRUPT,
+    EXIT_OK,
+    LENGTH_PREFIX,
+    Damage,
+    UsageError,
+    add_log,
+    add_reading_options,
+    err,
+    open_reader,
+    records,
+)
+
+if TYPE_CHECKING:
+    from leveldb_log.cli._common import Subparsers
+
+_DELIMITERS = {"newline": b"\n", "nul": b"\0", "none": b""}
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``cat`` subcommand and its options."""
+    p = subparsers.add_parser(
+        "cat",
+        help="write raw payloads to standard output",
+        description="Write each record's payload to standard output, followed by a delimiter "
+        "(default: a newline) or preceded by its length.",
+    )
+    add_log(p)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--delimiter",
+        choices=tuple(_DELIMITERS),
+        default="newline",
+        help="written after each record (default: newline)",
+    )
+    group.add_argument(
+        "--length-prefixed",
+        action="store_true",
+        help="write each record's length first, as 4 bytes, unsigned little-endian",
+    )
+    add_reading_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the payloads of LOG to standard output; exit status 1 if any corruption."""
+    damage = Damage(err)
+    out = sys.stdout.buffer
+    delimiter = _DELIMITERS[args.delimiter]
+    with open_reader(args, damage) as reader:
+        for _, payload in records(reader, args.log):
+            if args.length_prefixed:
+                if len(payload) > 0xFFFFFFFF:
+                    raise UsageError("record too long for a 4-byte length prefix")
+                out.write(LENGTH_PREFIX.pack(len(payload)))
+                out.write(payload)
+            else:
+                out.write(payload)
+                out.write(delimiter)
+    return EXIT_CORRUPT if damage.found else EXIT_OK

@@ -1,0 +1,92 @@
+"""``leveldb-log stats``: the figures of `leveldb_log.stats`, as a table or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from leveldb_log.cli._common import (
+    EXIT_CORRUPT,
+    EXIT_OK,
+    add_log,
+    add_no_verify_checksums,
+    source,
+)
+from leveldb_log.stats import LogStats, stats
+
+if TYPE_CHECKING:
+    from leveldb_log.cli._common import Subparsers
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``stats`` subcommand and its options."""
+    p = subparsers.add_parser(
+        "stats",
+        help="counts of records, bytes, fragment types, padding and damage",
+        description="Walk every physical record once and report record and byte counts, "
+        "fragment types, trailer, zero-fill, torn-tail (from the first header of the record "
+        "cut short), garbage and dropped bytes (as the reader in skip mode drops them) and a "
+        "histogram of record sizes (power-of-two buckets). Exit status 1 if the log is corrupt.",
+    )
+    add_log(p)
+    p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    add_no_verify_checksums(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the statistics of LOG; exit status 1 if it is corrupt."""
+    figures = stats(source(args.log), verify_checksums=args.verify_checksums)
+    if args.json:
+        print(json.dumps(_json(figures)))
+    else:
+        print("\n".join(_text(figures)))
+    return EXIT_CORRUPT if figures.corrupt else EXIT_OK
+
+
+def _json(s: LogStats) -> dict[str, Any]:
+    """The statistics as one JSON object."""
+    return {
+        "file_bytes": s.file_bytes,
+        "records": s.records,
+        "record_bytes": s.record_bytes,
+        "physical_records": s.physical_records,
+        "header_bytes": s.header_bytes,
+        "fragment_types": dict(s.fragment_types),
+        "bad_checksums": s.bad_checksums,
+        "trailer_bytes": s.trailer_bytes,
+        "zero_bytes": s.zero_bytes,
+        "garbage_bytes": s.garbage_bytes,
+        "torn_tail_bytes": s.torn_tail_bytes,
+        "dropped_bytes": s.dropped_bytes,
+        "record_sizes": [{"min": b.low, "max": b.high, "count": b.records} for b in s.record_sizes],
+    }
+
+
+def _text(s: LogStats) -> list[str]:
+    """The statistics as a table, then a histogram of record sizes."""
+    rows: list[tuple[str, object]] = [
+        ("file bytes", s.file_bytes),
+        ("records", s.records),
+        ("record bytes", s.record_bytes),
+        ("physical records", s.physical_records),
+    ]
+    rows += [(f"  {name}", count) for name, count in s.fragment_types]
+    rows += [
+        ("header bytes", s.header_bytes),
+        ("trailer bytes", s.trailer_bytes),
+        ("zero-fill bytes", s.zero_bytes),
+        ("torn tail bytes", s.torn_tail_bytes),
+        ("bad checksums", s.bad_checksums),
+        ("garbage bytes", s.garbage_bytes),
+        ("dropped bytes", s.dropped_bytes),
+    ]
+    lines = [f"{label:<18}{value:>12}" for label, value in rows]
+    if s.record_sizes:
+        lines.append("record sizes:")
+        most = max(b.records for b in s.record_sizes)
+        for b in s.record_sizes:
+            bar = "#" * max(1, round(40 * b.records / most))
+            lines.append(f"  {b.low:>10} - {b.high:<10}{b.records:>10}  {bar}")
+    return lines

@@ -1,0 +1,146 @@
+"""``leveldb-log verify``: every corruption with its offset, then a summary."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from leveldb_log.cli._common import (
+    EXIT_CORRUPT,
+    EXIT_OK,
+    Damage,
+    add_log,
+    add_reading_options,
+    open_reader,
+    records,
+)
+
+if TYPE_CHECKING:
+    from leveldb_log.cli._common import Subparsers
+
+#: ``verify`` shows a progress bar (on a terminal, with tqdm) for logs at least this big.
+PROGRESS_THRESHOLD = 16 << 20
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``verify`` subcommand and its options."""
+    p = subparsers.add_parser(
+        "verify",
+        help="report every corruption; exit 1 if any",
+        description="Read the whole log and report every corruption with its offset, size "
+        "and LevelDB's reason, then a summary. Exit status 1 if the log is corrupt. A "
+        "progress bar appears on standard error for logs of 16 MiB and more when it is a "
+        "terminal and tqdm is installed (pip install 'leveldb-log[progress]').",
+    )
+    add_log(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit status only")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_const",
+        const="always",
+        default="auto",
+        help="always show a progress bar (needs tqdm)",
+    )
+    bar.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_const",
+        const="never",
+        help="never show a progress bar",
+    )
+    add_reading_options(p)
+    p.set_defaults(run=run)
+
+
+class _Progress:
+    """A tqdm bar over file offsets on standard error, or nothing."""
+
+    def __init__(self, total: int | None, mode: str) -> None:
+        """A bar for ``total`` bytes if ``mode`` ("always", "auto", "never") wants one."""
+        self.bar: Any = None
+        self.done = 0
+        wanted = mode == "always" or (
+            mode == "auto"
+            and total is not None
+            and total >= PROGRESS_THRESHOLD
+            and sys.stderr.isatty()
+        )
+        if not wanted:
+            return
+        try:
+            tqdm: Any = importlib.import_module("tqdm").tqdm
+        except ImportError:
+            return
+        self.bar = tqdm(
+            total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr, leave=False
+        )
+
+    def update(self, position: int | None) -> None:
+        """Move the bar on to ``position`` (never back)."""
+        if self.bar is not None and position is not None and position > self.done:
+            self.bar.update(position - self.done)
+            self.done = position
+
+    def write(self, line: str) -> None:
+        """Print ``line`` on standard output, above the bar if there is one."""
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stdout)
+        else:
+            print(line)
+
+    def close(self) -> None:
+        """Take the bar away."""
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read LOG through, reporting damage; exit status 1 if it is corrupt."""
+    size = None if args.log == "-" else os.stat(args.log).st_size
+    progress = _Progress(size, args.progress)
+    damage = Damage(progress.write if not args.quiet else (lambda line: None))
+    count = 0
+    try:
+        with open_reader(args, damage) as reader:
+            for _ in records(reader, args.log):
+                count += 1
+                if progress.bar is not None:
+                    progress.update(reader.position)
+            progress.update(reader.position)
+            position = reader.position
+    finally:
+        progress.close()
+    if args.quiet:
+        return EXIT_CORRUPT if damage.found else EXIT_OK
+    _note_torn_tail(args, damage, size, position)
+    return _summary(args.log, damage, count)
+
+
+def _note_torn_tail(
+    args: argparse.Namespace, damage: Damage, size: int | None, position: int | None
+) -> None:
+    """Say where a torn tail begins, if the read stopped before the end of the file."""
+    # The reader stops before a torn tail; other modes may have stopped earlier (at damage).
+    finished = args.recovery == "skip" or not damage.found
+    torn = args.end is None and size is not None and position is not None and position < size
+    if torn and finished:
+        assert size is not None and position is not None  # for mypy: torn says so
+        print(f"note: the log ends in a torn tail at offset {position} ({size - position} bytes)")
+
+
+def _summary(log: str, damage: Damage, count: int) -> int:
+    """Print the last line, OK or CORRUPT; return the exit status."""
+    if damage.found:
+        dropped = sum(c.size for c in damage.found)
+        print(
+            f"{log}: CORRUPT: {len(damage.found)} corruption(s), {dropped} bytes dropped, "
+            f"{count} records read"
+        )
+        return EXIT_CORRUPT
+    print(f"{log}: OK: {count} records")
+    return EXIT_OK

@@ -1,0 +1,134 @@
+"""``leveldb-log write``: records from lines, JSON lines or length-prefixed input into a log."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, TYPE_CHECKING
+
+from leveldb_log._core import Writer
+from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log
+
+if TYPE_CHECKING:
+    from leveldb_log.cli._common import Subparsers
+
+
+def _lines(f: IO[bytes]) -> Iterator[bytes]:
+    """Each line without its newline (a last line without one too)."""
+    for line in f:
+        yield line[:-1] if line.endswith(b"\n") else line
+
+
+def _jsonl(f: IO[bytes]) -> Iterator[bytes]:
+    """Each non-blank line: a JSON string (stored as UTF-8) or ``{"base64": ...}``."""
+    for number, line in enumerate(f, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+            if isinstance(value, str):
+                yield value.encode("utf-8")
+            elif isinstance(value, dict) and set(value) == {"base64"}:
+                yield base64.b64decode(value["base64"], validate=True)
+            else:
+                raise ValueError('expected a JSON string or {"base64": "..."}')
+        except (ValueError, TypeError, UnicodeError) as e:
+            raise UsageError(f"input line {number}: {e}") from None
+
+
+def _length_prefixed(f: IO[bytes]) -> Iterator[bytes]:
+    """Records each after its 4-byte little-endian length (``cat --length-prefixed``)."""
+    while True:
+        prefix = f.read(LENGTH_PREFIX.size)
+        if not prefix:
+            return
+        if len(prefix) < LENGTH_PREFIX.size:
+            raise UsageError("input ends inside a 4-byte length prefix")
+        (length,) = LENGTH_PREFIX.unpack(prefix)
+        payload = f.read(length)
+        if len(payload) < length:
+            raise UsageError(f"input ends inside a record: {len(payload)} of {length} bytes")
+        yield payload
+
+
+_INPUT_FORMATS: dict[str, Callable[[IO[bytes]], Iterator[bytes]]] = {
+    "lines": _lines,
+    "jsonl": _jsonl,
+    "length-prefixed": _length_prefixed,
+}
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``write`` subcommand and its options."""
+    p = subparsers.add_parser(
+        "write",
+        help="write records from standard input into a log",
+        description="Write records read from standard input (or --input) into LOG ('-': "
+        "standard output). Input formats: lines (each line without its \\n is a record; "
+        "a last line without \\n too), jsonl (each non-blank line a JSON string, stored "
+        'as UTF-8, or {"base64": "..."}), length-prefixed (4-byte unsigned little-endian '
+        "length, then the record: what cat --length-prefixed writes).",
+    )
+    add_log(p, "the log to write ('-': standard output)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument(
+        "--format",
+        choices=tuple(_INPUT_FORMATS),
+        default="lines",
+        help="input format (default: lines)",
+    )
+    fmt.add_argument(
+        "--length-prefixed", action="store_true", help="same as --format length-prefixed"
+    )
+    p.add_argument(
+        "-a",
+        "--append",
+        action="store_true",
+        help="append to LOG (cutting a torn tail back first) instead of replacing it",
+    )
+    p.add_argument(
+        "-i", "--input", default="-", metavar="FILE", help="read records from FILE (default: -)"
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the records of the input into LOG."""
+    fmt = "length-prefixed" if args.length_prefixed else args.format
+    records = _INPUT_FORMATS[fmt]
+    if args.log == "-" and (args.append or _appends_to_a_log(sys.stdout)):
+        raise UsageError("to append to a log, give its name and --append (not '>>')")
+    if args.input == "-":
+        _write_records(args, records(sys.stdin.buffer))
+    else:
+        with open(args.input, "rb") as f:
+            _write_records(args, records(f))
+    return EXIT_OK
+
+
+def _appends_to_a_log(stream: IO[str]) -> bool:
+    """Is ``stream`` a non-empty file opened for appending (``>> old.log``)? The writer
+    would take the end of the file for offset 0 and misalign every block."""
+    try:
+        import fcntl  # POSIX only
+
+        fd = stream.fileno()
+        return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND) and os.fstat(fd).st_size > 0
+    except (ImportError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def _write_records(args: argparse.Namespace, records: Iterator[bytes]) -> None:
+    """Write ``records`` to LOG (or standard output), in mode "a" with --append."""
+    if args.log == "-":
+        with Writer(sys.stdout.buffer) as w:
+            w.write_many(records)
+        sys.stdout.buffer.flush()
+    else:
+        with Writer(args.log, "a" if args.append else "w") as w:
+            w.write_many(records)

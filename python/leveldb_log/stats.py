@@ -1,0 +1,273 @@
+"""Statistics of a log: records, bytes, fragment types, padding and damage.
+
+`stats` walks the log twice, with the two tools that already know its rules: `scan` for the
+physical layout (headers, fragment types, trailers, zero-fill, garbage, bad checksums) and a
+`Reader` in ``"skip"`` mode, LevelDB's, for what a reader gets from it (the user records,
+the bytes it drops as corruption, and where an incomplete record at the end begins). Nothing
+here joins fragments into records. See docs/format.md for the layout and docs/api.md for
+the reader.
+
+>>> from leveldb_log.stats import stats
+>>> s = stats("000003.log")                     # doctest: +SKIP
+>>> s.records, s.dropped_bytes, s.corrupt       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
+
+from leveldb_log._core import RECORD_TYPES, Reader
+from leveldb_log.scan import PhysicalRecord, scan
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+__all__ = ["LogFile", "LogStats", "SizeBucket", "stats"]
+
+
+class SizeBucket(NamedTuple):
+    """The user records whose size lies in ``[low, high]``: 0 alone, or a power-of-two
+    range ``[2**(b-1), 2**b - 1]``."""
+
+    low: int
+    high: int
+    records: int
+
+
+@dataclass(frozen=True)
+class LogStats:
+    """What `stats` found in a log; every count is of the whole file.
+
+    Attributes:
+        file_bytes: the file's length.
+        records: user records the reader returns (skip mode).
+        record_bytes: their payload bytes in all.
+        physical_records: headers with their payloads (``scan`` kind ``"record"``), damaged
+            ones included.
+        header_bytes: the bytes of those headers (7 each).
+        fragment_types: ``(name, count)`` pairs of the physical records' types, sorted by
+            name; names from ``_core.RECORD_TYPES``, else ``"type N"`` for an unknown byte.
+        bad_checksums: physical records whose CRC does not match (0 without verification).
+        trailer_bytes: the 1 to 6 zero bytes at the end of full blocks.
+        zero_bytes: preallocated space (a type 0, length 0 header and the rest of its block).
+        garbage_bytes: bytes dropped as damage after a bad length or a bad checksum.
+        torn_tail_bytes: the incomplete end of the file, from the first header of the record
+            cut short (not corruption: a writer stopped there).
+        dropped_bytes: the bytes of every corruption the reader reports (its
+            ``dropped_bytes``): garbage, bad records, and the fragments of records it drops.
+        record_sizes: the user records by size, one `SizeBucket` per non-empty bucket, in
+            ascending order.
+    """
+
+    file_bytes: int
+    records: int
+    record_bytes: int
+    physical_records: int
+    header_bytes: int
+    fragment_types: tuple[tuple[str, int], ...]
+    bad_checksums: int
+    trailer_bytes: int
+    zero_bytes: int
+    garbage_bytes: int
+    torn_tail_bytes: int
+    dropped_bytes: int
+    record_sizes: tuple[SizeBucket, ...]
+
+    @property
+    def corrupt(self) -> bool:
+        """True when the log holds damage (a torn tail alone is not damage)."""
+        return self.dropped_bytes > 0 or self.bad_checksums > 0 or self.garbage_bytes > 0
+
+
+@dataclass
+class _Layout:
+    """The tallies of one `scan` pass."""
+
+    file_bytes: int = 0
+    physical_records: int = 0
+    header_bytes: int = 0
+    fragment_types: Counter[str] = field(default_factory=Counter)
+    bad_checksums: int = 0
+    trailer_bytes: int = 0
+    zero_bytes: int = 0
+    garbage_bytes: int = 0
+    last_kind: str | None = None
+
+    def add(self, region: PhysicalRecord) -> None:
+        """Count one region of the file."""
+        self.file_bytes = region.end
+        self.last_kind = region.kind
+        if region.kind == "record":
+            assert region.type is not None  # every record has a header
+            self.physical_records += 1
+            self.header_bytes += region.size - region.length
+            self.fragment_types[RECORD_TYPES.get(region.type, f"type {region.type}")] += 1
+            self.bad_checksums += region.checksum_ok is False
+        elif region.kind == "trailer":
+            self.trailer_bytes += region.size
+        elif region.kind == "zero":
+            self.zero_bytes += region.size
+        elif region.kind == "garbage":
+            self.garbage_bytes += region.size
+
+
+@dataclass
+class _Reading:
+    """What the reader returned and dropped, and where it stopped."""
+
+    records: int = 0
+    record_bytes: int = 0
+    sizes: Counter[int] = field(default_factory=Counter)  # bit length of size -> records
+    dropped_bytes: int = 0
+    position: int = 0
+
+
+class LogFile(Protocol):
+    """A binary file object as `stats` reads it: what `scan` and `Reader` both need."""
+
+    def read(self, size: int, /) -> bytes:
+        """Up to ``size`` bytes; ``b""`` at the end (what `scan` calls)."""
+        ...
+
+    def readinto(self, buffer: memoryview, /) -> int | None:
+        """Fill ``buffer``; the number of bytes read, 0 at the end (what `Reader` calls)."""
+        ...
+
+
+class _SeekableFile(LogFile, Protocol):
+    """A `LogFile` that can go back: read twice, from where it stood."""
+
+    def seekable(self) -> bool:
+        """True if `seek` works (False for a pipe)."""
+        ...
+
+    def tell(self) -> int:
+        """The current position."""
+        ...
+
+    def seek(self, offset: int, /) -> int:
+        """Go to ``offset``."""
+        ...
+
+
+_COPY_CHUNK = 1 << 20
+
+Source: TypeAlias = "str | os.PathLike[str] | Buffer | LogFile"
+
+
+def stats(source: Source, *, verify_checksums: bool = True) -> LogStats:
+    """The statistics of the log in ``source``.
+
+    ``source`` is a path, a bytes-like object holding the log, or a binary file object
+    holding the log from its current position (offsets count from there). A seekable file
+    is read twice and left at its end; a file that cannot seek (a pipe) is first copied to a
+    temporary file. Files are read a block at a time or as the reader reads them, never
+    whole into memory. ``verify_checksums=False`` checks no CRC, as with
+    ``Reader(verify_checksums=False)``. ``OSError`` if the file cannot be opened or read.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        return _of(source, verify_checksums)
+    try:
+        view = memoryview(source)  # type: ignore[arg-type]  # a buffer, else a file
+    except TypeError:
+        return _of_file(cast(LogFile, source), verify_checksums)
+    with view:  # an mmap is read as a buffer from its start, not through its read()
+        return _of(view, verify_checksums)
+
+
+def _of(source: str | os.PathLike[str] | memoryview, verify: bool) -> LogStats:
+    """The figures of a path or a buffer: scan it, then read it."""
+    return _combine(_layout(source, verify), _read(source, verify))
+
+
+def _of_file(stream: LogFile, verify: bool) -> LogStats:
+    """The figures of a file object, read twice (a pipe through a temporary copy)."""
+    if _seekable(stream):
+        return _of_seekable(cast(_SeekableFile, stream), verify)
+    import tempfile  # only for pipes: keeps `import leveldb_log` light
+
+    with tempfile.TemporaryFile() as copy:
+        while chunk := stream.read(_COPY_CHUNK):
+            copy.write(chunk)
+        copy.seek(0)
+        return _of_seekable(copy, verify)
+
+
+def _seekable(stream: LogFile) -> bool:
+    """Can ``stream`` go back to where it is (a file, not a pipe)?"""
+    try:
+        return bool(cast(_SeekableFile, stream).seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _of_seekable(stream: _SeekableFile, verify: bool) -> LogStats:
+    """Scan from the current position, then come back there for the reader."""
+    start = stream.tell()
+    layout = _layout(stream, verify)
+    stream.seek(start)
+    return _combine(layout, _read(stream, verify))
+
+
+def _layout(source: Source, verify: bool) -> _Layout:
+    """Tally the regions `scan` finds in ``source``."""
+    layout = _Layout()
+    for region in scan(source, verify_checksums=verify):
+        layout.add(region)
+    return layout
+
+
+def _read(source: Source, verify: bool) -> _Reading:
+    """Read ``source`` through in skip mode: records, dropped bytes, final position."""
+    reading = _Reading()
+    with Reader(source, recovery="skip", verify_checksums=verify) as reader:
+        for record in reader:
+            reading.records += 1
+            reading.record_bytes += len(record)
+            reading.sizes[len(record).bit_length()] += 1
+        reading.dropped_bytes = reader.dropped_bytes
+        position = reader.position
+        assert position is not None  # None only once the reader is closed
+        reading.position = position
+    return reading
+
+
+def _torn_tail(layout: _Layout, position: int) -> int:
+    """Bytes of the torn tail: what the reader left unconsumed at the end of the file.
+
+    The reader does not consume an incomplete record at the end (it may yet be completed),
+    so it stops at its first header; nor zero-fill in the final block, which is not torn.
+    After a bad checksum in the final block it goes on from the block's end, past the file's.
+    """
+    if layout.last_kind == "zero" or position >= layout.file_bytes:
+        return 0
+    return layout.file_bytes - position
+
+
+def _bucket(bits: int, count: int) -> SizeBucket:
+    """The bucket of sizes whose bit length is ``bits``."""
+    if bits == 0:
+        return SizeBucket(0, 0, count)
+    return SizeBucket(1 << (bits - 1), (1 << bits) - 1, count)
+
+
+def _combine(layout: _Layout, reading: _Reading) -> LogStats:
+    """The figures of both passes, as one `LogStats`."""
+    return LogStats(
+        file_bytes=layout.file_bytes,
+        records=reading.records,
+        record_bytes=reading.record_bytes,
+        physical_records=layout.physical_records,
+        header_bytes=layout.header_bytes,
+        fragment_types=tuple(sorted(layout.fragment_types.items())),
+        bad_checksums=layout.bad_checksums,
+        trailer_bytes=layout.trailer_bytes,
+        zero_bytes=layout.zero_bytes,
+        garbage_bytes=layout.garbage_bytes,
+        torn_tail_bytes=_torn_tail(layout, reading.position),
+        dropped_bytes=reading.dropped_bytes,
+        record_sizes=tuple(_bucket(b, reading.sizes[b]) for b in sorted(reading.sizes)),
+    )
