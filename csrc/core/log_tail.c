@@ -10,6 +10,8 @@
  *    record, read backwards a block at a time.
  * 3. Only when zeros follow that byte: step 1 again, as if the log ended
  *    there.
+ * Then the part to be cut is checked: step 2 over it, and a walk over its
+ * physical records up to its last non-zero byte (walk_piece).
  */
 #include "log_tail.h"
 
@@ -18,7 +20,13 @@
 
 #include "log_reader.h"
 
-enum tail_phase { PHASE_SCAN, PHASE_LAST_WRITTEN, PHASE_DONE, PHASE_FAILED };
+enum tail_phase {
+    PHASE_SCAN,
+    PHASE_LAST_WRITTEN,
+    PHASE_WALK,
+    PHASE_DONE,
+    PHASE_FAILED
+};
 
 /* What a scan found after the last complete record. */
 typedef struct scan_result {
@@ -40,8 +48,14 @@ struct llog_tail {
     uint64_t torn_at;
     int rescan; /* step 3 */
     scan_result first;
-    /* PHASE_LAST_WRITTEN: bytes in [above, size) are zero or absent */
-    uint64_t above;
+    /* PHASE_LAST_WRITTEN: bytes in [above, size) are zero or absent; the
+     * search stops at floor. Once `checking`, it is the check's. */
+    uint64_t above, floor;
+    int checking;
+    /* PHASE_WALK: the part to be cut, [walk_at, written) still to see */
+    uint64_t walk_at, written;
+    int walk_open;  /* valid FIRST (and MIDDLE) fragments seen */
+    int walk_valid; /* a physical record with a matching checksum seen */
     llog_tail_result result;
     uint8_t buf[LLOG_BLOCK_SIZE];
 };
@@ -53,8 +67,24 @@ static void fail(llog_tail *t, llog_status status) {
     t->phase = PHASE_FAILED;
 }
 
+/* Looks for the last non-zero byte in [floor, size), from the end. */
+static void find_last_written(llog_tail *t, uint64_t floor, int checking) {
+    t->above = t->size;
+    t->floor = floor;
+    t->checking = checking;
+    t->phase = PHASE_LAST_WRITTEN;
+}
+
+/* The cut is decided; check what it would remove before saying so. */
 static void finish(llog_tail *t, uint64_t cut, int fresh, uint64_t clean) {
-    t->result = (llog_tail_result){cut, fresh, clean};
+    t->result = (llog_tail_result){cut, fresh, clean, 0, NULL};
+    find_last_written(t, cut, 1);
+}
+
+/* The part to be cut is not what a crashed writer leaves: refuse. */
+static void refuse(llog_tail *t, uint64_t at, const char *why) {
+    t->result.refused_at = at;
+    t->result.refusal = why;
     t->phase = PHASE_DONE;
 }
 
@@ -151,14 +181,17 @@ static void decide(llog_tail *t, scan_result scan) {
         finish(t, scan.clean_end, 0, scan.clean_end);
     } else {
         t->first = scan;
-        t->above = t->size;
-        t->phase = PHASE_LAST_WRITTEN;
+        find_last_written(t, scan.clean_end, 0);
     }
 }
 
+static void walk_from(llog_tail *t, uint64_t written);
+
 /* Step 2 found the last non-zero byte just before `written`. */
 static void written_up_to(llog_tail *t, uint64_t written) {
-    if (written < t->size) {
+    if (t->checking) {
+        walk_from(t, written);
+    } else if (written < t->size) {
         t->rescan = 1;
         scan_end(t, written);
     } else {
@@ -168,7 +201,7 @@ static void written_up_to(llog_tail *t, uint64_t written) {
 
 /* Asks for the block-sized span below `above`, or ends step 2. */
 static int last_written_step(llog_tail *t) {
-    uint64_t floor = t->first.clean_end;
+    uint64_t floor = t->floor;
     if (t->above <= floor) {
         written_up_to(t, floor);
         return 0;
@@ -190,6 +223,115 @@ static void last_written_got(llog_tail *t, size_t got) {
         t->above = t->want_at;
 }
 
+/* ---- the check of what is cut ---------------------------------------- */
+
+static int all_zero(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* A header of a fragment a writer of one record can have written next. */
+static int in_sequence(const llog_tail *t, unsigned type) {
+    if (t->walk_open)
+        return type == LLOG_MIDDLE || type == LLOG_LAST;
+    return type == LLOG_FULL || type == LLOG_FIRST;
+}
+
+/*
+ * Checks the physical record (or trailer) at walk_at, whose bytes up to the
+ * end of its block or of the written bytes are b[0..have): returns how many
+ * bytes it covers, or 0 when the walk is over (refused, or the last thing
+ * written reached).
+ */
+static size_t walk_one(llog_tail *t, const uint8_t *b, size_t have) {
+    uint64_t p = t->walk_at;
+    size_t room = LLOG_BLOCK_SIZE - (size_t)(p % LLOG_BLOCK_SIZE);
+    if (room < LLOG_HEADER_SIZE) { /* a trailer: the writer zeroes it */
+        if (all_zero(b, have))
+            return have;
+        refuse(t, p, "non-zero bytes where a block's trailer belongs");
+        return 0;
+    }
+    if (have < LLOG_HEADER_SIZE) /* a header cut short by the end */
+        return 0;
+    llog_header h = llog_header_decode(b);
+    if (h.type == LLOG_ZERO && h.length == 0) {
+        refuse(t, p, "zero fill followed by more data");
+        return 0;
+    }
+    if (h.type < LLOG_FULL || h.type > LLOG_LAST || !in_sequence(t, h.type)) {
+        refuse(t, p,
+               h.type < LLOG_FULL || h.type > LLOG_LAST
+                   ? "a record type no writer writes"
+                   : "a fragment out of sequence");
+        return 0;
+    }
+    if (LLOG_HEADER_SIZE + h.length > room) {
+        refuse(t, p, "a record length that cannot fit its block");
+        return 0;
+    }
+    size_t size = LLOG_HEADER_SIZE + h.length;
+    if (size <= have && llog_checksum_ok(&h, b + LLOG_HEADER_SIZE)) {
+        /* Whole and intact: a fragment of the record being written, which
+         * fills its block (were it FULL or LAST, it would be complete). */
+        if (h.type != LLOG_FIRST && h.type != LLOG_MIDDLE)
+            refuse(t, p, "a complete record after the last one read");
+        else if (size != room)
+            refuse(t, p, "a fragment that does not fill its block");
+        t->walk_open = t->walk_valid = 1;
+        return t->phase == PHASE_WALK ? size : 0;
+    }
+    /* Incomplete, or zeros stand for bytes never written: the last thing
+     * written, or else damage. */
+    if (p + size < t->written)
+        refuse(t, p, "a damaged record followed by more data");
+    return 0;
+}
+
+/* The bytes [want_at, want_at + got) of the part to be cut arrived. */
+static void walk_got(llog_tail *t, size_t got) {
+    size_t i = 0, step = 1;
+    while (i < got && step > 0) {
+        step = walk_one(t, t->buf + i, got - i);
+        t->walk_at += step;
+        i += step;
+    }
+    if (step == 0 && t->phase == PHASE_WALK)
+        t->walk_at = t->written; /* reached the last written byte */
+}
+
+static void walk_done(llog_tail *t) {
+    const llog_tail_result *r = &t->result;
+    /* A log holds a record, or a valid fragment of one; zeros alone are a
+     * preallocated log never written. */
+    if (r->clean_end == 0 && !t->walk_valid && (r->cut > 0 || t->written > 0))
+        refuse(t, 0, "no valid record in a file that is not empty");
+    else
+        t->phase = PHASE_DONE;
+}
+
+/* Asks for the rest of the walk's block, up to the last written byte. */
+static int walk_step(llog_tail *t) {
+    if (t->walk_at >= t->written) {
+        walk_done(t);
+        return 0;
+    }
+    uint64_t block_end =
+        t->walk_at - t->walk_at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
+    uint64_t end = block_end < t->written ? block_end : t->written;
+    t->want_at = t->walk_at;
+    t->want_len = (size_t)(end - t->walk_at);
+    return 1;
+}
+
+static void walk_from(llog_tail *t, uint64_t written) {
+    t->written = written;
+    t->walk_at = t->result.cut;
+    t->phase = PHASE_WALK;
+}
+
 llog_tail *llog_tail_new(uint64_t size) {
     llog_tail *t = calloc(1, sizeof *t);
     if (t == NULL)
@@ -209,8 +351,10 @@ void llog_tail_free(llog_tail *t) {
 int llog_tail_want(llog_tail *t, uint64_t *offset, size_t *len,
                    uint8_t **into) {
     int want = 0;
-    while (!want && (t->phase == PHASE_SCAN || t->phase == PHASE_LAST_WRITTEN))
-        want = t->phase == PHASE_SCAN ? scan_step(t) : last_written_step(t);
+    while (!want && t->phase != PHASE_DONE && t->phase != PHASE_FAILED)
+        want = t->phase == PHASE_SCAN           ? scan_step(t)
+               : t->phase == PHASE_LAST_WRITTEN ? last_written_step(t)
+                                                : walk_step(t);
     if (want) {
         assert(t->want_len > 0 && t->want_len <= LLOG_BLOCK_SIZE);
         *offset = t->want_at;
@@ -225,6 +369,12 @@ void llog_tail_got(llog_tail *t, size_t got) {
         got = t->want_len; /* a caller bug; never read past the buffer */
     if (t->phase == PHASE_LAST_WRITTEN) {
         last_written_got(t, got);
+        return;
+    }
+    if (t->phase == PHASE_WALK) {
+        if (got < t->want_len) /* the file ended early */
+            t->written = t->want_at + got;
+        walk_got(t, got);
         return;
     }
     if (t->phase != PHASE_SCAN)

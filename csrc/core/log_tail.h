@@ -20,6 +20,15 @@
  * - Any other damage after the last complete record is left in place: only
  *   a torn tail at the very end is cut, and new records start at the next
  *   block boundary, so they never share a block with the damage.
+ * - What is cut must be what a crashed writer of this format leaves, and
+ *   nothing else: checksum-valid fragments of one unfinished record (FIRST,
+ *   then MIDDLEs, each filling its block), then at most one incomplete
+ *   physical record whose header, where whole, has a type that follows them
+ *   and a length that fits its block, then zero fill (trailers included).
+ *   A file that is not empty, holds no complete record and no such valid
+ *   fragment, and is not all zeros, is no log. Either way the decision is a
+ *   refusal: nothing may be cut or appended (a text file opened for append
+ *   by mistake is left as it was).
  *
  * Like the reader, it does no I/O: it asks for spans of the log by offset
  * and the caller reads them into a buffer the module owns.
@@ -40,7 +49,10 @@ typedef struct llog_tail_result {
     uint64_t cut;    /* the log's new length: truncate to it, append there */
     int fresh_block; /* 1: damage stays before `cut`; the next record must
                         start at a block boundary (zero-fill up to it) */
-    uint64_t clean_end; /* end of the last complete record (0 if none) */
+    uint64_t clean_end;  /* end of the last complete record (0 if none) */
+    uint64_t refused_at; /* when refusal is set: where the log stops */
+    const char *refusal; /* NULL, or why the file does not end like a log
+                            (static text): then leave it as it is */
 } llog_tail_result;
 
 typedef struct llog_tail llog_tail;

@@ -36,7 +36,7 @@ static llog_status decide_shrunk(const buf *log, size_t shrunk,
 }
 
 static llog_tail_result decide(const buf *log) {
-    llog_tail_result r = {0, 0, 0};
+    llog_tail_result r = {0, 0, 0, 0, NULL};
     CHECK_EQ(decide_shrunk(log, log->len, &r), LLOG_OK);
     return r;
 }
@@ -44,9 +44,20 @@ static llog_tail_result decide(const buf *log) {
 #define CHECK_DECISION(log, cut_, fresh_, clean_)                             \
     do {                                                                      \
         llog_tail_result r_ = decide(log);                                    \
+        CHECK(r_.refusal == NULL);                                            \
         CHECK_EQ(r_.cut, cut_);                                               \
         CHECK_EQ(r_.fresh_block, fresh_);                                     \
         CHECK_EQ(r_.clean_end, clean_);                                       \
+    } while (0)
+
+/* The module refuses at `at`, for this reason. */
+#define CHECK_REFUSED(log, at_, why_)                                         \
+    do {                                                                      \
+        llog_tail_result r_ = decide(log);                                    \
+        if (CHECK(r_.refusal != NULL)) {                                      \
+            CHECK_STR(r_.refusal, why_);                                      \
+            CHECK_EQ(r_.refused_at, at_);                                     \
+        }                                                                     \
     } while (0)
 
 /* Appends a record of n pseudo-random bytes; returns its offset. */
@@ -176,14 +187,86 @@ static void test_damage_stays_and_new_records_start_a_block(void) {
     buf_free(&log);
 }
 
-/* With no complete record at all, all of a torn first record goes. */
+/* With no complete record at all, the fragments of a torn first record
+ * go; a file of zeros (preallocated, never written) is emptied. */
 static void test_a_log_with_no_complete_record_is_cut_to_nothing(void) {
     buf log = {0};
     add(&log, 4 * B);
     log.len -= 10;
     CHECK_DECISION(&log, 0, 0, 0);
-    log.len = 3;
+    log.len = B; /* the FIRST alone */
     CHECK_DECISION(&log, 0, 0, 0);
+    buf_free(&log);
+    buf zeros = {0};
+    buf_bytes(&zeros, 0, 3 * B + 5);
+    CHECK_DECISION(&zeros, 0, 0, 0);
+    buf_free(&zeros);
+}
+
+static const char NO_RECORD[] = "no valid record in a file that is not empty";
+
+/* A file holding no valid physical record is no log: a text file, a torn
+ * first record (nothing in it can be told from text), a damaged one. */
+static void test_a_file_with_no_valid_record_is_refused(void) {
+    const char *texts[] = {"hello world\n", "# notes\n\nsome text here\n"};
+    for (size_t i = 0; i < 2; i++) { /* (whatever the reason given) */
+        buf text = {0};
+        buf_put(&text, texts[i], strlen(texts[i]));
+        CHECK(decide(&text).refusal != NULL);
+        buf_free(&text); /* and a text of two blocks and more: */
+    }
+    buf text = {0};
+    for (int i = 0; i < 2000; i++)
+        buf_put(&text, "a line of a README file\n", 24);
+    CHECK(decide(&text).refusal != NULL);
+    buf_free(&text);
+    buf log = {0};
+    add(&log, 300);
+    log.len = 100; /* a torn first record */
+    CHECK_REFUSED(&log, 0, NO_RECORD);
+    log.len = 3;
+    CHECK_REFUSED(&log, 0, NO_RECORD);
+    log.len = 307;
+    log.p[200] ^= 1; /* a damaged one */
+    CHECK_REFUSED(&log, 0, NO_RECORD);
+    buf_free(&log);
+}
+
+/* After the last complete record, only what a crashed writer leaves may be
+ * cut: anything else is refused where it stands. */
+static void test_a_tail_no_writer_leaves_is_refused(void) {
+    buf log = {0};
+    add(&log, 100);
+    size_t clean = log.len;
+    buf_put(&log, "some text\n", 10); /* text appended to a log */
+    CHECK_REFUSED(&log, clean, "a record type no writer writes");
+    log.len = clean;
+    buf_bytes(&log, 0, 300);
+    buf_bytes(&log, 0xAB, 4); /* bytes after zero fill */
+    CHECK_REFUSED(&log, clean, "zero fill followed by more data");
+    log.len = clean;
+    put_header(&log, 0x12345678, B, LLOG_FULL); /* cannot fit its block */
+    CHECK_REFUSED(&log, clean, "a record length that cannot fit its block");
+    log.len = clean;
+    put_phys(&log, LLOG_LAST, "xyz", 3);
+    log.len -= 1; /* a torn LAST with no FIRST before it */
+    CHECK_REFUSED(&log, clean, "a fragment out of sequence");
+    log.len = clean;
+    put_phys(&log, LLOG_FIRST, "abc", 3); /* a FIRST short of its block */
+    put_phys(&log, LLOG_MIDDLE, "def", 3);
+    log.len -= 1;
+    CHECK_REFUSED(&log, clean, "a fragment that does not fill its block");
+    buf_free(&log);
+}
+
+/* The trailer a writer leaves at a block's end is zeros. */
+static void test_a_non_zero_trailer_is_refused(void) {
+    buf log = {0};
+    add(&log, B - H - 3); /* ends 3 bytes before the block's end */
+    size_t clean = log.len;
+    buf_bytes(&log, 0xFF, 3);
+    CHECK_REFUSED(&log, clean,
+                  "non-zero bytes where a block's trailer belongs");
     buf_free(&log);
 }
 
@@ -226,6 +309,9 @@ void suite_tail(void) {
     RUN(test_a_payload_ending_in_zeros_is_kept);
     RUN(test_damage_stays_and_new_records_start_a_block);
     RUN(test_a_log_with_no_complete_record_is_cut_to_nothing);
+    RUN(test_a_file_with_no_valid_record_is_refused);
+    RUN(test_a_tail_no_writer_leaves_is_refused);
+    RUN(test_a_non_zero_trailer_is_refused);
     RUN(test_the_last_complete_record_far_back_is_found);
     RUN(test_a_file_that_shrinks_meanwhile_is_taken_as_it_ends);
 }

@@ -1,10 +1,15 @@
 /*
  * fuzz_tail.c - where an append resumes (log_tail), on arbitrary logs.
  *
- * Input:
+ * Input, when bit 7 of byte 0 is clear (any bytes as a log):
  *   byte 0      how many records to append (1 + byte % 3)
  *   byte 1      seed of their sizes (up to about two blocks each)
  *   then        the log
+ * and when it is set (a crash: a log made by the writer, cut short):
+ *   byte 1      seed of the payload bytes (never zero: see crash_case)
+ *   bytes 2-3   where to cut, modulo the log's length + 1
+ *   byte 4      zero fill after the cut, in units of 1000 bytes
+ *   then        one byte per record: its size, times 401
  *
  * The tail module decides on the log, fed from memory; then the records are
  * appended as a writer in mode "a" does (cut, zero-fill to the next block
@@ -16,6 +21,9 @@
  *   offsets the writer gave them;
  * - every damage it reports was reported at the same offset, for the same
  *   reason, in the old log: appending never creates damage.
+ * For a crash: the log is never refused, except a first record cut before
+ * its first fragment is whole (no valid record at all), and it is cut back
+ * to the end of the last record wholly written.
  */
 #include "fuzz_common.h"
 #include "log_tail.h"
@@ -116,9 +124,53 @@ static void check_new_log(const seen_log *old, const seen_log *now,
                    offsets[i]);
 }
 
+/* A log of records written whole, cut at some point, then zeros. */
+static void crash_case(const uint8_t *data, size_t size) {
+    uint64_t seed = data[1];
+    size_t n = size - 5, cut_spec = data[2] | (size_t)data[3] << 8;
+    uint8_t *log = malloc(n * (255 * 401 + 64) + 1000 * 255 + 1);
+    static uint8_t payload[255 * 401];
+    FUZZ_CHECK(log != NULL);
+    llog_writer w;
+    llog_writer_init(&w, 0);
+    size_t len = 0, first_whole = 0;
+    uint64_t ends[64];
+    for (size_t i = 0; i < n && i < 64; i++) {
+        size_t rec = (size_t)data[5 + i] * 401;
+        for (size_t j = 0; j < rec; j++) /* non-zero: zeros after a cut */
+            payload[j] = (uint8_t)(1 + mix(&seed) % 255); /* read as such */
+        len += llog_writer_add(&w, payload, rec, log + len, NULL);
+        ends[i] = len;
+        if (i == 0) /* where the first physical record ends */
+            first_whole = LLOG_HEADER_SIZE +
+                          (rec < LLOG_MAX_FRAGMENT ? rec : LLOG_MAX_FRAGMENT);
+    }
+    size_t cut = cut_spec % (len + 1), zeros = (size_t)data[4] * 1000;
+    memset(log + cut, 0, zeros);
+    llog_tail_result res = decide(log, cut + zeros);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < cut; i++)
+        nonzero |= log[i];
+    if (cut > 0 && cut < first_whole && nonzero) {
+        FUZZ_CHECK(res.refusal != NULL && res.refused_at == 0);
+    } else {
+        uint64_t expect = 0;
+        for (size_t i = 0; i < n && i < 64 && ends[i] <= cut; i++)
+            expect = ends[i];
+        FUZZ_CHECK(res.refusal == NULL);
+        FUZZ_CHECK(res.cut == expect && !res.fresh_block);
+    }
+    free(log);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2 || size > 8 * LLOG_BLOCK_SIZE)
         return 0;
+    if (data[0] & 0x80) {
+        if (size >= 6 && size <= 5 + 64)
+            crash_case(data, size);
+        return 0;
+    }
     int count = 1 + data[0] % 3;
     uint64_t seed = data[1];
     const uint8_t *log = data + 2;
@@ -127,6 +179,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     seen_log old = {0};
     read_all(&whole, log, len, &old);
     llog_tail_result res = decide(log, len);
+    if (res.refusal != NULL) { /* nothing is cut or appended */
+        FUZZ_CHECK(res.refused_at <= len);
+        seen_free(&old);
+        return 0;
+    }
     FUZZ_CHECK(res.cut >= old.clean_end && res.cut <= len);
     FUZZ_CHECK(res.clean_end == old.clean_end);
 

@@ -11,7 +11,8 @@ Input formats (see each harness's header comment):
 - reader: 8 option bytes (flags, start:3, end:3, growth seed), then the log;
 - roundtrip: flags, prefix end:2, first-list count, writer start:8, seed, then 2 bytes a record;
 - crc32c: one byte (split point and alignment), then the data;
-- tail: how many records to append, their size seed, then the log.
+- tail: how many records to append, their size seed, then the log; or (bit 7 of the first
+  byte) a crash: a seed, where to cut, zero fill, then record sizes.
 """
 
 from __future__ import annotations
@@ -161,7 +162,18 @@ def tail_seeds() -> dict[str, bytes]:
         "payload-ends-in-zeros": zeros_end,
         "garbage": bytes(range(256)) * 40,
     }
-    return {name: bytes([i % 3, i]) + log for i, (name, log) in enumerate(logs.items())}
+    seeds = {name: bytes([i % 3, i]) + log for i, (name, log) in enumerate(logs.items())}
+    # Crashes: a log the writer made (sizes in units of 401 bytes), cut, then zero fill.
+    crashes = {
+        "crash-mid-record": (7, 5000, 0, [3, 200, 90]),
+        "crash-then-zeros": (9, 40000, 3, [250, 250, 1]),
+        "crash-in-first-record": (1, 100, 0, [100, 2]),
+        "crash-at-a-record-end": (4, 1212, 40, [1, 1, 1, 255]),
+    }
+    for name, (seed, cut, zeros, sizes) in crashes.items():
+        spec = bytes([0x80, seed]) + cut.to_bytes(2, "little") + bytes([zeros])
+        seeds[name] = spec + bytes(sizes)
+    return seeds
 
 
 def crc_seeds() -> dict[str, bytes]:
