@@ -1,10 +1,13 @@
 """Builds the C extension; everything else is in pyproject.toml."""
 
 import os
+import shutil
 import sys
+import sysconfig
 from glob import glob
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 # csrc/core: the plain C library (no Python.h); csrc/py: the CPython binding.
 SOURCES = sorted(glob("csrc/core/*.c")) + sorted(glob("csrc/py/*.c"))
@@ -20,7 +23,35 @@ else:
     if sanitize:  # e.g. "address,undefined": a sanitized debug build
         extra_compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-O1", "-g"]
 
+NEEDS = (
+    "leveldb-log builds a C extension and needs a C compiler and the Python headers: "
+    "install them (Debian/Ubuntu: apt-get install gcc python3-dev; Fedora: dnf install gcc "
+    "python3-devel; macOS: xcode-select --install; Windows: the Microsoft C++ Build Tools), "
+    "or install a built wheel"
+)
+
+
+class BuildExt(build_ext):
+    """build_ext that says in one sentence what is missing when no compiler can run."""
+
+    def build_extensions(self) -> None:
+        if self.compiler.compiler_type == "unix":
+            cc = self.compiler.compiler_so[0]
+            if shutil.which(cc) is None:
+                raise SystemExit(f"error: no C compiler ({cc!r} not found). {NEEDS}.")
+            headers = sysconfig.get_paths()["include"]
+            if not os.path.exists(os.path.join(headers, "Python.h")):
+                raise SystemExit(f"error: no Python.h in {headers}. {NEEDS}.")
+        try:
+            super().build_extensions()
+        except Exception as e:  # MSVC missing raises a platform error here
+            if type(e).__name__ in {"DistutilsPlatformError", "PlatformError"}:
+                raise SystemExit(f"error: {e}. {NEEDS}.") from None
+            raise
+
+
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
             "leveldb_log._core",

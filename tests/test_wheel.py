@@ -131,6 +131,38 @@ def source_tree_tests() -> set[str]:
     }
 
 
+def test_the_license_ships_in_the_sdist_and_the_wheel(built: dict[str, Any]) -> None:
+    assert "LICENSE" in sdist_names(built)
+    (wheel,) = built["wheels"]
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        meta = z.read(metadata).decode()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    assert "License-Expression: BSD-3-Clause" in meta.splitlines()
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License")
+
+
+def test_the_build_warns_of_no_deprecated_metadata(built: dict[str, Any]) -> None:
+    output = built["result"].stdout + built["result"].stderr
+    assert "Building wheel from sdist" in output, tail(built["result"])
+    assert "DeprecationWarning" not in output, tail(built["result"])
+
+
+def test_a_build_without_a_c_compiler_fails_with_one_clear_sentence(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CC": "/nonexistent/cc"},
+    )
+    assert result.returncode != 0
+    assert "error: no C compiler ('/nonexistent/cc' not found)" in result.stdout + result.stderr
+    assert "apt-get install gcc python3-dev" in result.stdout + result.stderr
+    assert not list(tmp_path.glob("*.whl"))
+
+
 def test_cibuildwheel_tests_leave_out_exactly_the_tests_of_the_source_tree() -> None:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     commands = re.findall(r"python -m pytest[^\"\n]*", text[text.index("[tool.cibuildwheel]") :])
