@@ -547,6 +547,34 @@ static PyObject *Reader_iter(PyObject *op) {
     return Py_NewRef(op);
 }
 
+/* restore_reader and its arguments, for __reduce__ (lock held). */
+static PyObject *reader_pickle(llpy_reader *self) {
+    uint64_t position = llog_reader_position(self->core);
+    PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
+    if (mod == NULL)
+        return NULL;
+    PyObject *restore = PyObject_GetAttrString(mod, "restore_reader");
+    Py_DECREF(mod);
+    if (restore == NULL)
+        return NULL;
+    PyObject *end = self->end == LLOG_NO_END
+                        ? Py_NewRef(Py_None)
+                        : PyLong_FromUnsignedLongLong(self->end);
+    PyObject *last =
+        self->has_last ? PyLong_FromUnsignedLongLong(self->last_record_offset)
+                       : Py_NewRef(Py_None);
+    PyObject *result = Py_BuildValue(
+        "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
+        llog_recovery_name(self->recovery), "verify_checksums",
+        self->verify_checksums ? Py_True : Py_False, "start",
+        (unsigned long long)position, "end", end, "on_corruption",
+        self->on_corruption ? self->on_corruption : Py_None, last,
+        (unsigned long long)self->dropped_bytes,
+        self->finished ? Py_True : Py_False);
+    Py_DECREF(restore);
+    return result;
+}
+
 /*
  * A reader over a path pickles as what reopens it where it stands:
  * leveldb_log._restore.restore_reader(path, options, progress). Buffers and
@@ -574,31 +602,7 @@ static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
                               "on_corruption callback");
         return NULL;
     }
-    uint64_t position = llog_reader_position(self->core);
-    PyObject *restore = NULL, *result = NULL;
-    PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
-    if (mod != NULL) {
-        restore = PyObject_GetAttrString(mod, "restore_reader");
-        Py_DECREF(mod);
-    }
-    if (restore != NULL) {
-        PyObject *end = self->end == LLOG_NO_END
-                            ? Py_NewRef(Py_None)
-                            : PyLong_FromUnsignedLongLong(self->end);
-        PyObject *last =
-            self->has_last
-                ? PyLong_FromUnsignedLongLong(self->last_record_offset)
-                : Py_NewRef(Py_None);
-        result = Py_BuildValue(
-            "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
-            llog_recovery_name(self->recovery), "verify_checksums",
-            self->verify_checksums ? Py_True : Py_False, "start",
-            (unsigned long long)position, "end", end, "on_corruption",
-            self->on_corruption ? self->on_corruption : Py_None, last,
-            (unsigned long long)self->dropped_bytes,
-            self->finished ? Py_True : Py_False);
-        Py_DECREF(restore);
-    }
+    PyObject *result = reader_pickle(self);
     llpy_lock_release(&self->lock);
     return result;
 }

@@ -44,46 +44,54 @@ typedef struct {
  * `written` always matches the target. Returns 0, or -1 with an exception
  * set (file objects) or os_error set (descriptors, callable without the GIL).
  */
+/* One file.write(); the count it took (> 0), or -1 with an exception set
+ * (what a refusing buffered stream took is counted in `written`). */
+static Py_ssize_t file_write_some(llpy_writer *self, const uint8_t *p,
+                                  size_t n) {
+    PyObject *chunk =
+        PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+    if (chunk == NULL)
+        return -1;
+    Py_ssize_t got = llpy_call_for_size(self->file, "write", chunk);
+    Py_DECREF(chunk);
+    if (got == -2 && PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
+        /* A buffered stream reports how much it took before refusing. */
+        PyObject *exc = PyErr_GetRaisedException();
+        PyObject *done = PyObject_GetAttrString(exc, "characters_written");
+        Py_ssize_t k = done ? PyLong_AsSsize_t(done) : 0;
+        Py_XDECREF(done);
+        PyErr_Clear();
+        if (k > 0 && (size_t)k <= n)
+            self->written += (uint64_t)k;
+        PyErr_SetRaisedException(exc);
+        return -1;
+    }
+    if (got == -2)
+        return -1;
+    if (got <= 0 || (size_t)got > n) {
+        PyErr_SetString(PyExc_OSError,
+                        got > 0 ? "write() returned too large a count"
+                                : "write() accepted no bytes");
+        return -1;
+    }
+    return got;
+}
+
 static int target_write(llpy_writer *self, const uint8_t *p, size_t n) {
     while (n > 0) {
+        Py_ssize_t got;
         if (self->file == NULL) {
-            Py_ssize_t got = llpy_write_some(self->fd, p, n);
+            got = llpy_write_some(self->fd, p, n);
             if (got < 0 && errno == EINTR)
                 continue;
             if (got <= 0) {
                 self->os_error = got < 0 ? errno : ENOSPC;
                 return -1;
             }
-            p += got;
-            n -= (size_t)got;
-            self->written += (uint64_t)got;
-            continue;
-        }
-        PyObject *chunk =
-            PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
-        if (chunk == NULL)
-            return -1;
-        Py_ssize_t got = llpy_call_for_size(self->file, "write", chunk);
-        Py_DECREF(chunk);
-        if (got == -2 && PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
-            /* A buffered stream reports how much it took before refusing. */
-            PyObject *exc = PyErr_GetRaisedException();
-            PyObject *done = PyObject_GetAttrString(exc, "characters_written");
-            Py_ssize_t k = done ? PyLong_AsSsize_t(done) : 0;
-            Py_XDECREF(done);
-            PyErr_Clear();
-            if (k > 0 && (size_t)k <= n)
-                self->written += (uint64_t)k;
-            PyErr_SetRaisedException(exc);
-            return -1;
-        }
-        if (got == -2)
-            return -1;
-        if (got <= 0 || (size_t)got > n) {
-            PyErr_SetString(PyExc_OSError,
-                            got > 0 ? "write() returned too large a count"
-                                    : "write() accepted no bytes");
-            return -1;
+        } else {
+            got = file_write_some(self, p, n);
+            if (got < 0)
+                return -1;
         }
         p += got;
         n -= (size_t)got;
