@@ -29,6 +29,18 @@ class _ReadableFile(Protocol):
 def crc32c(data: Buffer, value: int = 0) -> int: ...
 def mask_crc(crc: int, /) -> int: ...
 def unmask_crc(masked: int, /) -> int: ...
+def _scan_block(
+    block: Buffer, final: bool, verify_checksums: bool, /
+) -> list[
+    tuple[
+        int,
+        Literal["record", "trailer", "zero", "garbage", "truncated"],
+        int | None,
+        int,
+        bool | None,
+        str | None,
+    ]
+]: ...
 
 class Writer:
     def __init__(

@@ -1,6 +1,6 @@
 """Every physical record of a log, damaged ones included: a map of the file's bytes.
 
-`scan` parses blocks exactly as the reader does (FORMAT.md, "Reading") but does not join
+`scan` parses blocks exactly as the reader does (docs/format.md, "Reading") but does not join
 fragments into user records. It yields one `PhysicalRecord` per *region* of the file, in
 file order; the regions tile the file: each one starts where the previous one ends
 (``r.offset + r.size``), and the last ends at the file's length.
@@ -28,11 +28,11 @@ type byte when a whole header was read at ``offset``, else None.
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
-from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE, crc32c, unmask_crc
+from leveldb_log import _core
+from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -44,10 +44,6 @@ Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated"]
 # The reader's reason texts for the two kinds of garbage.
 BAD_RECORD_LENGTH = "bad record length"
 CHECKSUM_MISMATCH = "checksum mismatch"
-
-_HEADER = struct.Struct("<IHB")  # masked crc, length, type
-# CRC-32C of each possible type byte: a record's CRC continues from its type's entry.
-_TYPE_CRC = [crc32c(bytes([t])) for t in range(256)]
 
 
 @runtime_checkable
@@ -139,35 +135,14 @@ def _scan_blocks(
 def _scan_block(
     base: int, block: bytes | memoryview, short: bool, payloads: bool, verify: bool
 ) -> Iterator[PhysicalRecord]:
-    """The regions of one block starting at file offset ``base`` (the reader's rules)."""
-    size = len(block)
-    p = 0
-    while p < size:
-        left = size - p
-        if left < HEADER_SIZE:
-            yield PhysicalRecord(base + p, "truncated" if short else "trailer", None, left, None)
-            return
-        stored, length, rtype = _HEADER.unpack_from(block, p)
-        if HEADER_SIZE + length > left:
-            if short:
-                yield PhysicalRecord(base + p, "truncated", rtype, left, None)
-            else:
-                yield PhysicalRecord(
-                    base + p, "garbage", rtype, left, None, None, BAD_RECORD_LENGTH
-                )
-            return
-        if rtype == 0 and length == 0:
-            yield PhysicalRecord(base + p, "zero", 0, left, None)
-            return
-        payload = block[p + HEADER_SIZE : p + HEADER_SIZE + length]
-        ok = unmask_crc(stored) == crc32c(payload, _TYPE_CRC[rtype]) if verify else None
-        data = bytes(payload) if payloads else None
-        yield PhysicalRecord(base + p, "record", rtype, length, ok, data)
-        p += HEADER_SIZE + length
-        if ok is False:
-            # The length field may itself be wrong: the reader drops the rest of the block.
-            if p < size:
-                yield PhysicalRecord(
-                    base + p, "garbage", None, size - p, None, None, CHECKSUM_MISMATCH
-                )
-            return
+    """The regions of one block starting at file offset ``base``.
+
+    The C core classifies them with the reader's own decoder and rules; ``short`` is True
+    for the final, short block, where a cut-short record is a torn tail, not damage.
+    """
+    for position, kind, rtype, length, ok, reason in _core._scan_block(block, short, verify):
+        data = None
+        if payloads and kind == "record":
+            start = position + HEADER_SIZE
+            data = bytes(block[start : start + length])
+        yield PhysicalRecord(base + position, kind, rtype, length, ok, data, reason)

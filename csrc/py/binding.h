@@ -1,0 +1,204 @@
+/*
+ * binding.h - what the files of the CPython binding (leveldb_log._core)
+ * share. Only this folder includes Python.h; the core (../core/) does the
+ * format, this folder the I/O and the Python objects:
+ *
+ *   module.c       module init and state, CRC functions, constants, and
+ *                  the one place that raises (status codes, corruptions)
+ *   lock.c         the per-object lock and fork handling
+ *   io.c           paths, descriptors and file objects: open, read, write
+ *   reader.c       the Reader type (the per-record hot path)
+ *   reader_fill.c  feeding the Reader's core one block, per source kind
+ *   writer.c       the Writer type
+ *   writer_append.c  where mode "a" resumes, and the cut back to there
+ *   scan.c         _scan_block: the regions of a block, for scan.py
+ *
+ * Every non-static symbol of the binding starts with llpy_ / LLPY_.
+ */
+#ifndef LLPY_BINDING_H
+#define LLPY_BINDING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include <stdint.h>
+
+#include "log_reader.h"
+
+#if PY_VERSION_HEX < 0x030C0000
+/* The 3.12 exception API, for older interpreters. */
+static inline PyObject *PyErr_GetRaisedException(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_DECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+static inline void PyErr_SetRaisedException(PyObject *exc) {
+    if (exc == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc,
+                  PyException_GetTraceback(exc));
+}
+#endif
+
+/* Records and buffers at least this large release the GIL while encoded or
+ * checksummed: below it, taking the GIL back costs more than it frees. */
+#define LLPY_GIL_THRESHOLD (64 * 1024)
+#define LLPY_DEFAULT_BUFFER (64 * 1024)
+
+/* ---- module state (module.c) ------------------------------------------ */
+
+typedef struct llpy_state {
+    PyTypeObject *writer_type;
+    PyTypeObject *reader_type;
+    PyObject *corruption_type; /* leveldb_log._errors.Corruption */
+    PyObject *corruption_error;
+    PyObject *truncated_error;
+    PyObject *os_open;
+    Py_ssize_t assembly_hint;   /* the last fragmented record's length */
+    Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
+} llpy_state;
+
+static inline llpy_state *llpy_state_of(PyTypeObject *type) {
+    return (llpy_state *)PyType_GetModuleState(type);
+}
+
+/* The one place that raises: MemoryError or OverflowError for a core
+ * status; CorruptionError or TruncatedRecordError from a Corruption. */
+void llpy_raise_status(llog_status status);
+void llpy_raise_corruption(llpy_state *st, int truncated, PyObject *c);
+
+/* Converts a non-negative Python int to uint64_t (TypeError, ValueError
+ * naming `what`). */
+int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out);
+
+/* The types (reader.c, writer.c) and _scan_block (scan.c). */
+extern PyType_Spec llpy_reader_spec;
+extern PyType_Spec llpy_writer_spec;
+PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
+                          Py_ssize_t nargs);
+
+/* ---- the per-object lock (lock.c) ------------------------------------- */
+
+typedef struct llpy_lock {
+#ifdef Py_GIL_DISABLED
+    PyMutex mutex;
+#else
+    PyThread_type_lock wake; /* held while nobody waits; released to wake */
+    int busy;
+    int waiters;
+#endif
+    unsigned long owner;
+    unsigned long generation; /* fork generation it was taken in */
+} llpy_lock;
+
+void llpy_fork_register(void);
+int llpy_lock_init(llpy_lock *l);
+/* 0, or -1 with RuntimeError for a call from the holder's own thread. */
+int llpy_lock_acquire(llpy_lock *l);
+void llpy_lock_release(llpy_lock *l);
+void llpy_lock_free(llpy_lock *l);
+
+/* ---- sources and targets (io.c) --------------------------------------- */
+
+/* 1 for str and os.PathLike, which name files; 0 otherwise. */
+int llpy_is_path(PyObject *obj);
+/* os.open(path, flags | O_BINARY | O_CLOEXEC, 0o666): a descriptor, or -1
+ * with an exception set (naming the file). */
+int llpy_open_path(llpy_state *st, PyObject *path, int flags);
+void llpy_close_fd(int fd);
+/* One write(2); -1 with errno set. Called without the GIL. */
+Py_ssize_t llpy_write_some(int fd, const uint8_t *buf, size_t n);
+/* Reads from a descriptor at `at` (or where it stands, when not seekable)
+ * until n bytes or the end; the count, or -1 with an exception set. */
+Py_ssize_t llpy_fd_read_full(int fd, int seekable, uint8_t *buf, size_t n,
+                             uint64_t at);
+/* obj.method(arg) as a non-negative size, -1 for None, or -2 with an
+ * exception set. */
+Py_ssize_t llpy_call_for_size(PyObject *obj, const char *method,
+                              PyObject *arg);
+
+/* ---- the Reader (reader.c, reader_fill.c) ----------------------------- */
+
+/* Bytes read from a file at once: fewer system calls than one block each,
+ * while a reader still holds about one chunk plus its largest record. */
+#define LLPY_READ_CHUNK (4 * LLOG_BLOCK_SIZE)
+/* A long record's payload is read from a file straight into the object it
+ * is assembled in, up to this many blocks per system call (reader_fill.c).
+ */
+#if defined(__linux__) || defined(__FreeBSD__)
+#define LLPY_IN_PLACE_BLOCKS 16
+#endif
+
+enum llpy_source_kind { LLPY_SRC_BUFFER, LLPY_SRC_FD, LLPY_SRC_FILE };
+
+typedef struct llpy_reader {
+    PyObject_HEAD llog_reader *core;
+    llpy_lock lock;
+    enum llpy_source_kind kind;
+    llog_recovery recovery;
+    int verify_checksums;
+    uint64_t start, end;
+    PyObject *name;          /* the path or source object, for repr */
+    PyObject *on_corruption; /* callable or NULL */
+    Py_buffer view;          /* SRC_BUFFER, while view.obj != NULL */
+    int fd;                  /* SRC_FD */
+    PyObject *file;          /* SRC_FILE */
+    int seekable;            /* SRC_FD, SRC_FILE: can read at any offset */
+    uint64_t base;           /* SRC_FILE: object position of log offset 0 */
+    uint64_t file_pos;       /* log offset a sequential source is at */
+    uint8_t *block;          /* SRC_FD, SRC_FILE: the block fed to core */
+    size_t block_len;
+    uint64_t block_offset;
+    int finished;    /* no more records, ever */
+    int in_callback; /* on_corruption is running (events still queued) */
+    int closed;
+    int has_last;
+    uint64_t last_record_offset;
+    uint64_t dropped_bytes;
+    PyObject *assembly; /* bytes a fragmented record is built in, */
+    uint8_t *scratch;   /* or this, when in_scratch */
+    size_t scratch_cap;
+    int in_scratch;
+    size_t last_len, prev_len; /* the last two such records' lengths */
+    PyThreadState *released;   /* the GIL's saved state while the core runs
+                                  without it, else NULL */
+#ifdef LLPY_IN_PLACE_BLOCKS
+    /* Blocks read in place (reader_fill.c), waiting to be fed: each one a
+     * header here and its payload where its record is assembled. */
+    uint8_t in_place_head[LLPY_IN_PLACE_BLOCKS][LLOG_HEADER_SIZE];
+    int in_place_next, in_place_left;
+    uint64_t in_place_offset; /* file offset of the next one */
+    uint8_t *in_place_body;   /* its payload */
+#endif
+    uint64_t blocks_in_place; /* fed so, for tests (_blocks_in_place) */
+} llpy_reader;
+
+/* Feeds the core the block it wants (llog_reader_wanted); 0, or -1 with an
+ * exception set. */
+int llpy_reader_fill(llpy_reader *self);
+/* The length of the last fragmented record this reader (or, before its
+ * first, any reader) assembled: a guess of the next one's. */
+size_t llpy_reader_assembly_hint(llpy_reader *self);
+
+/* ---- mode "a" (writer_append.c) --------------------------------------- */
+
+/*
+ * Prepares the log open on fd (read and write) for appending: cuts a torn
+ * tail back and seeks to where the next record goes. Sets *offset to that
+ * log offset and *damaged when other damage is left (the next record then
+ * starts a fresh block). 0, or -1 with an exception set (naming `name`).
+ */
+int llpy_append_open(int fd, PyObject *name, uint64_t *offset, int *damaged);
+
+#endif /* LLPY_BINDING_H */

@@ -1,0 +1,826 @@
+/*
+ * reader.c - the Reader type: iteration (the per-record hot path, kept in
+ * this one file so that the compiler can inline it), assembling fragmented
+ * records into bytes, recovery modes and on_corruption, pickling, getters.
+ * Blocks come from reader_fill.c.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
+/* Physical records at least this long are checksummed without the GIL. */
+#define GIL_FRAGMENT (16 * 1024)
+/* Lengths remembered of fragmented records are capped at this: a guess of
+ * the next one's, sizing the bytes object it is assembled in. */
+#define ASSEMBLY_HINT_MAX ((size_t)64 << 20)
+
+static void reader_release_source(llpy_reader *self) {
+    if (self->view.obj != NULL)
+        PyBuffer_Release(&self->view);
+    if (self->kind == LLPY_SRC_FD && self->fd >= 0) {
+        llpy_close_fd(self->fd);
+        self->fd = -1;
+    }
+    Py_CLEAR(self->file);
+    PyMem_Free(self->block);
+    self->block = NULL;
+}
+
+/* Passes a corruption to on_corruption (without holding the lock, so the
+ * callback may use the reader) and counts it. */
+static int reader_notify(llpy_reader *self, PyObject *c) {
+    if (self->on_corruption == NULL)
+        return 0;
+    PyObject *cb = Py_NewRef(self->on_corruption);
+    self->in_callback++; /* events may still be queued in the core */
+    llpy_lock_release(&self->lock);
+    PyObject *r = PyObject_CallOneArg(cb, c);
+    Py_DECREF(cb);
+    /* Cannot fail: this thread no longer owns the lock. */
+    (void)llpy_lock_acquire(&self->lock);
+    self->in_callback--;
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+static void reader_finish(llpy_reader *self) {
+    self->finished = 1;
+    if (self->kind == LLPY_SRC_BUFFER && self->view.obj != NULL)
+        PyBuffer_Release(&self->view); /* exhausted: let the buffer go */
+}
+
+/* Applies the recovery mode to a corruption; returns 1 to keep reading,
+ * 0 to end iteration cleanly, -1 with an exception set. The event's reason
+ * is copied first: the core may be used by another thread during the
+ * callback, or closed by it. */
+static int reader_on_corruption(llpy_reader *self, llpy_state *st,
+                                const llog_event *ev, int torn) {
+    PyObject *c = PyObject_CallFunction(
+        st->corruption_type, "KKs", (unsigned long long)ev->offset,
+        (unsigned long long)ev->size, ev->reason);
+    if (c == NULL)
+        return -1;
+    self->dropped_bytes += ev->size;
+    int rc = reader_notify(self, c);
+    if (rc == 0 && self->recovery == LLOG_RECOVER_SKIP) {
+        rc = !self->closed; /* the callback may have closed the reader */
+    } else if (rc == 0) {
+        reader_finish(self);
+        if (self->recovery != LLOG_RECOVER_POINT_IN_TIME) {
+            llpy_raise_corruption(st, torn, c);
+            rc = -1;
+        }
+    }
+    Py_DECREF(c);
+    return rc;
+}
+
+/* The larger of a and b when they are within 1/16 of each other, else 0. */
+static size_t agreeing(size_t a, size_t b) {
+    size_t hi = a > b ? a : b, lo = a > b ? b : a;
+    return hi - lo <= hi / 16 ? hi : 0;
+}
+
+/* Module state that readers in several threads read and write: sizes
+ * remembered as guesses, where a stale value is harmless but a torn one
+ * must not happen (free-threaded builds have no GIL to prevent it). */
+static size_t shared_size(const Py_ssize_t *at) {
+#ifdef Py_GIL_DISABLED
+    return (size_t)_Py_atomic_load_ssize_relaxed(at);
+#else
+    return (size_t)*at;
+#endif
+}
+
+static void shared_size_set(Py_ssize_t *at, size_t value) {
+#ifdef Py_GIL_DISABLED
+    _Py_atomic_store_ssize_relaxed(at, (Py_ssize_t)value);
+#else
+    *at = (Py_ssize_t)value;
+#endif
+}
+
+/* The length of the last fragmented record this reader (or, before its
+ * first, any reader) assembled: a guess of the next one's. */
+size_t llpy_reader_assembly_hint(llpy_reader *self) {
+    if (self->last_len > 0)
+        return self->last_len;
+    return shared_size(&llpy_state_of(Py_TYPE(self))->assembly_hint);
+}
+
+/* The length the next fragmented record can be expected to have, when the
+ * last two agree (else 0): it is then built in a bytes object that long. */
+static size_t assembly_expect(llpy_reader *self) {
+    if (self->prev_len > 0)
+        return agreeing(self->last_len, self->prev_len);
+    return shared_size(&llpy_state_of(Py_TYPE(self))->assembly_expect);
+}
+
+static void assembly_learn(llpy_reader *self, size_t len) {
+    if (len > ASSEMBLY_HINT_MAX)
+        len = ASSEMBLY_HINT_MAX;
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    size_t expect = agreeing(len, llpy_reader_assembly_hint(self));
+    self->prev_len = self->last_len;
+    self->last_len = len;
+    shared_size_set(&st->assembly_hint, len);
+    shared_size_set(&st->assembly_expect, expect);
+}
+
+/* Room for `need` bytes in the scratch buffer, what it holds kept. */
+static uint8_t *scratch_reserve(llpy_reader *self, size_t need, size_t *cap) {
+    if (need > self->scratch_cap) {
+        size_t size = self->scratch_cap < 65536 ? 65536 : self->scratch_cap;
+        while (size < need)
+            size = size > (size_t)PY_SSIZE_T_MAX / 2 ? need : 2 * size;
+        uint8_t *grown = PyMem_RawRealloc(self->scratch, size);
+        if (grown == NULL)
+            return NULL;
+        self->scratch = grown;
+        self->scratch_cap = size;
+    }
+    *cap = self->scratch_cap;
+    return self->scratch;
+}
+
+/* Room for `need` bytes in self->assembly, a bytes object. NULL when out of
+ * memory (an exception set), or when a record being built outgrows it
+ * (`len` > 0: no exception; it then goes on in the scratch buffer). */
+static uint8_t *bytes_reserve(llpy_reader *self, size_t len, size_t need,
+                              size_t *cap) {
+    size_t have =
+        self->assembly ? (size_t)PyBytes_GET_SIZE(self->assembly) : 0;
+    if (have < need && len > 0)
+        return NULL; /* longer than expected */
+    if (have < need) {
+        size_t expect = assembly_expect(self);
+        size_t size = expect > need ? expect : need;
+        Py_CLEAR(self->assembly);
+        self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+        if (self->assembly == NULL && size > need) {
+            PyErr_Clear();
+            self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
+        }
+        if (self->assembly == NULL)
+            return NULL;
+    }
+    *cap = (size_t)PyBytes_GET_SIZE(self->assembly);
+    return (uint8_t *)PyBytes_AS_STRING(self->assembly);
+}
+
+/*
+ * The core's reserve callback. When the last fragmented records had about
+ * the same length (most logs repeat their sizes), the next one is built
+ * straight in a bytes object of that length and cut to its own at the end
+ * (realloc shrinks in place): returning it costs no copy. Otherwise, or
+ * once a record outgrows that object, it is built in the reader's scratch
+ * buffer and copied into a bytes object of its exact length at the end:
+ * growing a bytes object would copy as well, and sizing them by guesses
+ * that miss makes malloc map and unmap memory, whose pages must fault in
+ * again each time. The core may call this without the GIL (see
+ * reader_next_locked): take it back meanwhile.
+ */
+static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
+                                 size_t *cap) {
+    llpy_reader *self = ctx;
+    PyThreadState *released = self->released;
+    if (released != NULL)
+        PyEval_RestoreThread(released);
+    uint8_t *buf = NULL;
+    if (len == 0) { /* a new record */
+        self->in_scratch = assembly_expect(self) == 0;
+        if (self->in_scratch)
+            Py_CLEAR(self->assembly); /* what a dropped record left */
+    }
+    if (need > (size_t)PY_SSIZE_T_MAX) {
+        /* no buffer that large */
+    } else if (!self->in_scratch) {
+        buf = bytes_reserve(self, len, need, cap);
+        if (buf == NULL && len > 0) {       /* outgrown */
+            assert(self->assembly != NULL); /* it holds the first len */
+            self->in_scratch = 1;
+            buf = scratch_reserve(self, need, cap);
+            if (buf != NULL)
+                memcpy(buf, PyBytes_AS_STRING(self->assembly), len);
+            Py_CLEAR(self->assembly);
+        }
+    } else {
+        buf = scratch_reserve(self, need, cap);
+    }
+    PyErr_Clear(); /* out of memory: the core reports LLOG_ERR_NOMEM */
+    if (released != NULL)
+        self->released = PyEval_SaveThread();
+    return buf;
+}
+
+/* The record the core finished assembling, as a bytes object. */
+static PyObject *assembly_take(llpy_reader *self, size_t len) {
+    assembly_learn(self, len);
+    if (self->in_scratch) {
+        assert(len <= self->scratch_cap);
+        return PyBytes_FromStringAndSize((const char *)self->scratch,
+                                         (Py_ssize_t)len);
+    }
+    PyObject *rec = self->assembly;
+    self->assembly = NULL;
+    assert(rec != NULL && (size_t)PyBytes_GET_SIZE(rec) >= len && len > 0);
+    if ((size_t)PyBytes_GET_SIZE(rec) != len &&
+        _PyBytes_Resize(&rec, (Py_ssize_t)len) < 0)
+        return NULL;
+    return rec;
+}
+
+/* The core's next event. A long checksum runs without the GIL, letting
+ * other threads run: the object lock keeps the core to this thread, and a
+ * buffer source stays exported meanwhile. */
+static void reader_step(llpy_reader *self, llog_event *ev) {
+    if (llog_reader_next_length(self->core) >= GIL_FRAGMENT) {
+        self->released = PyEval_SaveThread();
+        llog_reader_next(self->core, ev);
+        PyEval_RestoreThread(self->released);
+        self->released = NULL;
+    } else {
+        llog_reader_next(self->core, ev);
+    }
+}
+
+/* A record event as bytes, or NULL with an exception set. */
+static PyObject *reader_record(llpy_reader *self, const llog_event *ev) {
+    PyObject *rec;
+    if (ev->assembled) {
+        rec = assembly_take(self, ev->len);
+    } else {
+        rec = PyBytes_FromStringAndSize((const char *)ev->data,
+                                        (Py_ssize_t)ev->len);
+    }
+    if (rec == NULL)
+        return NULL;
+    self->has_last = 1;
+    self->last_record_offset = ev->offset;
+    return rec;
+}
+
+/* The end of the data fed so far: a torn tail is damage in "absolute"
+ * mode; otherwise a buffer, which never grows, is finished. */
+static void reader_eof(llpy_reader *self, llpy_state *st,
+                       const llog_event *ev) {
+    if (ev->torn && self->recovery == LLOG_RECOVER_ABSOLUTE) {
+        reader_on_corruption(self, st, ev, 1);
+        return;
+    }
+    if (self->kind == LLPY_SRC_BUFFER)
+        reader_finish(self); /* a buffer never grows */
+}
+
+/* The next record as bytes, NULL at the end (no exception) or on error. */
+static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
+    llog_event ev;
+    for (;;) {
+        if (self->finished || self->closed)
+            return NULL;
+        reader_step(self, &ev);
+        switch (ev.kind) {
+        case LLOG_EV_RECORD:
+            return reader_record(self, &ev);
+        case LLOG_EV_CORRUPTION:
+            if (reader_on_corruption(self, st, &ev, 0) <= 0)
+                return NULL;
+            break;
+        case LLOG_EV_NEED_BLOCK:
+            if (llpy_reader_fill(self) < 0)
+                return NULL;
+            break;
+        case LLOG_EV_EOF:
+            reader_eof(self, st, &ev);
+            return NULL;
+        case LLOG_EV_DONE:
+            reader_finish(self);
+            return NULL;
+        case LLOG_EV_ERROR:
+            reader_finish(self);
+            llpy_raise_status((llog_status)ev.size);
+            return NULL;
+        }
+    }
+}
+
+static int reader_check_open(llpy_reader *self) {
+    if (self->closed) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Reader_iternext(PyObject *op) {
+    llpy_reader *self = (llpy_reader *)op;
+    llpy_state *st = llpy_state_of(Py_TYPE(op));
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    PyObject *rec = NULL;
+    if (reader_check_open(self) == 0)
+        rec = reader_next_locked(self, st);
+    llpy_lock_release(&self->lock);
+    return rec;
+}
+
+static int parse_recovery(PyObject *obj, llog_recovery *out) {
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "recovery must be a str, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    for (unsigned i = 0; i < LLOG_RECOVERY_COUNT; i++) {
+        if (PyUnicode_CompareWithASCIIString(obj, llog_recovery_name(i)) ==
+            0) {
+            *out = (llog_recovery)i;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "recovery must be 'skip', 'tolerate_tail', 'point_in_time' "
+                 "or 'absolute', not %R",
+                 obj);
+    return -1;
+}
+
+static int reader_open_file(llpy_reader *self, PyObject *file) {
+    self->kind = LLPY_SRC_FILE;
+    self->file = Py_NewRef(file);
+    PyObject *r = PyObject_CallMethod(file, "seekable", NULL);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    } else {
+        self->seekable = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (self->seekable < 0)
+            return -1;
+    }
+    if (self->seekable) {
+        PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
+        if (pos == NULL)
+            return -1;
+        int rc = llpy_parse_offset(pos, "tell()", &self->base);
+        Py_DECREF(pos);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Checks the keyword options and fills *opt and the reader's copies. */
+static int reader_options(llpy_reader *self, PyObject *recovery, int verify,
+                          PyObject *start, PyObject *end,
+                          PyObject *on_corruption, llog_reader_options *opt) {
+    *opt = (llog_reader_options){.end = LLOG_NO_END,
+                                 .verify_checksums = verify,
+                                 .reserve = assembly_reserve,
+                                 .reserve_ctx = self};
+    self->recovery = LLOG_RECOVER_SKIP;
+    self->verify_checksums = verify;
+    if (recovery != NULL && parse_recovery(recovery, &self->recovery) < 0)
+        return -1;
+    if (start != NULL && llpy_parse_offset(start, "start", &opt->start) < 0)
+        return -1;
+    if (end != Py_None && llpy_parse_offset(end, "end", &opt->end) < 0)
+        return -1;
+    if (on_corruption != Py_None && !PyCallable_Check(on_corruption)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "on_corruption must be callable or None");
+        return -1;
+    }
+    self->start = opt->start;
+    self->end = opt->end;
+    return 0;
+}
+
+static int reader_open_path(llpy_reader *self, llpy_state *st,
+                            PyObject *path) {
+    self->kind = LLPY_SRC_FD;
+    self->fd = llpy_open_path(st, path, O_RDONLY);
+    if (self->fd < 0)
+        return -1;
+    struct stat info;
+    if (fstat(self->fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+        errno = EISDIR;
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
+        return -1;
+    }
+#ifdef _WIN32
+    self->seekable = _lseeki64(self->fd, 0, SEEK_CUR) >= 0;
+#else
+    self->seekable = lseek(self->fd, 0, SEEK_CUR) >= 0;
+#endif
+    return 0;
+}
+
+/* Opens the source by its kind, and the block buffer a file needs. */
+static int reader_open_source(llpy_reader *self, PyObject *source,
+                              llog_reader_options *opt) {
+    self->fd = -1;
+    if (llpy_is_path(source)) {
+        if (reader_open_path(self, llpy_state_of(Py_TYPE(self)), source) < 0)
+            return -1;
+        opt->sequential = !self->seekable;
+    } else if (PyObject_CheckBuffer(source)) {
+        self->kind = LLPY_SRC_BUFFER;
+        return PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE);
+    } else if (PyObject_HasAttrString(source, "readinto")) {
+        if (reader_open_file(self, source) < 0)
+            return -1;
+        opt->sequential = !self->seekable;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "Reader source must be a path, a bytes-like object or a "
+                     "binary file object, not %.100s",
+                     Py_TYPE(source)->tp_name);
+        return -1;
+    }
+    self->block = PyMem_Malloc(self->kind == LLPY_SRC_FD && self->seekable
+                                   ? LLPY_READ_CHUNK
+                                   : LLOG_BLOCK_SIZE);
+    if (self->block == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
+    llpy_reader *self = (llpy_reader *)op;
+    static char *kwlist[] = {"source", "recovery", "verify_checksums",
+                             "start",  "end",      "on_corruption",
+                             NULL};
+    PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
+    PyObject *on_corruption = Py_None;
+    int verify = 1;
+    if (self->core != NULL || self->closed) {
+        PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OpOOO:Reader", kwlist,
+                                     &source, &recovery, &verify, &start, &end,
+                                     &on_corruption))
+        return -1;
+    llog_reader_options opt;
+    if (reader_options(self, recovery, verify, start, end, on_corruption,
+                       &opt) < 0 ||
+        reader_open_source(self, source, &opt) < 0)
+        return -1;
+    self->name = Py_NewRef(source);
+    self->on_corruption =
+        on_corruption == Py_None ? NULL : Py_NewRef(on_corruption);
+    self->core = llog_reader_new(&opt);
+    if (self->core == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Reader_new(PyTypeObject *type, PyObject *args,
+                            PyObject *kwds) {
+    (void)args;
+    (void)kwds;
+    llpy_reader *self = (llpy_reader *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->fd = -1;
+    if (llpy_lock_init(&self->lock) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void reader_close_locked(llpy_reader *self) {
+    if (self->closed)
+        return;
+    self->closed = 1;
+    reader_release_source(self);
+    llog_reader_free(self->core);
+    self->core = NULL;
+#ifdef LLPY_IN_PLACE_BLOCKS
+    self->in_place_left = 0; /* their payloads were in what goes now */
+#endif
+    Py_CLEAR(self->assembly);
+    PyMem_RawFree(self->scratch);
+    self->scratch = NULL;
+    self->scratch_cap = 0;
+}
+
+static PyObject *Reader_close(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_reader *self = (llpy_reader *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    reader_close_locked(self);
+    llpy_lock_release(&self->lock);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_enter(PyObject *op, PyObject *unused) {
+    (void)unused;
+    if (reader_check_open((llpy_reader *)op) < 0)
+        return NULL;
+    return Py_NewRef(op);
+}
+
+static PyObject *Reader_exit(PyObject *op, PyObject *args) {
+    (void)args;
+    return Reader_close(op, NULL);
+}
+
+static PyObject *Reader_iter(PyObject *op) {
+    if (reader_check_open((llpy_reader *)op) < 0)
+        return NULL;
+    return Py_NewRef(op);
+}
+
+/* restore_reader and its arguments, for __reduce__ (lock held). */
+static PyObject *reader_pickle(llpy_reader *self) {
+    uint64_t position = llog_reader_position(self->core);
+    PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
+    if (mod == NULL)
+        return NULL;
+    PyObject *restore = PyObject_GetAttrString(mod, "restore_reader");
+    Py_DECREF(mod);
+    if (restore == NULL)
+        return NULL;
+    PyObject *end = self->end == LLOG_NO_END
+                        ? Py_NewRef(Py_None)
+                        : PyLong_FromUnsignedLongLong(self->end);
+    PyObject *last =
+        self->has_last ? PyLong_FromUnsignedLongLong(self->last_record_offset)
+                       : Py_NewRef(Py_None);
+    PyObject *result = Py_BuildValue(
+        "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
+        llog_recovery_name(self->recovery), "verify_checksums",
+        self->verify_checksums ? Py_True : Py_False, "start",
+        (unsigned long long)position, "end", end, "on_corruption",
+        self->on_corruption ? self->on_corruption : Py_None, last,
+        (unsigned long long)self->dropped_bytes,
+        self->finished ? Py_True : Py_False);
+    Py_DECREF(restore);
+    return result;
+}
+
+/*
+ * A reader over a path pickles as what reopens it where it stands:
+ * leveldb_log._restore.restore_reader(path, options, progress). Buffers and
+ * file objects cannot travel to another process: refuse them.
+ */
+static PyObject *Reader_reduce(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_reader *self = (llpy_reader *)op;
+    if (self->kind != LLPY_SRC_FD || self->closed) {
+        PyErr_Format(PyExc_TypeError, "cannot pickle a Reader over %s",
+                     self->closed ? "a closed source"
+                                  : "a buffer or file object (only paths)");
+        return NULL;
+    }
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    if (self->in_callback || self->closed) {
+        /* Inside on_corruption, what follows the report is still queued in
+         * the core: a copy would not go on exactly as this reader does. */
+        llpy_lock_release(&self->lock);
+        PyErr_SetString(PyExc_TypeError,
+                        self->closed
+                            ? "cannot pickle a closed Reader"
+                            : "cannot pickle a Reader from inside its "
+                              "on_corruption callback");
+        return NULL;
+    }
+    PyObject *result = reader_pickle(self);
+    llpy_lock_release(&self->lock);
+    return result;
+}
+
+/* Restores the progress of a pickled reader: _restore(last, dropped,
+ * finished). */
+static PyObject *Reader_restore(PyObject *op, PyObject *args) {
+    llpy_reader *self = (llpy_reader *)op;
+    PyObject *last;
+    unsigned long long dropped;
+    int finished;
+    if (!PyArg_ParseTuple(args, "OKp:_restore", &last, &dropped, &finished))
+        return NULL;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = 0;
+    if (last != Py_None)
+        rc = llpy_parse_offset(last, "last_record_offset",
+                               &self->last_record_offset);
+    if (rc == 0) {
+        self->has_last = last != Py_None;
+        self->dropped_bytes = dropped;
+        if (finished)
+            self->finished = 1;
+    }
+    llpy_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_repr(PyObject *op) {
+    llpy_reader *self = (llpy_reader *)op;
+    const char *state = self->closed ? " closed" : "";
+    if (self->name == NULL)
+        return PyUnicode_FromFormat("<%s uninitialized>",
+                                    Py_TYPE(op)->tp_name);
+    if (self->kind == LLPY_SRC_BUFFER)
+        return PyUnicode_FromFormat(
+            "<leveldb_log.Reader over %.100s recovery='%s'%s>",
+            Py_TYPE(self->name)->tp_name, llog_recovery_name(self->recovery),
+            state);
+    return PyUnicode_FromFormat("<leveldb_log.Reader %R recovery='%s'%s>",
+                                self->name, llog_recovery_name(self->recovery),
+                                state);
+}
+
+/* Counters change while another thread iterates: read them under the lock
+ * (free-threaded builds have no GIL to make a plain read safe). */
+typedef struct {
+    int has_last;
+    uint64_t last, dropped, in_place;
+} reader_counts;
+
+static int reader_counters(PyObject *op, reader_counts *out) {
+    llpy_reader *self = (llpy_reader *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return -1;
+    out->has_last = self->has_last;
+    out->last = self->last_record_offset;
+    out->dropped = self->dropped_bytes;
+    out->in_place = self->blocks_in_place;
+    llpy_lock_release(&self->lock);
+    return 0;
+}
+
+static PyObject *Reader_get_last(PyObject *op, void *closure) {
+    (void)closure;
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
+        return NULL;
+    if (!c.has_last)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(c.last);
+}
+
+static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
+    (void)closure;
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(c.dropped);
+}
+
+static PyObject *Reader_get_in_place(PyObject *op, void *closure) {
+    (void)closure;
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(c.in_place);
+}
+
+static PyObject *Reader_get_closed(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((llpy_reader *)op)->closed);
+}
+
+static PyObject *Reader_get_recovery(PyObject *op, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(
+        llog_recovery_name(((llpy_reader *)op)->recovery));
+}
+
+static PyObject *Reader_get_verify(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((llpy_reader *)op)->verify_checksums);
+}
+
+static PyObject *Reader_get_start(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((llpy_reader *)op)->start);
+}
+
+static PyObject *Reader_get_end(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_reader *self = (llpy_reader *)op;
+    if (self->end == LLOG_NO_END)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(self->end);
+}
+
+static PyObject *Reader_get_position(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_reader *self = (llpy_reader *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int known = self->core != NULL; /* close() frees the core */
+    uint64_t position = known ? llog_reader_position(self->core) : 0;
+    llpy_lock_release(&self->lock);
+    if (!known)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(position);
+}
+
+static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
+    llpy_reader *self = (llpy_reader *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->name);
+    Py_VISIT(self->on_corruption);
+    Py_VISIT(self->file);
+    Py_VISIT(self->view.obj);
+    return 0;
+}
+
+static int Reader_clear(PyObject *op) {
+    llpy_reader *self = (llpy_reader *)op;
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->on_corruption);
+    Py_CLEAR(self->file);
+    return 0;
+}
+
+static void Reader_dealloc(PyObject *op) {
+    llpy_reader *self = (llpy_reader *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    reader_close_locked(self);
+    Reader_clear(op);
+    llpy_lock_free(&self->lock);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"close", Reader_close, METH_NOARGS,
+     "Release the source; idempotent. Iterating afterwards raises "
+     "ValueError."},
+    {"__enter__", Reader_enter, METH_NOARGS, NULL},
+    {"__exit__", Reader_exit, METH_VARARGS, NULL},
+    {"__reduce__", Reader_reduce, METH_NOARGS, NULL},
+    {"_restore", Reader_restore, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Reader_getset[] = {
+    {"last_record_offset", Reader_get_last, NULL,
+     "Offset of the first header of the record returned last (None before).",
+     NULL},
+    {"dropped_bytes", Reader_get_dropped, NULL,
+     "Total bytes dropped by the corruptions reported so far.", NULL},
+    {"closed", Reader_get_closed, NULL, "True once close() was called.", NULL},
+    {"recovery", Reader_get_recovery, NULL, "The recovery mode.", NULL},
+    {"verify_checksums", Reader_get_verify, NULL, "Whether CRCs are checked.",
+     NULL},
+    {"start", Reader_get_start, NULL, "First offset of the range read.", NULL},
+    {"end", Reader_get_end, NULL, "End of the range read (None: no end).",
+     NULL},
+    {"position", Reader_get_position, NULL,
+     "Offset where reading goes on: Reader(start=position) resumes here.",
+     NULL},
+    {"_blocks_in_place", Reader_get_in_place, NULL,
+     "Blocks whose payload was read from the file straight into a record "
+     "(internal: for tests and benchmarks).",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyDoc_STRVAR(
+    Reader_doc,
+    "Reader(source, *, recovery='skip', verify_checksums=True, start=0, "
+    "end=None,\n"
+    "       on_corruption=None)\n"
+    "--\n\n"
+    "Iterate over the records of a LevelDB log.\n\n"
+    "source is a path (str or os.PathLike), a bytes-like object holding the "
+    "log,\n"
+    "or a binary file object. Each item is the record's payload as bytes.");
+
+static PyType_Slot Reader_slots[] = {
+    {Py_tp_doc, (void *)Reader_doc},   {Py_tp_new, Reader_new},
+    {Py_tp_init, Reader_init},         {Py_tp_dealloc, Reader_dealloc},
+    {Py_tp_traverse, Reader_traverse}, {Py_tp_clear, Reader_clear},
+    {Py_tp_iter, Reader_iter},         {Py_tp_iternext, Reader_iternext},
+    {Py_tp_repr, Reader_repr},         {Py_tp_methods, Reader_methods},
+    {Py_tp_getset, Reader_getset},     {0, NULL}};
+
+PyType_Spec llpy_reader_spec = {
+    .name = "leveldb_log.Reader",
+    .basicsize = sizeof(llpy_reader),
+    .flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Reader_slots,
+};

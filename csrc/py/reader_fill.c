@@ -1,0 +1,350 @@
+/*
+ * reader_fill.c - feeding a Reader's core the block it asks for, one
+ * function per source kind (buffer, path, file object), plus the in-place
+ * path that reads a long record's payload straight into its bytes object.
+ * llpy_reader_fill() is the one entry, called when the core needs a block.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <string.h>
+#ifndef _WIN32
+#include <sys/uio.h>
+#include <unistd.h>
+#endif
+
+/* ---- buffers ----------------------------------------------------------- */
+
+static int fill_buffer(llpy_reader *self, uint64_t want) {
+    size_t size = (size_t)self->view.len;
+    size_t len = 0;
+    if (want < size)
+        len = size - (size_t)want < LLOG_BLOCK_SIZE ? size - (size_t)want
+                                                    : LLOG_BLOCK_SIZE;
+    llog_reader_feed(self->core,
+                     len ? (const uint8_t *)self->view.buf + want : NULL, len);
+    return 0;
+}
+
+/* ---- sources read a block at a time ------------------------------------ */
+
+typedef Py_ssize_t (*read_at_fn)(llpy_reader *self, uint8_t *buf, size_t n,
+                                 uint64_t at);
+
+/* Brings a file object to log offset `at`: a seek, or for a stream, which
+ * only goes forward, reading and discarding. 1 when there, 0 when the
+ * stream ended first, -1 with an exception set. */
+static int file_seek_to(llpy_reader *self, uint64_t at) {
+    if (self->seekable) {
+        PyObject *r = PyObject_CallMethod(
+            self->file, "seek", "K", (unsigned long long)(self->base + at));
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+        return 1;
+    }
+    /* The core reads such sources from block 0 on and never asks for an
+     * earlier byte. */
+    assert(self->file_pos < at);
+    while (self->file_pos < at) {
+        size_t skip = (size_t)(at - self->file_pos);
+        PyObject *chunk =
+            PyObject_CallMethod(self->file, "read", "n",
+                                (Py_ssize_t)(skip > 65536 ? 65536 : skip));
+        if (chunk == NULL)
+            return -1;
+        Py_ssize_t len = PyBytes_Check(chunk) ? PyBytes_GET_SIZE(chunk) : 0;
+        Py_DECREF(chunk);
+        if (len == 0)
+            return 0;
+        self->file_pos += (uint64_t)len;
+    }
+    return 1;
+}
+
+/* file.readinto(buf[:n]); the count, or -1 with an exception set. */
+static Py_ssize_t file_readinto(llpy_reader *self, uint8_t *buf, size_t n) {
+    PyObject *mv =
+        PyMemoryView_FromMemory((char *)buf, (Py_ssize_t)n, PyBUF_WRITE);
+    if (mv == NULL)
+        return -1;
+    Py_ssize_t got = llpy_call_for_size(self->file, "readinto", mv);
+    /* The file object must not keep our buffer: release the view now, so a
+     * kept reference fails instead of seeing freed memory. */
+    PyObject *exc = got == -2 ? PyErr_GetRaisedException() : NULL;
+    PyObject *r = PyObject_CallMethod(mv, "release", NULL);
+    Py_DECREF(mv);
+    if (r == NULL) { /* BufferError: it kept an export of our memory */
+        Py_XDECREF(exc);
+        return -1;
+    }
+    Py_DECREF(r);
+    if (exc != NULL) {
+        PyErr_SetRaisedException(exc); /* readinto's own error */
+        return -1;
+    }
+    if (got == -1) { /* non-blocking stream with no data now */
+        got = 0;
+    }
+    if ((size_t)got > n) {
+        PyErr_SetString(PyExc_OSError, "readinto() returned too many bytes");
+        return -1;
+    }
+    return got;
+}
+
+/* Reads from a file object at log offset `at` into buf, up to n bytes. */
+static Py_ssize_t file_read_at(llpy_reader *self, uint8_t *buf, size_t n,
+                               uint64_t at) {
+    if (self->file_pos != at) {
+        int there = file_seek_to(self, at);
+        if (there <= 0)
+            return there;
+        self->file_pos = at;
+    }
+    if (n == 0)
+        return 0;
+    Py_ssize_t got = file_readinto(self, buf, n);
+    if (got > 0)
+        self->file_pos += (uint64_t)got;
+    return got;
+}
+
+/* Reads a path source at log offset `at`. A descriptor that cannot seek (a
+ * FIFO, a terminal) is read in order: the core asks for no earlier byte, and
+ * later ones are reached by reading and discarding. */
+static Py_ssize_t path_read_at(llpy_reader *self, uint8_t *buf, size_t n,
+                               uint64_t at) {
+    if (self->seekable)
+        return llpy_fd_read_full(self->fd, 1, buf, n, at);
+    assert(at >= self->file_pos); /* sequential sources never go back */
+    while (self->file_pos < at) {
+        size_t skip = (size_t)(at - self->file_pos);
+        Py_ssize_t got =
+            llpy_fd_read_full(self->fd, 0, buf, skip < n ? skip : n, 0);
+        if (got <= 0)
+            return got;
+        self->file_pos += (uint64_t)got;
+    }
+    Py_ssize_t got = llpy_fd_read_full(self->fd, 0, buf, n, 0);
+    if (got > 0)
+        self->file_pos += (uint64_t)got;
+    return got;
+}
+
+/* Feeds the block at `want`, read whole through read_at. */
+static int fill_block(llpy_reader *self, uint64_t want, read_at_fn read_at) {
+    if (self->block_offset != want || self->seekable > 0) {
+        /* A block asked for again was short: read it whole, since an append
+         * may have cut a torn tail or zero fill back and rewritten it. Only
+         * a stream, which cannot be rewritten, keeps what it has. */
+        self->block_offset = want;
+        self->block_len = 0;
+    }
+    while (self->block_len < LLOG_BLOCK_SIZE) {
+        uint8_t *dst = self->block + self->block_len;
+        size_t n = LLOG_BLOCK_SIZE - self->block_len;
+        Py_ssize_t got = read_at(self, dst, n, want + self->block_len);
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        self->block_len += (size_t)got;
+    }
+    llog_reader_feed(self->core, self->block, self->block_len);
+    return 0;
+}
+
+/* ---- reading in place -------------------------------------------------- */
+
+#ifdef LLPY_IN_PLACE_BLOCKS
+/* Feeds the next block read in place (a header and its payload). */
+static void in_place_feed(llpy_reader *self) {
+    llog_reader_feed_split(self->core,
+                           self->in_place_head[self->in_place_next],
+                           self->in_place_body, LLOG_BLOCK_SIZE);
+    self->in_place_next++;
+    self->in_place_left--;
+    self->in_place_offset += LLOG_BLOCK_SIZE;
+    self->in_place_body += LLOG_MAX_FRAGMENT;
+    self->blocks_in_place++;
+}
+
+/* How many blocks to read in place (*n), and whether the block expected to
+ * end the record comes too (*tail), from `assembled` bytes so far. */
+static void in_place_plan(llpy_reader *self, size_t assembled, size_t *n,
+                          int *tail) {
+    size_t hint = llpy_reader_assembly_hint(self);
+    size_t expect = hint > assembled ? hint - assembled : 0;
+    size_t count = expect == 0 ? 3 : (expect - 1) / LLOG_MAX_FRAGMENT;
+    size_t most = assembled / LLOG_MAX_FRAGMENT;
+    if (most < 2)
+        most = 2;
+    if (most > LLPY_IN_PLACE_BLOCKS)
+        most = LLPY_IN_PLACE_BLOCKS;
+    *tail = expect > 0 && count <= most; /* the next block may end it */
+    *n = count > most ? most : count;
+}
+
+/* One preadv at `want`: n blocks split into in_place_head and dst, then
+ * (tail) one whole block into the block buffer. The count, or -1 with an
+ * exception set. */
+static ssize_t in_place_read(llpy_reader *self, uint64_t want, uint8_t *dst,
+                             size_t n, int tail) {
+    struct iovec iov[2 * LLPY_IN_PLACE_BLOCKS + 1];
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        iov[count].iov_base = self->in_place_head[i];
+        iov[count++].iov_len = LLOG_HEADER_SIZE;
+        iov[count].iov_base = dst + i * LLOG_MAX_FRAGMENT;
+        iov[count++].iov_len = LLOG_MAX_FRAGMENT;
+    }
+    if (tail) {
+        iov[count].iov_base = self->block;
+        iov[count++].iov_len = LLOG_BLOCK_SIZE;
+    }
+    ssize_t got;
+    do {
+        Py_BEGIN_ALLOW_THREADS
+        got = preadv(self->fd, iov, count, (off_t)want);
+        Py_END_ALLOW_THREADS
+    } while (got < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
+    if (got < 0 && !PyErr_Occurred())
+        PyErr_SetFromErrno(PyExc_OSError);
+    return got;
+}
+
+/* How many of the n blocks read (total bytes) are one full MIDDLE fragment
+ * each: those are fed split. */
+static size_t in_place_run(llpy_reader *self, size_t n, size_t total) {
+    size_t k = 0;
+    while (k < n && total >= (k + 1) * LLOG_BLOCK_SIZE) {
+        llog_header h = llog_header_decode(self->in_place_head[k]);
+        if (h.type != LLOG_MIDDLE || h.length != LLOG_MAX_FRAGMENT)
+            break;
+        k++;
+    }
+    return k;
+}
+
+/* After a run of k blocks fed split: puts what was read of block k in the
+ * block buffer (its pieces copied together when it was read split). */
+static void in_place_rest(llpy_reader *self, uint64_t want, const uint8_t *dst,
+                          size_t n, int tail, size_t total, size_t k) {
+    self->block_offset = want + k * LLOG_BLOCK_SIZE;
+    size_t past =
+        total > k * LLOG_BLOCK_SIZE ? total - k * LLOG_BLOCK_SIZE : 0;
+    if (past > LLOG_BLOCK_SIZE)
+        past = LLOG_BLOCK_SIZE;
+    if (k < n) { /* block k ends the run: put its pieces together */
+        size_t head = past < LLOG_HEADER_SIZE ? past : LLOG_HEADER_SIZE;
+        memcpy(self->block, self->in_place_head[k], head);
+        if (past > head)
+            memcpy(self->block + head, dst + k * LLOG_MAX_FRAGMENT,
+                   past - head);
+    } else if (!tail) {
+        past = 0; /* nothing read past the run */
+    }
+    self->block_len = past; /* a short block is read again when wanted */
+}
+
+/*
+ * Inside a long record, reads the blocks that carry on with it straight
+ * into the buffer the record is assembled in: one preadv puts each block's
+ * header in in_place_head and its payload where the core would copy it to.
+ * How many blocks: as many as the last such record suggests are MIDDLE
+ * fragments (a few when it is already longer), but never more than the
+ * record has had so far, so that a wrong guess costs at most about what
+ * was read right. When the guess was not cut so, the block expected to end
+ * the record comes in the same call, whole, into the block buffer. What was
+ * read is then sorted out: blocks that are one full MIDDLE fragment each
+ * are fed split (the core still checks everything, and appends them without
+ * a copy); at the first that is not, its pieces are copied together into
+ * the block buffer and the rest is forgotten (read again when wanted).
+ * Returns 1 when a block was fed, 0 when this does not apply, -1 on error.
+ */
+static int fill_in_place(llpy_reader *self, uint64_t want) {
+    size_t assembled, n;
+    int tail;
+    if (!llog_reader_in_place(self->core, &assembled))
+        return 0;
+    in_place_plan(self, assembled, &n, &tail);
+    uint8_t *dst = NULL;
+    if (n > 0) {
+        dst = llog_reader_append_point(self->core, n * LLOG_MAX_FRAGMENT);
+        if (dst == NULL)
+            return 0; /* out of memory: the core's next event says so */
+    }
+    ssize_t got = in_place_read(self, want, dst, n, tail);
+    if (got < 0)
+        return -1;
+    size_t k = in_place_run(self, n, (size_t)got);
+    in_place_rest(self, want, dst, n, tail, (size_t)got, k);
+    if (k == 0) {
+        llog_reader_feed(self->core, self->block, self->block_len);
+        return 1;
+    }
+    self->in_place_next = 0;
+    self->in_place_left = (int)k;
+    self->in_place_offset = want;
+    self->in_place_body = dst;
+    in_place_feed(self);
+    return 1;
+}
+#endif
+
+/* ---- paths and file objects -------------------------------------------- */
+
+/*
+ * A path that can seek: READ_CHUNK bytes read at a time, blocks fed from
+ * them; a block not wholly in the chunk (the end of the file, or not read
+ * yet) is read again, so a grown or rewritten tail is seen. Inside a long
+ * record, blocks are read in place instead.
+ */
+static int fill_path(llpy_reader *self, uint64_t want) {
+    if (!self->seekable)
+        return fill_block(self, want, path_read_at);
+#ifdef LLPY_IN_PLACE_BLOCKS
+    if (self->in_place_left > 0 && want == self->in_place_offset) {
+        in_place_feed(self);
+        return 0;
+    }
+    self->in_place_left = 0;
+#endif
+    uint64_t cached_end = self->block_offset + self->block_len;
+    if (want < self->block_offset || want + LLOG_BLOCK_SIZE > cached_end) {
+#ifdef LLPY_IN_PLACE_BLOCKS
+        int rc = fill_in_place(self, want);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+#endif
+        Py_ssize_t got =
+            llpy_fd_read_full(self->fd, 1, self->block, LLPY_READ_CHUNK, want);
+        if (got < 0)
+            return -1;
+        self->block_offset = want;
+        self->block_len = (size_t)got;
+    }
+    size_t in = (size_t)(want - self->block_offset);
+    size_t avail = self->block_len - in;
+    llog_reader_feed(self->core, self->block + in,
+                     avail < LLOG_BLOCK_SIZE ? avail : LLOG_BLOCK_SIZE);
+    return 0;
+}
+
+/*
+ * Feeds the core the block it wants. The last block read is kept: asking for
+ * it again (the log has grown) only reads what is new past its end.
+ */
+int llpy_reader_fill(llpy_reader *self) {
+    uint64_t want = llog_reader_wanted(self->core);
+    switch (self->kind) {
+    case LLPY_SRC_BUFFER:
+        return fill_buffer(self, want);
+    case LLPY_SRC_FD:
+        return fill_path(self, want);
+    case LLPY_SRC_FILE:
+        break;
+    }
+    return fill_block(self, want, file_read_at);
+}

@@ -1,0 +1,109 @@
+/*
+ * scan.c - _core._scan_block: the regions of one block of a log, by the
+ * reader's own rules (llog_region_at, llog_checksum_ok), for
+ * leveldb_log.scan. Regions and kinds are scan.py's (docs/api.md):
+ *
+ *   (position in block, kind, type or None, length, checksum_ok or None,
+ *    reason or None)
+ */
+#include "binding.h"
+
+/* The reader's reasons for the two kinds of garbage (log_reader.c). */
+#define BAD_RECORD_LENGTH "bad record length"
+#define CHECKSUM_MISMATCH "checksum mismatch"
+
+/* Appends one region; type < 0 and ok < 0 stand for None. */
+static int add_region(PyObject *list, size_t pos, const char *kind, long type,
+                      size_t length, int ok, const char *reason) {
+    PyObject *type_obj = type < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(type);
+    PyObject *ok_obj = ok < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(ok);
+    PyObject *region = NULL;
+    if (type_obj != NULL && ok_obj != NULL)
+        region = Py_BuildValue("(nsNnNz)", (Py_ssize_t)pos, kind, type_obj,
+                               (Py_ssize_t)length, ok_obj, reason);
+    else {
+        Py_XDECREF(type_obj);
+        Py_XDECREF(ok_obj);
+    }
+    if (region == NULL)
+        return -1;
+    int rc = PyList_Append(list, region);
+    Py_DECREF(region);
+    return rc;
+}
+
+/* The regions of the `size` bytes at b into list; 0, or -1 on error. */
+static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
+                int verify) {
+    size_t p = 0;
+    while (p < size) {
+        size_t left = size - p;
+        llog_header h;
+        switch (llog_region_at(b + p, left, final, &h)) {
+        case LLOG_REGION_TRAILER:
+            return add_region(list, p, "trailer", -1, left, -1, NULL);
+        case LLOG_REGION_TRUNCATED: /* a type when a whole header is there */
+            return add_region(list, p, "truncated",
+                              left < LLOG_HEADER_SIZE ? -1 : (long)h.type,
+                              left, -1, NULL);
+        case LLOG_REGION_BAD_LENGTH:
+            return add_region(list, p, "garbage", (long)h.type, left, -1,
+                              BAD_RECORD_LENGTH);
+        case LLOG_REGION_ZERO:
+            return add_region(list, p, "zero", 0, left, -1, NULL);
+        case LLOG_REGION_RECORD:
+            break;
+        }
+        int ok = verify ? llog_checksum_ok(&h, b + p + LLOG_HEADER_SIZE) : -1;
+        if (add_region(list, p, "record", (long)h.type, h.length, ok, NULL) <
+            0)
+            return -1;
+        p += LLOG_HEADER_SIZE + h.length;
+        if (ok == 0) {
+            /* The length may be what is damaged: the reader drops the rest
+             * of the block. */
+            return p < size ? add_region(list, p, "garbage", -1, size - p, -1,
+                                         CHECKSUM_MISMATCH)
+                            : 0;
+        }
+    }
+    return 0;
+}
+
+PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
+                          Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError,
+                     "_scan_block() takes exactly 3 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    int final = PyObject_IsTrue(args[1]);
+    int verify = final < 0 ? -1 : PyObject_IsTrue(args[2]);
+    if (verify < 0)
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "a bytes-like object is required, not '%.100s'",
+                         Py_TYPE(args[0])->tp_name);
+        }
+        return NULL;
+    }
+    PyObject *list = NULL;
+    if (view.len > LLOG_BLOCK_SIZE) {
+        PyErr_Format(PyExc_ValueError,
+                     "a block holds at most %d bytes, not %zd",
+                     LLOG_BLOCK_SIZE, view.len);
+    } else {
+        list = PyList_New(0);
+        if (list != NULL &&
+            scan(list, view.buf, (size_t)view.len, final, verify) < 0)
+            Py_CLEAR(list);
+    }
+    PyBuffer_Release(&view);
+    return list;
+}

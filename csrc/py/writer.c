@@ -1,0 +1,801 @@
+/*
+ * writer.c - the Writer type: records encoded by the core into a buffer (or
+ * written with writev when large), handed to a descriptor or a file object;
+ * a failed write rolls back so that a record lands whole or not at all.
+ * Mode "a" starts where writer_append.c says.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <sys/uio.h>
+#include <unistd.h>
+#endif
+
+#include "log_writer.h"
+
+static const uint8_t zero_block[LLOG_BLOCK_SIZE];
+
+typedef struct {
+    PyObject_HEAD llog_writer
+        core; /* core.offset == written + len between calls */
+    llpy_lock lock;
+    int fd;         /* a path we opened, or -1 */
+    PyObject *file; /* a file object, or NULL */
+    int closefd;    /* close the file object too */
+    PyObject *name;
+    char mode;
+    uint8_t *buf;
+    size_t cap;   /* bytes allocated */
+    size_t limit; /* flush once this many are buffered (0: every record) */
+    size_t len;
+    uint64_t written; /* log offset the target has reached */
+    int pad_next;     /* a failed write left a torn record: start a block */
+    int os_error;     /* errno of a descriptor write made without the GIL */
+    int closed;
+} llpy_writer;
+
+/*
+ * Hands n bytes to the target. Counts what was written even on failure, so
+ * `written` always matches the target. Returns 0, or -1 with an exception
+ * set (file objects) or os_error set (descriptors, callable without the GIL).
+ */
+/* One file.write(); the count it took (> 0), or -1 with an exception set
+ * (what a refusing buffered stream took is counted in `written`). */
+static Py_ssize_t file_write_some(llpy_writer *self, const uint8_t *p,
+                                  size_t n) {
+    PyObject *chunk =
+        PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+    if (chunk == NULL)
+        return -1;
+    Py_ssize_t got = llpy_call_for_size(self->file, "write", chunk);
+    Py_DECREF(chunk);
+    if (got == -2 && PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
+        /* A buffered stream reports how much it took before refusing. */
+        PyObject *exc = PyErr_GetRaisedException();
+        PyObject *done = PyObject_GetAttrString(exc, "characters_written");
+        Py_ssize_t k = done ? PyLong_AsSsize_t(done) : 0;
+        Py_XDECREF(done);
+        PyErr_Clear();
+        if (k > 0 && (size_t)k <= n)
+            self->written += (uint64_t)k;
+        PyErr_SetRaisedException(exc);
+        return -1;
+    }
+    if (got == -2)
+        return -1;
+    if (got <= 0 || (size_t)got > n) {
+        PyErr_SetString(PyExc_OSError,
+                        got > 0 ? "write() returned too large a count"
+                                : "write() accepted no bytes");
+        return -1;
+    }
+    return got;
+}
+
+static int target_write(llpy_writer *self, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        Py_ssize_t got;
+        if (self->file == NULL) {
+            got = llpy_write_some(self->fd, p, n);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0) {
+                self->os_error = got < 0 ? errno : ENOSPC;
+                return -1;
+            }
+        } else {
+            got = file_write_some(self, p, n);
+            if (got < 0)
+                return -1;
+        }
+        p += got;
+        n -= (size_t)got;
+        self->written += (uint64_t)got;
+    }
+    return 0;
+}
+
+/* Writes the buffer out; on failure keeps the unwritten rest at its front. */
+static int flush_buffer(llpy_writer *self) {
+    uint64_t before = self->written;
+    int rc = target_write(self, self->buf, self->len);
+    size_t done = (size_t)(self->written - before);
+    memmove(self->buf, self->buf + done, self->len - done);
+    self->len -= done;
+    return rc;
+}
+
+/* Appends bytes to the log: through the buffer, or straight to the target
+ * when they are too large for it. */
+static int emit(llpy_writer *self, const uint8_t *p, size_t n) {
+    if (n <= self->cap - self->len) {
+        memcpy(self->buf + self->len, p, n);
+        self->len += n;
+        return 0;
+    }
+    if (flush_buffer(self) < 0)
+        return -1;
+    if (n <= self->cap / 2) {
+        memcpy(self->buf, p, n);
+        self->len = n;
+        return 0;
+    }
+    return target_write(self, p, n);
+}
+
+#ifndef _WIN32
+#define WRITEV_FRAGMENTS 64 /* fragments per writev call */
+
+/* Writes iov[0..count) completely, counting progress in `written`; returns
+ * 0, or -1 with os_error set. Safe without the GIL. */
+static int writev_all(llpy_writer *self, struct iovec *iov, int count) {
+    while (count > 0) {
+        ssize_t got = writev(self->fd, iov, count);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            self->os_error = got < 0 ? errno : ENOSPC;
+            return -1;
+        }
+        self->written += (uint64_t)got;
+        size_t done = (size_t)got;
+        while (count > 0 && done >= iov->iov_len) {
+            done -= iov->iov_len;
+            iov++;
+            count--;
+        }
+        if (count > 0) { /* a partial vector: go on inside it */
+            iov->iov_base = (uint8_t *)iov->iov_base + done;
+            iov->iov_len -= done;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A record too large for the buffer, to a descriptor: the buffered bytes,
+ * then every fragment's prefix and payload in writev calls, the payload
+ * straight from the caller's memory (no copy).
+ */
+static int encode_record_writev(llpy_writer *self, const uint8_t *data,
+                                size_t n, uint64_t *offset) {
+    uint8_t prefix[WRITEV_FRAGMENTS][LLOG_HEADER_SIZE * 2];
+    struct iovec iov[2 * WRITEV_FRAGMENTS + 1];
+    int first = 1;
+    do {
+        int count = 0;
+        size_t buffered = self->len;
+        uint64_t before = self->written;
+        if (buffered > 0)
+            iov[count++] = (struct iovec){self->buf, buffered};
+        for (int i = 0; i < WRITEV_FRAGMENTS && (first || n > 0); i++) {
+            llog_fragment f;
+            llog_writer_fragment(&self->core, data, n, first, &f);
+            if (first)
+                *offset = f.header_offset;
+            memcpy(prefix[i], f.prefix, f.prefix_len);
+            iov[count++] = (struct iovec){prefix[i], f.prefix_len};
+            if (f.payload_len > 0)
+                iov[count++] = (struct iovec){(void *)data, f.payload_len};
+            data += f.payload_len;
+            n -= f.payload_len;
+            first = 0;
+        }
+        int rc = writev_all(self, iov, count);
+        /* Keep the buffered bytes that did not reach the target at its front,
+         * as flush_buffer does, so the caller can roll back. */
+        size_t done = (size_t)(self->written - before);
+        done = done < buffered ? done : buffered;
+        memmove(self->buf, self->buf + done, buffered - done);
+        self->len = buffered - done;
+        if (rc < 0)
+            return -1;
+    } while (n > 0);
+    return 0;
+}
+#endif
+
+/* Encodes one record of any size; safe without the GIL for descriptors. */
+static int encode_record(llpy_writer *self, const uint8_t *data, size_t n,
+                         uint64_t *offset) {
+    if (self->pad_next) { /* never share a block with a torn record */
+        size_t in = (size_t)(self->core.offset % LLOG_BLOCK_SIZE);
+        if (in != 0 && emit(self, zero_block, LLOG_BLOCK_SIZE - in) < 0)
+            return -1;
+        self->core.offset += in ? LLOG_BLOCK_SIZE - in : 0;
+        self->pad_next = 0;
+    }
+    uint64_t size = llog_writer_encoded_size(&self->core, n);
+    if (size <= self->cap - self->len) { /* the common case: one copy */
+        self->len += llog_writer_add(&self->core, data, n,
+                                     self->buf + self->len, offset);
+        return 0;
+    }
+#ifndef _WIN32
+    if (self->file == NULL && n >= self->cap / 2)
+        return encode_record_writev(self, data, n, offset);
+#endif
+    llog_fragment f;
+    int first = 1;
+    do {
+        llog_writer_fragment(&self->core, data, n, first, &f);
+        if (first)
+            *offset = f.header_offset;
+        if (emit(self, f.prefix, f.prefix_len) < 0 ||
+            emit(self, data, f.payload_len) < 0)
+            return -1;
+        data += f.payload_len;
+        n -= f.payload_len;
+        first = 0;
+    } while (n > 0);
+    return 0;
+}
+
+/*
+ * After a failed write: drop this record's bytes that are still buffered. If
+ * the target already has some of them, the log holds a torn record; the next
+ * record then starts in a fresh block so readers resynchronize before it.
+ */
+typedef struct {
+    uint64_t offset; /* log offset where the record's bytes begin */
+    int pad_next;    /* whether it was to start a fresh block */
+} writer_mark;
+
+static writer_mark writer_mark_now(const llpy_writer *self) {
+    writer_mark mark = {self->core.offset, self->pad_next};
+    return mark;
+}
+
+static void writer_rollback(llpy_writer *self, writer_mark mark) {
+    if (self->written <= mark.offset) {
+        self->len = (size_t)(mark.offset - self->written);
+        self->pad_next = mark.pad_next;
+    } else {
+        self->len = 0;
+        self->pad_next = 1;
+    }
+    self->core.offset = self->written + self->len;
+}
+
+static int writer_raise_pending(llpy_writer *self) {
+    if (self->os_error == 0)
+        return 0;
+    errno = self->os_error;
+    self->os_error = 0;
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
+}
+
+static int writer_check_open(llpy_writer *self) {
+    if (self->closed || self->buf == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        self->closed ? "I/O operation on closed writer"
+                                     : "Writer is not initialized");
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes one record (lock held); returns its offset in *offset. */
+static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "a record must be a bytes-like object, not %.100s",
+                         Py_TYPE(obj)->tp_name);
+        }
+        return -1;
+    }
+    writer_mark mark = writer_mark_now(self);
+    int rc;
+    if (self->file == NULL && view.len >= LLPY_GIL_THRESHOLD) {
+        /* The export pins the memory while the GIL is released. */
+        Py_BEGIN_ALLOW_THREADS
+        rc = encode_record(self, view.buf, (size_t)view.len, offset);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = encode_record(self, view.buf, (size_t)view.len, offset);
+    }
+    PyBuffer_Release(&view);
+    if (rc < 0) {
+        writer_rollback(self, mark);
+        writer_raise_pending(self);
+        return -1;
+    }
+    return 0;
+}
+
+static int writer_flush_locked(llpy_writer *self) {
+    int rc;
+    if (self->file == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = flush_buffer(self);
+        Py_END_ALLOW_THREADS
+        return rc < 0 ? writer_raise_pending(self) : 0;
+    }
+    if (flush_buffer(self) < 0)
+        return -1;
+    PyObject *r = PyObject_CallMethod(self->file, "flush", NULL);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    }
+    Py_XDECREF(r);
+    return 0;
+}
+
+/* Flushes when the buffer reached its limit (every call when unbuffered). */
+static int writer_maybe_flush(llpy_writer *self) {
+    if (self->len > 0 && self->len >= self->limit)
+        return writer_flush_locked(self);
+    return 0;
+}
+
+static PyObject *Writer_write(PyObject *op, PyObject *data) {
+    llpy_writer *self = (llpy_writer *)op;
+    uint64_t offset = 0;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    writer_mark mark = writer_mark_now(self);
+    if (rc == 0)
+        rc = writer_put(self, data, &offset);
+    if (rc == 0 && writer_maybe_flush(self) < 0) {
+        /* write() raised: its record must not reach the log later (a retry
+         * would write it twice). Records before it stay buffered. */
+        writer_rollback(self, mark);
+        rc = -1;
+    }
+    llpy_lock_release(&self->lock);
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
+}
+
+static PyObject *Writer_write_many(PyObject *op, PyObject *iterable) {
+    llpy_writer *self = (llpy_writer *)op;
+    PyObject *it = PyObject_GetIter(iterable);
+    if (it == NULL)
+        return NULL;
+    if (llpy_lock_acquire(&self->lock) < 0) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    int rc = writer_check_open(self);
+    PyObject *item;
+    while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
+        uint64_t offset;
+        rc = writer_put(self, item, &offset);
+        Py_DECREF(item);
+        if (rc == 0)
+            count++;
+    }
+    if (rc == 0 && PyErr_Occurred())
+        rc = -1; /* the iterator raised */
+    /* Records written before an error still reach the target. */
+    int flushed = self->closed ? 0 : writer_maybe_flush(self);
+    llpy_lock_release(&self->lock);
+    Py_DECREF(it);
+    if (rc < 0 || flushed < 0)
+        return NULL;
+    return PyLong_FromSsize_t(count);
+}
+
+static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    if (rc == 0)
+        rc = writer_flush_locked(self);
+    llpy_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static int fsync_fd(int fd) {
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef _WIN32
+    rc = _commit(fd);
+#else
+    rc = fsync(fd);
+#endif
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    return 0;
+}
+
+static int writer_sync_locked(llpy_writer *self) {
+    if (writer_flush_locked(self) < 0)
+        return -1;
+    if (self->file == NULL)
+        return fsync_fd(self->fd);
+    PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
+    if (fileno == NULL)
+        return -1; /* no descriptor: io.UnsupportedOperation or AttributeError
+                    */
+    long fd = PyLong_AsLong(fileno);
+    Py_DECREF(fileno);
+    if (fd == -1 && PyErr_Occurred())
+        return -1;
+    return fsync_fd((int)fd);
+}
+
+static PyObject *Writer_sync(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    if (rc == 0)
+        rc = writer_sync_locked(self);
+    llpy_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    uint64_t offset = self->core.offset;
+    llpy_lock_release(&self->lock);
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
+}
+
+/* 1 when the target is a file object that is already closed (nothing to
+ * flush into it then), else 0. */
+static int target_closed(llpy_writer *self) {
+    if (self->file == NULL)
+        return 0;
+    PyObject *closed = PyObject_GetAttrString(self->file, "closed");
+    if (closed == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int yes = PyObject_IsTrue(closed) > 0;
+    Py_DECREF(closed);
+    PyErr_Clear();
+    return yes;
+}
+
+/* Closes the target; the first error is raised, after everything is released.
+ */
+static int writer_close_locked(llpy_writer *self) {
+    if (self->closed)
+        return 0;
+    int rc = 0;
+    if (self->buf != NULL && (self->len > 0 || !target_closed(self)))
+        rc = writer_flush_locked(self);
+    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
+    self->closed = 1;
+    if (self->fd >= 0) {
+        llpy_close_fd(self->fd);
+        self->fd = -1;
+    }
+    if (self->file != NULL && self->closefd) {
+        PyObject *r = PyObject_CallMethod(self->file, "close", NULL);
+        if (r == NULL && exc == NULL)
+            exc = PyErr_GetRaisedException();
+        PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    Py_CLEAR(self->file);
+    PyMem_Free(self->buf);
+    self->buf = NULL;
+    if (exc != NULL) {
+        PyErr_SetRaisedException(exc);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Writer_close(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_close_locked(self);
+    llpy_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Writer_enter(PyObject *op, PyObject *unused) {
+    (void)unused;
+    if (writer_check_open((llpy_writer *)op) < 0)
+        return NULL;
+    return Py_NewRef(op);
+}
+
+static PyObject *Writer_exit(PyObject *op, PyObject *args) {
+    (void)args;
+    return Writer_close(op, NULL);
+}
+
+static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
+    (void)op;
+    (void)unused;
+    PyErr_SetString(PyExc_TypeError, "cannot pickle a Writer");
+    return NULL;
+}
+
+static int writer_open_path(llpy_writer *self, llpy_state *st,
+                            PyObject *path) {
+    int flags = O_WRONLY | O_CREAT;
+    if (self->mode == 'w')
+        flags |= O_TRUNC;
+    else if (self->mode == 'x')
+        flags |= O_EXCL;
+    else
+        flags = (flags & ~O_WRONLY) | O_RDWR; /* "a" reads its tail first */
+    self->fd = llpy_open_path(st, path, flags);
+    if (self->fd < 0)
+        return -1;
+    if (self->mode != 'a')
+        return 0;
+    return llpy_append_open(self->fd, self->name, &self->written,
+                            &self->pad_next);
+}
+
+/* The log starts at the object's offset 0: resume alignment at tell(). */
+static int writer_open_file(llpy_writer *self, PyObject *file) {
+    self->file = Py_NewRef(file);
+    self->written = 0;
+    PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
+    if (pos == NULL) { /* pipes and other streams cannot tell */
+        if (!PyErr_ExceptionMatches(PyExc_OSError) &&
+            !PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = llpy_parse_offset(pos, "tell()", &self->written);
+    Py_DECREF(pos);
+    return rc;
+}
+
+static int parse_mode(PyObject *mode, char *out) {
+    const char *m = PyUnicode_Check(mode) ? PyUnicode_AsUTF8(mode) : NULL;
+    if (m == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "mode must be a str, not %.100s",
+                         Py_TYPE(mode)->tp_name);
+        return -1;
+    }
+    if (strcmp(m, "w") != 0 && strcmp(m, "a") != 0 && strcmp(m, "x") != 0) {
+        PyErr_Format(PyExc_ValueError, "mode must be 'w', 'a' or 'x', not %R",
+                     mode);
+        return -1;
+    }
+    *out = m[0];
+    return 0;
+}
+
+/* Opens a path or takes a file object; `mode` is NULL when not given. */
+static int writer_open_target(llpy_writer *self, PyObject *target,
+                              PyObject *mode, int closefd) {
+    if (llpy_is_path(target)) {
+        self->name = Py_NewRef(target);
+        return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
+    }
+    if (PyObject_HasAttrString(target, "write")) {
+        if (mode != NULL && self->mode != 'w') {
+            PyErr_SetString(
+                PyExc_ValueError,
+                "mode applies to paths; open the file object yourself");
+            return -1;
+        }
+        self->name = Py_NewRef(target);
+        self->closefd = closefd;
+        return writer_open_file(self, target);
+    }
+    PyErr_Format(
+        PyExc_TypeError,
+        "Writer target must be a path or a binary file object, not %.100s",
+        Py_TYPE(target)->tp_name);
+    return -1;
+}
+
+static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
+    llpy_writer *self = (llpy_writer *)op;
+    static char *kwlist[] = {"target", "mode", "buffering", "closefd", NULL};
+    PyObject *target, *mode = NULL;
+    Py_ssize_t buffering = -1;
+    int closefd = 0;
+    if (self->buf != NULL || self->closed) {
+        PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$np:Writer", kwlist,
+                                     &target, &mode, &buffering, &closefd))
+        return -1;
+    self->mode = 'w';
+    if (mode != NULL && parse_mode(mode, &self->mode) < 0)
+        return -1;
+    if (buffering < -1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "buffering must be -1, 0 or positive");
+        return -1;
+    }
+    self->limit = buffering < 0 ? LLPY_DEFAULT_BUFFER : (size_t)buffering;
+    self->cap =
+        self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
+    if (writer_open_target(self, target, mode, closefd) < 0)
+        return -1;
+    llog_writer_init(&self->core, self->written);
+    self->buf = PyMem_Malloc(self->cap);
+    if (self->buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
+                            PyObject *kwds) {
+    (void)args;
+    (void)kwds;
+    llpy_writer *self = (llpy_writer *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->fd = -1;
+    if (llpy_lock_init(&self->lock) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *Writer_repr(PyObject *op) {
+    llpy_writer *self = (llpy_writer *)op;
+    if (self->name == NULL)
+        return PyUnicode_FromFormat("<%s uninitialized>",
+                                    Py_TYPE(op)->tp_name);
+    if (self->closed)
+        return PyUnicode_FromFormat("<leveldb_log.Writer %R closed>",
+                                    self->name);
+    return PyUnicode_FromFormat(
+        "<leveldb_log.Writer %R mode='%c' offset=%llu>", self->name,
+        self->mode, (unsigned long long)self->core.offset);
+}
+
+static PyObject *Writer_get_closed(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((llpy_writer *)op)->closed);
+}
+
+static PyObject *Writer_get_mode(PyObject *op, void *closure) {
+    (void)closure;
+    char m[2] = {((llpy_writer *)op)->mode, 0};
+    return PyUnicode_FromString(m);
+}
+
+static PyObject *Writer_get_name(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    return Py_NewRef(self->name ? self->name : Py_None);
+}
+
+static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
+    llpy_writer *self = (llpy_writer *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->name);
+    Py_VISIT(self->file);
+    return 0;
+}
+
+static int Writer_clear(PyObject *op) {
+    llpy_writer *self = (llpy_writer *)op;
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->file);
+    return 0;
+}
+
+/* Like io's objects, an unclosed writer is flushed and closed when collected
+ * (PEP 442 finalizer: safe to run Python code and to report errors here). */
+static void Writer_finalize(PyObject *op) {
+    llpy_writer *self = (llpy_writer *)op;
+    if (self->closed || (self->buf == NULL && self->fd < 0))
+        return;
+    PyObject *saved = PyErr_GetRaisedException();
+    if (llpy_lock_acquire(&self->lock) == 0) {
+        if (writer_close_locked(self) < 0)
+            PyErr_WriteUnraisable(op);
+        llpy_lock_release(&self->lock);
+    } else {
+        PyErr_WriteUnraisable(op);
+    }
+    PyErr_SetRaisedException(saved);
+}
+
+static void Writer_dealloc(PyObject *op) {
+    llpy_writer *self = (llpy_writer *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    if (PyObject_CallFinalizerFromDealloc(op) < 0)
+        return; /* resurrected by the finalizer */
+    PyObject_GC_UnTrack(op);
+    if (self->fd >= 0)
+        llpy_close_fd(self->fd);
+    PyMem_Free(self->buf);
+    Writer_clear(op);
+    llpy_lock_free(&self->lock);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef Writer_methods[] = {
+    {"write", Writer_write, METH_O,
+     "write(data) -> int\n--\n\nAppend one record; return its offset."},
+    {"write_many", Writer_write_many, METH_O,
+     "write_many(records) -> int\n--\n\nAppend every record of an iterable; "
+     "return how many were written."},
+    {"flush", Writer_flush, METH_NOARGS,
+     "flush()\n--\n\nHand buffered bytes to the OS or the file object."},
+    {"sync", Writer_sync, METH_NOARGS, "sync()\n--\n\nFlush, then fsync."},
+    {"tell", Writer_tell, METH_NOARGS,
+     "tell() -> int\n--\n\nLog length in bytes, buffered bytes included."},
+    {"close", Writer_close, METH_NOARGS,
+     "close()\n--\n\nFlush and close what the writer opened; idempotent."},
+    {"__enter__", Writer_enter, METH_NOARGS, NULL},
+    {"__exit__", Writer_exit, METH_VARARGS, NULL},
+    {"__reduce__", Writer_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Writer_getset[] = {
+    {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
+    {"mode", Writer_get_mode, NULL, "'w', 'a' or 'x'.", NULL},
+    {"name", Writer_get_name, NULL, "The path or file object written to.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyDoc_STRVAR(
+    Writer_doc,
+    "Writer(target, mode='w', *, buffering=-1, closefd=False)\n"
+    "--\n\n"
+    "Write records to a LevelDB log.\n\n"
+    "target is a path (str or os.PathLike) or a binary file object. mode, "
+    "for\n"
+    "paths: 'w' create or truncate, 'x' create new, 'a' append (cutting a "
+    "torn\n"
+    "tail back first). buffering: 0 hands every record to the OS before "
+    "write()\n"
+    "returns, -1 uses the default buffer, n > 0 a buffer of about n bytes.\n"
+    "closefd=True also closes a file object when the writer closes.");
+
+static PyType_Slot Writer_slots[] = {{Py_tp_doc, (void *)Writer_doc},
+                                     {Py_tp_new, Writer_new},
+                                     {Py_tp_init, Writer_init},
+                                     {Py_tp_dealloc, Writer_dealloc},
+                                     {Py_tp_finalize, Writer_finalize},
+                                     {Py_tp_traverse, Writer_traverse},
+                                     {Py_tp_clear, Writer_clear},
+                                     {Py_tp_repr, Writer_repr},
+                                     {Py_tp_methods, Writer_methods},
+                                     {Py_tp_getset, Writer_getset},
+                                     {0, NULL}};
+
+PyType_Spec llpy_writer_spec = {
+    .name = "leveldb_log.Writer",
+    .basicsize = sizeof(llpy_writer),
+    .flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Writer_slots,
+};
