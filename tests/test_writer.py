@@ -20,6 +20,7 @@ import pytest
 from leveldb_log import (
     BLOCK_SIZE,
     HEADER_SIZE,
+    CorruptionError,
     Reader,
     Writer,
 )
@@ -175,6 +176,18 @@ TORN_KINDS = [
 ]
 
 
+# Torn tails that hold no valid physical record: alone in a file, they are no log.
+NO_VALID_RECORD = {"truncated header", "truncated header (1 byte)", "truncated payload"}
+
+
+def _refused_and_unchanged(p):
+    """Mode "a" refuses the file at p, which it leaves byte for byte as it was."""
+    before = read_file(p)
+    with pytest.raises(CorruptionError, match=r"does not end like a log: .* at offset 0"):
+        Writer(p, "a")
+    assert read_file(p) == before
+
+
 @pytest.mark.parametrize("kind", TORN_KINDS)
 @pytest.mark.parametrize("old_sizes", [[], [100, 200, 300], [3000] * 20, [50, 70000]])
 def test_writer_mode_a_cuts_torn_tail_or_zero_fill_back_to_last_complete_record(
@@ -184,6 +197,9 @@ def test_writer_mode_a_cuts_torn_tail_or_zero_fill_back_to_last_complete_record(
     old = records_of(old_sizes, b"old")
     old_bytes, _ = model.encode(old)
     write_raw(p, old_bytes + _torn_tail(kind, len(old_bytes)))
+    if not old and kind in NO_VALID_RECORD:
+        _refused_and_unchanged(p)
+        return
     new = records_of([10, 0, 50000, 20], b"new")
     _append_and_check(p, old, old_bytes, new)
 
@@ -201,6 +217,9 @@ def test_writer_mode_a_cuts_a_record_torn_inside_zero_fill_back(tmp_path, old_si
     original = old_bytes + torn + bytes(50000)
     write_raw(p, original)
     assert model.read(original).corruptions  # damage to a reader, as it stands
+    if not old:  # a torn record alone (then zeros) holds no valid record: no log
+        _refused_and_unchanged(p)
+        return
     new = records_of([10, 0, 50000, 20], b"new")
     with Writer(p, "a") as w:
         offsets = [w.write(r) for r in new]

@@ -77,6 +77,10 @@ static inline llpy_state *llpy_state_of(PyTypeObject *type) {
  * status; CorruptionError or TruncatedRecordError from a Corruption. */
 void llpy_raise_status(llog_status status);
 void llpy_raise_corruption(llpy_state *st, int truncated, PyObject *c);
+/* CorruptionError for a file mode "a" refuses: it stops being a log at
+ * `at` (of `size` bytes) for the reason `why`. */
+void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
+                          uint64_t size, const char *why);
 
 /* Converts a non-negative Python int to uint64_t (TypeError, ValueError
  * naming `what`). */
@@ -199,6 +203,13 @@ size_t llpy_reader_assembly_hint(llpy_reader *self);
  * log offset and *damaged when other damage is left (the next record then
  * starts a fresh block). 0, or -1 with an exception set (naming `name`).
  */
-int llpy_append_open(int fd, PyObject *name, uint64_t *offset, int *damaged);
+/* Mode "a" on an open path (writer_append.c): where the log resumes and
+ * whether a block must be started; the log cut back to *offset. 0, or -1
+ * with an exception (CorruptionError when the file is no log to append to,
+ * which is then left as it was). */
+int llpy_append_open(llpy_state *st, int fd, PyObject *name, uint64_t *offset,
+                     int *fresh_block);
+/* _append_point(path): the same decision, nothing cut (cut, fresh, clean). */
+PyObject *llpy_append_point(PyObject *module, PyObject *path);
 
 #endif /* LLPY_BINDING_H */

@@ -24,6 +24,26 @@ void llpy_raise_corruption(llpy_state *st, int truncated, PyObject *c) {
     }
 }
 
+void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
+                          uint64_t size, const char *why) {
+    PyObject *message = PyUnicode_FromFormat(
+        "%R does not end like a log: %s at offset %llu; it was left as it was",
+        name, why, (unsigned long long)at);
+    PyObject *kwargs =
+        message ? Py_BuildValue("{sO}", "message", message) : NULL;
+    PyObject *args = Py_BuildValue("(KKs)", (unsigned long long)at,
+                                   (unsigned long long)(size - at), why);
+    PyObject *exc = kwargs && args
+                        ? PyObject_Call(st->corruption_error, args, kwargs)
+                        : NULL;
+    if (exc != NULL)
+        PyErr_SetObject(st->corruption_error, exc);
+    Py_XDECREF(exc);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(message);
+}
+
 /* Converts a non-negative Python int to uint64_t. */
 int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out) {
     if (!PyLong_Check(obj)) {
@@ -151,6 +171,12 @@ static PyObject *mod_unmask_crc(PyObject *module, PyObject *arg) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"_append_point", llpy_append_point, METH_O,
+     "_append_point(path, /) -> (cut, fresh_block, clean_end)\n--\n\n"
+     "Where Writer(path, \"a\") would resume, without changing the file: "
+     "the length it cuts the log back to, whether the next record starts a "
+     "block, and the end of the last complete record. Raises "
+     "CorruptionError where mode \"a\" would refuse the file."},
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
      METH_FASTCALL | METH_KEYWORDS,
      "crc32c(data, value=0) -> int\n--\n\n"

@@ -551,7 +551,7 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
         return -1;
     if (self->mode != 'a')
         return 0;
-    return llpy_append_open(self->fd, self->name, &self->written,
+    return llpy_append_open(st, self->fd, self->name, &self->written,
                             &self->pad_next);
 }
 

@@ -18,9 +18,12 @@ import os
 import sys
 from collections.abc import Sequence
 
+import leveldb_log
+from leveldb_log._errors import CorruptionError
 from leveldb_log.cli import cat, dump, split, stats, verify, write
 from leveldb_log.cli._common import (
     EXIT_BROKEN_PIPE,
+    EXIT_CORRUPT,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     PROG,
@@ -41,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read, check and write LevelDB log files (write-ahead logs, MANIFESTs).",
         epilog="Exit status: 0 success, 1 corrupt log, 2 usage or I/O error.",
     )
+    version = f"%(prog)s {leveldb_log.__version__}"
+    parser.add_argument("--version", action="version", version=version)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in SUBCOMMANDS:
         command.register(subparsers)
@@ -67,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         err(_file_error(e))
         return EXIT_USAGE
+    except CorruptionError as e:  # e.g. --append to a file that does not end like a log
+        err(str(e))
+        return EXIT_CORRUPT
     except ValueError as e:  # e.g. a Writer or Reader refusing an argument
         err(str(e))
         return EXIT_USAGE

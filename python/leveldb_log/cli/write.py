@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING
 
 from leveldb_log._core import Writer
+from leveldb_log.cli import _atomic
 from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ def _jsonl(f: IO[bytes]) -> Iterator[bytes]:
             else:
                 raise ValueError('expected a JSON string or {"base64": "..."}')
         except (ValueError, TypeError, UnicodeError) as e:
-            raise UsageError(f"input line {number}: {e}") from None
+            raise UsageError(
+                f'input line {number}: {e} (each line must be a JSON string or {{"base64": "..."}})'
+            ) from None
 
 
 def _length_prefixed(f: IO[bytes]) -> Iterator[bytes]:
@@ -124,11 +127,13 @@ def _appends_to_a_log(stream: IO[str]) -> bool:
 
 
 def _write_records(args: argparse.Namespace, records: Iterator[bytes]) -> None:
-    """Write ``records`` to LOG (or standard output), in mode "a" with --append."""
+    """Write ``records`` to LOG (or standard output), in mode "a" with --append; a failure
+    leaves LOG as it was (see ``_atomic``)."""
     if args.log == "-":
         with Writer(sys.stdout.buffer) as w:
             w.write_many(records)
         sys.stdout.buffer.flush()
+    elif args.append:
+        _atomic.append(args.log, records)
     else:
-        with Writer(args.log, "a" if args.append else "w") as w:
-            w.write_many(records)
+        _atomic.replace(args.log, records)

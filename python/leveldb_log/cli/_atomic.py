@@ -1,0 +1,146 @@
+"""All or nothing for ``leveldb-log write``: a command that fails leaves its log as it was.
+
+- Replacing a log (no ``--append``): the records go into a temporary file beside the log,
+  which is synced and renamed over the log only once every record is in. A target that
+  exists and is not a regular file (``/dev/null``, a FIFO) is written in place: it cannot
+  be replaced by a rename.
+- Appending (``--append``): the input is parsed completely first (into a spool), so that
+  bad input never touches the log. Mode "a" may cut a crashed writer's leftovers before
+  the first record: those bytes are saved first, and if writing then fails (a full disk,
+  say) the log is cut back and they are put back, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+from leveldb_log._core import Writer, _append_point
+from leveldb_log.cli._common import LENGTH_PREFIX
+
+__all__ = ["append", "replace"]
+
+_SPOOL_IN_MEMORY = 64 << 20  # a spool this large stays in memory, beyond that on disk
+
+
+def replace(path: str, records: Iterable[bytes]) -> None:
+    """Write ``records`` as the whole log at ``path``, atomically where ``path`` allows."""
+    path = os.path.realpath(path)  # a symbolic link stays one: its target is replaced
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        with Writer(path) as w:
+            w.write_many(records)
+        return
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with Writer(tmp, "w") as w:
+            w.write_many(records)
+            w.sync()
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+    _sync_directory(directory)
+
+
+def append(path: str, records: Iterable[bytes]) -> None:
+    """Append ``records`` to the log at ``path`` (mode "a"), or change nothing on failure."""
+    with _spool(records) as spool:
+        saved = _save_tail(path)  # raises CorruptionError where "a" would refuse
+        try:
+            with Writer(path, "a") as w:
+                w.write_many(_unspool(spool))
+                w.sync()
+        except BaseException:
+            _restore_tail(path, saved)
+            raise
+        finally:
+            saved[1].close()
+
+
+def _mode_for(path: str) -> int:
+    """The permission bits the log keeps (an existing one's), or a new file's (umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _sync_directory(directory: str) -> None:
+    """Make the rename durable (POSIX); where a directory cannot be opened, nothing to do."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a directory
+    finally:
+        os.close(fd)
+
+
+def _spool(records: Iterable[bytes]) -> IO[bytes]:
+    """Every record, length-prefixed, in a temporary file: all the input, read and checked."""
+    spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
+    try:
+        for record in records:
+            spool.write(LENGTH_PREFIX.pack(len(record)))
+            spool.write(record)
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return spool
+
+
+def _unspool(spool: IO[bytes]) -> Iterator[bytes]:
+    while prefix := spool.read(LENGTH_PREFIX.size):
+        (length,) = LENGTH_PREFIX.unpack(prefix)
+        yield spool.read(length)
+
+
+def _save_tail(path: str) -> tuple[int, IO[bytes], int]:
+    """(where "a" will cut, the bytes it will cut, the log's length), or (0, empty, -1)
+    when there is no log yet (mode "a" makes one)."""
+    saved = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        return 0, saved, -1
+    cut = _append_point(path)[0] if size else 0
+    with open(path, "rb") as f:
+        f.seek(cut)
+        while chunk := f.read(1 << 20):
+            saved.write(chunk)
+    return cut, saved, size
+
+
+def _restore_tail(path: str, saved: tuple[int, IO[bytes], int]) -> None:
+    """Put the log back as it was before the command: cut, then the saved bytes."""
+    cut, tail, size = saved
+    if size < 0:  # there was no log: there is none now
+        _remove(path)
+        return
+    tail.seek(0)
+    with open(path, "r+b") as f:
+        f.truncate(cut)
+        f.seek(cut)
+        while chunk := tail.read(1 << 20):
+            f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
