@@ -323,7 +323,10 @@ def test_every_example_of_the_page_runs_and_prints_what_it_shows(
     workdir = tmp_path / "work"
     workdir.mkdir()
     parsed, results, stderr = run_page(page, workdir)
-    assert parsed.not_executed == NOT_EXECUTED.get(page.name, 0)
+    expected = NOT_EXECUTED.get(page.name, 0)
+    assert parsed.not_executed == expected, (
+        f"{page.name}: {parsed.not_executed} marked not executed, NOT_EXECUTED says {expected}"
+    )
     problems = differences(page, parsed, results)
     assert not problems, "\n\n".join(problems) + "\n--- stderr:\n" + stderr[-3000:]
 
