@@ -59,7 +59,8 @@ def main(directory: str) -> int:
     )
     for c in found:
         print(f"  offset {c.offset}: {c.reason} ({c.size} bytes dropped)")
-    assert all(rec in set(records) for rec in survivors)
+    known = set(records)
+    assert all(rec in known for rec in survivors)
     try:
         list(leveldb_log.Reader(damaged, recovery="absolute"))
     except leveldb_log.CorruptionError as e:
