@@ -323,7 +323,7 @@ static void on_fragment(llog_reader *r, unsigned type, uint64_t at,
 
 /* The end of the data fed so far: describe what is left unconsumed. `tail`
  * names an incomplete physical record of `left` bytes, or is NULL. */
-static void end_of_data(llog_reader *r, size_t left, const char *tail) {
+static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     uint64_t data_end = r->block_offset + r->block_len;
     llog_event *ev = push(r, LLOG_EV_EOF);
     uint64_t at = r->in_record ? r->record_offset : r->pos;
@@ -338,6 +338,7 @@ static void end_of_data(llog_reader *r, size_t left, const char *tail) {
     /* Keep pos and the open record: the same block is asked for again and,
      * once it has grown, parsing goes on where it stopped. */
     r->have_block = 0;
+    return ev;
 }
 
 /* Skips the rest of the current block. */
@@ -366,12 +367,18 @@ static enum step_result step(llog_reader *r) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
-    case LLOG_REGION_TRUNCATED: /* the writer died mid-record */
-        end_of_data(r, left,
-                    left < LLOG_HEADER_SIZE
-                        ? "truncated header at end of file"
-                        : "truncated payload at end of file");
+    case LLOG_REGION_TRUNCATED: { /* the writer died mid-record */
+        llog_event *ev = end_of_data(r, left,
+                                     left < LLOG_HEADER_SIZE
+                                         ? "truncated header at end of file"
+                                         : "truncated payload at end of file");
+        /* No writer writes such a header: whatever this is, no crash left it.
+         */
+        ev->implausible = ev->torn && left >= LLOG_HEADER_SIZE &&
+                          (h.type < LLOG_FULL || h.type > LLOG_LAST ||
+                           LLOG_HEADER_SIZE + h.length > LLOG_BLOCK_SIZE - in);
         return STEP_EOF;
+    }
     case LLOG_REGION_BAD_LENGTH:
         report(r, r->pos, left, "bad record length");
         bad_physical(r);

@@ -50,6 +50,9 @@ typedef struct llog_event {
     size_t len;          /* RECORD: payload length */
     const char *reason;  /* CORRUPTION/torn EOF: static or reader-owned text */
     int torn;            /* EOF: 1 when an incomplete tail is left */
+    int implausible;     /* torn EOF: the cut physical record's header is whole
+                            but has a type no writer writes or a length that
+                            cannot fit its block: no crash leaves that */
     int assembled;       /* RECORD: data is in the caller's assembly buffer
                             (llog_reader_options.reserve), now the caller's */
 } llog_event;

@@ -81,10 +81,14 @@ static void finish(llog_tail *t, uint64_t cut, int fresh, uint64_t clean) {
     find_last_written(t, cut, 1);
 }
 
-/* The part to be cut is not what a crashed writer leaves: refuse. */
+static const char no_record[] = "no valid record in a file that is not empty";
+
+/* The part to be cut is not what a crashed writer leaves: refuse. With no
+ * valid record seen at all, the file is no log, whatever else is wrong. */
 static void refuse(llog_tail *t, uint64_t at, const char *why) {
-    t->result.refused_at = at;
-    t->result.refusal = why;
+    int no_log = t->result.clean_end == 0 && !t->walk_valid;
+    t->result.refused_at = no_log ? 0 : at;
+    t->result.refusal = no_log ? no_record : why;
     t->phase = PHASE_DONE;
 }
 
@@ -307,7 +311,7 @@ static void walk_done(llog_tail *t) {
     /* A log holds a record, or a valid fragment of one; zeros alone are a
      * preallocated log never written. */
     if (r->clean_end == 0 && !t->walk_valid && (r->cut > 0 || t->written > 0))
-        refuse(t, 0, "no valid record in a file that is not empty");
+        refuse(t, 0, no_record);
     else
         t->phase = PHASE_DONE;
 }

@@ -55,6 +55,7 @@ static inline void PyErr_SetRaisedException(PyObject *exc) {
  * checksummed: below it, taking the GIL back costs more than it frees. */
 #define LLPY_GIL_THRESHOLD (64 * 1024)
 #define LLPY_DEFAULT_BUFFER (64 * 1024)
+#define LLPY_MAX_BUFFER (1 << 30) /* buffering= above this is refused */
 
 /* ---- module state (module.c) ------------------------------------------ */
 
@@ -64,6 +65,7 @@ typedef struct llpy_state {
     PyObject *corruption_type; /* leveldb_log._errors.Corruption */
     PyObject *corruption_error;
     PyObject *truncated_error;
+    PyObject *corruption_warning; /* a UserWarning subclass */
     PyObject *os_open;
     Py_ssize_t assembly_hint;   /* the last fragmented record's length */
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
@@ -77,6 +79,9 @@ static inline llpy_state *llpy_state_of(PyTypeObject *type) {
  * status; CorruptionError or TruncatedRecordError from a Corruption. */
 void llpy_raise_status(llog_status status);
 void llpy_raise_corruption(llpy_state *st, int truncated, PyObject *c);
+/* Issues a Warning instance through warnings.warn (None, or NULL with the
+ * exception a filter turned it into). */
+PyObject *llpy_warn(PyObject *warning);
 /* CorruptionError for a file mode "a" refuses: it stops being a log at
  * `at` (of `size` bytes) for the reason `why`. */
 void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
@@ -165,6 +170,7 @@ typedef struct llpy_reader {
     size_t block_len;
     uint64_t block_offset;
     int finished;    /* no more records, ever */
+    int warned_tail; /* a torn tail no writer leaves was warned of */
     int in_callback; /* on_corruption is running (events still queued) */
     int closed;
     int has_last;

@@ -44,6 +44,17 @@ void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
     Py_XDECREF(message);
 }
 
+PyObject *llpy_warn(PyObject *warning) {
+    PyObject *warnings = PyImport_ImportModule("warnings");
+    if (warnings == NULL)
+        return NULL;
+    /* stacklevel 1: the Python line that asked for the next record. */
+    PyObject *r =
+        PyObject_CallMethod(warnings, "warn", "OOi", warning, Py_None, 1);
+    Py_DECREF(warnings);
+    return r;
+}
+
 /* Converts a non-negative Python int to uint64_t. */
 int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out) {
     if (!PyLong_Check(obj)) {
@@ -56,9 +67,12 @@ int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out) {
         PyObject *zero = PyLong_FromLong(0);
         int negative = zero ? PyObject_RichCompareBool(obj, zero, Py_LT) : -1;
         Py_XDECREF(zero);
-        if (negative == 1) {
+        if (negative >= 0) { /* negative, or over 2**64 - 1 */
             PyErr_Clear();
-            PyErr_Format(PyExc_ValueError, "%s must not be negative", what);
+            PyErr_Format(PyExc_ValueError,
+                         negative ? "%s must not be negative"
+                                  : "%s is too large (at most 2**64 - 1)",
+                         what);
         }
         return -1;
     }
@@ -270,10 +284,13 @@ static int import_objects(llpy_state *st) {
         return -1;
     st->corruption_type = PyObject_GetAttrString(errors, "Corruption");
     st->corruption_error = PyObject_GetAttrString(errors, "CorruptionError");
+    st->corruption_warning =
+        PyObject_GetAttrString(errors, "CorruptionWarning");
     st->truncated_error =
         PyObject_GetAttrString(errors, "TruncatedRecordError");
     Py_DECREF(errors);
-    if (!st->corruption_type || !st->corruption_error || !st->truncated_error)
+    if (!st->corruption_type || !st->corruption_error ||
+        !st->truncated_error || !st->corruption_warning)
         return -1;
     PyObject *os = PyImport_ImportModule("os");
     if (os == NULL)
@@ -330,6 +347,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->corruption_type);
     Py_VISIT(st->corruption_error);
     Py_VISIT(st->truncated_error);
+    Py_VISIT(st->corruption_warning);
     Py_VISIT(st->os_open);
     return 0;
 }
@@ -341,6 +359,7 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->corruption_type);
     Py_CLEAR(st->corruption_error);
     Py_CLEAR(st->truncated_error);
+    Py_CLEAR(st->corruption_warning);
     Py_CLEAR(st->os_open);
     return 0;
 }

@@ -34,16 +34,74 @@ static void reader_release_source(llpy_reader *self) {
     self->block = NULL;
 }
 
-/* Passes a corruption to on_corruption (without holding the lock, so the
- * callback may use the reader) and counts it. */
-static int reader_notify(llpy_reader *self, PyObject *c) {
-    if (self->on_corruption == NULL)
+/* With no on_corruption, a corruption that is skipped or ends the log
+ * quietly (skip, point_in_time) is never silent: it warns. */
+static PyObject *reader_warn(llpy_reader *self, PyObject *c,
+                             const char *what) {
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    /* A path by its repr; a buffer or file object by its type alone. */
+    PyObject *source =
+        llpy_is_path(self->name)
+            ? PyObject_Repr(self->name)
+            : PyUnicode_FromFormat("a %.100s source",
+                                   Py_TYPE(self->name)->tp_name);
+    /* The same text for every corruption of a source: the warnings filter
+     * then shows it once per place; the corruption rides along. */
+    PyObject *text =
+        source
+            ? PyUnicode_FromFormat("%U %s (pass on_corruption to hear of each "
+                                   "corruption, or filter CorruptionWarning)",
+                                   source, what)
+            : NULL;
+    PyObject *warning =
+        text ? PyObject_CallFunction(st->corruption_warning, "OO", text, c)
+             : NULL;
+    PyObject *r = warning ? llpy_warn(warning) : NULL;
+    Py_XDECREF(warning);
+    Py_XDECREF(text);
+    Py_XDECREF(source);
+    return r;
+}
+
+/* A torn tail no writer leaves, with no on_corruption: warned of once (the
+ * records and reports stay LevelDB's; this is only a warning). */
+static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
+    if (self->warned_tail || self->on_corruption != NULL)
         return 0;
-    PyObject *cb = Py_NewRef(self->on_corruption);
+    self->warned_tail = 1;
+    PyObject *c = Py_BuildValue("(KKs)", (unsigned long long)ev->offset,
+                                (unsigned long long)ev->size,
+                                "a torn tail no writer leaves (not a log?)");
+    if (c == NULL)
+        return -1;
+    self->in_callback++;
+    llpy_lock_release(&self->lock);
+    PyObject *r = reader_warn(
+        self, c, "ends in bytes no writer of this format leaves: not a log?");
+    (void)llpy_lock_acquire(&self->lock); /* this thread gave it up */
+    self->in_callback--;
+    Py_DECREF(c);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* Passes a corruption to on_corruption, or warns (without holding the
+ * lock, so the callback or a warning hook may use the reader). */
+static int reader_notify(llpy_reader *self, PyObject *c) {
+    int raises = self->recovery == LLOG_RECOVER_TOLERATE_TAIL ||
+                 self->recovery == LLOG_RECOVER_ABSOLUTE;
+    if (self->on_corruption == NULL && raises)
+        return 0; /* the exception says it */
+    PyObject *cb = self->on_corruption ? Py_NewRef(self->on_corruption) : NULL;
     self->in_callback++; /* events may still be queued in the core */
     llpy_lock_release(&self->lock);
-    PyObject *r = PyObject_CallOneArg(cb, c);
-    Py_DECREF(cb);
+    PyObject *r = cb ? PyObject_CallOneArg(cb, c)
+                     : reader_warn(self, c,
+                                   self->recovery == LLOG_RECOVER_SKIP
+                                       ? "is damaged: the damage was skipped"
+                                       : "is damaged: reading stopped before "
+                                         "the damage");
+    Py_XDECREF(cb);
     /* Cannot fail: this thread no longer owns the lock. */
     (void)llpy_lock_acquire(&self->lock);
     self->in_callback--;
@@ -276,6 +334,8 @@ static void reader_eof(llpy_reader *self, llpy_state *st,
         reader_on_corruption(self, st, ev, 1);
         return;
     }
+    if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
+        return;
     if (self->kind == LLPY_SRC_BUFFER)
         reader_finish(self); /* a buffer never grows */
 }
@@ -394,6 +454,12 @@ static int reader_options(llpy_reader *self, PyObject *recovery, int verify,
         return -1;
     if (end != Py_None && llpy_parse_offset(end, "end", &opt->end) < 0)
         return -1;
+    if (opt->end < opt->start) {
+        PyErr_Format(
+            PyExc_ValueError, "end (%llu) must not be less than start (%llu)",
+            (unsigned long long)opt->end, (unsigned long long)opt->start);
+        return -1;
+    }
     if (on_corruption != Py_None && !PyCallable_Check(on_corruption)) {
         PyErr_SetString(PyExc_TypeError,
                         "on_corruption must be callable or None");
@@ -550,6 +616,8 @@ static PyObject *Reader_iter(PyObject *op) {
 /* restore_reader and its arguments, for __reduce__ (lock held). */
 static PyObject *reader_pickle(llpy_reader *self) {
     uint64_t position = llog_reader_position(self->core);
+    if (position > self->end) /* read past its range: an empty one is left */
+        position = self->end;
     PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
     if (mod == NULL)
         return NULL;

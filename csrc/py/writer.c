@@ -555,8 +555,36 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
                             &self->pad_next);
 }
 
+/* A text file (or anything whose write() refuses bytes) would lose every
+ * record at the first flush: refuse it now, with an empty write. Any other
+ * failure of that write tells nothing about bytes: it is left to the real
+ * writes to report (a target may fail on every write, on purpose). */
+static int check_takes_bytes(PyObject *file) {
+    PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
+    if (empty == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethod(file, "write", "O", empty);
+    Py_DECREF(empty);
+    Py_XDECREF(r);
+    if (r != NULL || !PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *cause = PyErr_GetRaisedException();
+    PyErr_Format(PyExc_TypeError,
+                 "Writer needs a binary file object: %R.write() refused bytes "
+                 "(a text file? open it with 'wb' or 'ab')",
+                 file);
+    PyObject *exc = PyErr_GetRaisedException();
+    PyException_SetCause(exc, cause);
+    PyErr_SetRaisedException(exc);
+    return -1;
+}
+
 /* The log starts at the object's offset 0: resume alignment at tell(). */
 static int writer_open_file(llpy_writer *self, PyObject *file) {
+    if (check_takes_bytes(file) < 0)
+        return -1;
     self->file = Py_NewRef(file);
     self->written = 0;
     PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
@@ -570,6 +598,31 @@ static int writer_open_file(llpy_writer *self, PyObject *file) {
     int rc = llpy_parse_offset(pos, "tell()", &self->written);
     Py_DECREF(pos);
     return rc;
+}
+
+/* buffering: -1 (the default size), 0 (none) or a size up to 1 GiB. */
+static int parse_buffering(PyObject *obj, size_t *limit) {
+    if (obj == NULL) {
+        *limit = LLPY_DEFAULT_BUFFER;
+        return 0;
+    }
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "buffering must be an int, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow != 0 || v < -1 || v > LLPY_MAX_BUFFER) {
+        PyErr_Format(PyExc_ValueError,
+                     "buffering must be -1, 0 or a size up to %d, not %R",
+                     LLPY_MAX_BUFFER, obj);
+        return -1;
+    }
+    *limit = v < 0 ? LLPY_DEFAULT_BUFFER : (size_t)v;
+    return 0;
 }
 
 static int parse_mode(PyObject *mode, char *out) {
@@ -617,25 +670,19 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
     static char *kwlist[] = {"target", "mode", "buffering", "closefd", NULL};
-    PyObject *target, *mode = NULL;
-    Py_ssize_t buffering = -1;
+    PyObject *target, *mode = NULL, *buffering = NULL;
     int closefd = 0;
     if (self->buf != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$np:Writer", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$Op:Writer", kwlist,
                                      &target, &mode, &buffering, &closefd))
         return -1;
     self->mode = 'w';
-    if (mode != NULL && parse_mode(mode, &self->mode) < 0)
+    if ((mode != NULL && parse_mode(mode, &self->mode) < 0) ||
+        parse_buffering(buffering, &self->limit) < 0)
         return -1;
-    if (buffering < -1) {
-        PyErr_SetString(PyExc_ValueError,
-                        "buffering must be -1, 0 or positive");
-        return -1;
-    }
-    self->limit = buffering < 0 ? LLPY_DEFAULT_BUFFER : (size_t)buffering;
     self->cap =
         self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
     if (writer_open_target(self, target, mode, closefd) < 0)
@@ -716,6 +763,12 @@ static void Writer_finalize(PyObject *op) {
     if (self->closed || (self->buf == NULL && self->fd < 0))
         return;
     PyObject *saved = PyErr_GetRaisedException();
+    if (self->len > 0 && /* as an unclosed file does */
+        PyErr_ResourceWarning(op, 1,
+                              "unclosed Writer %R with %zu bytes "
+                              "of records not yet written",
+                              op, self->len) < 0)
+        PyErr_WriteUnraisable(op);
     if (llpy_lock_acquire(&self->lock) == 0) {
         if (writer_close_locked(self) < 0)
             PyErr_WriteUnraisable(op);

@@ -20,7 +20,13 @@ from leveldb_log._core import (
     mask_crc,
     unmask_crc,
 )
-from leveldb_log._errors import Corruption, CorruptionError, LogError, TruncatedRecordError
+from leveldb_log._errors import (
+    Corruption,
+    CorruptionError,
+    CorruptionWarning,
+    LogError,
+    TruncatedRecordError,
+)
 from leveldb_log.scan import PhysicalRecord, scan
 from leveldb_log.splits import splits
 
@@ -45,6 +51,7 @@ __all__ = [
     "HEADER_SIZE",
     "Corruption",
     "CorruptionError",
+    "CorruptionWarning",
     "LogError",
     "PhysicalRecord",
     "Reader",

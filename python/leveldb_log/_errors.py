@@ -14,6 +14,24 @@ class Corruption(NamedTuple):
     reason: str
 
 
+class CorruptionWarning(UserWarning):
+    """A ``Reader`` skipped damage (or stopped before it, in ``"point_in_time"``) and no
+    ``on_corruption`` callback was given to hear of it; or a file ends in bytes no writer of
+    this format leaves (likely not a log at all).
+
+    One is issued through :mod:`warnings` for each corruption, with the same text for every
+    corruption of a source, so by default a script sees it once per place it reads from;
+    ``corruption`` holds that corruption's `Corruption`. ``python -W error`` (or
+    ``warnings.simplefilter("error", CorruptionWarning)``) turns the first into an
+    exception, and a filter silences them. Passing ``on_corruption`` replaces the warning
+    with the callback.
+    """
+
+    def __init__(self, message: str, corruption: Corruption | None = None) -> None:
+        super().__init__(message)
+        self.corruption = corruption
+
+
 class LogError(Exception):
     """Base class of every error this package raises about a log."""
 

@@ -29,7 +29,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    BinaryIO,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypeAlias,
+    runtime_checkable,
+)
 
 from leveldb_log import _core
 from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE
@@ -88,14 +96,29 @@ def scan(
     one block at a time, never whole. With ``payloads=True`` each record carries its payload
     bytes; with ``verify_checksums=False`` no CRC is checked (``checksum_ok`` is None) and a
     mismatch is not damage, as with ``Reader(verify_checksums=False)``.
+
+    The source is opened (or its buffer taken) before ``scan`` returns, so a missing file
+    raises ``OSError`` and a wrong type ``TypeError`` at the call, not at the first record;
+    a file opened from a path is closed once the iterator ends or is closed.
     """
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            yield from _scan_blocks(_file_blocks(f), payloads, verify_checksums)
-    elif isinstance(source, ReadableFile):
-        yield from _scan_blocks(_file_blocks(source), payloads, verify_checksums)
-    else:
-        yield from _scan_blocks(_buffer_blocks(source), payloads, verify_checksums)
+        return _scan_path(open(source, "rb"), payloads, verify_checksums)
+    if isinstance(source, ReadableFile):
+        return _scan_blocks(_file_blocks(source), payloads, verify_checksums)
+    if not isinstance(source, memoryview):
+        try:
+            memoryview(source).release()  # a buffer, or TypeError now
+        except TypeError:
+            raise TypeError(
+                "scan() source must be a path, a bytes-like object or a binary file "
+                f"object, not {type(source).__name__}"
+            ) from None
+    return _scan_blocks(_buffer_blocks(source), payloads, verify_checksums)
+
+
+def _scan_path(f: BinaryIO, payloads: bool, verify: bool) -> Iterator[PhysicalRecord]:
+    with f:
+        yield from _scan_blocks(_file_blocks(f), payloads, verify)
 
 
 def _file_blocks(f: ReadableFile) -> Iterator[bytes]:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import stat
 import sys
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log._core import _append_point
+from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -115,10 +118,34 @@ def run(args: argparse.Namespace) -> int:
             position = reader.position
     finally:
         progress.close()
+    seen = len(damage.found)
+    not_a_log = _check_the_end(args, damage)
     if args.quiet:
-        return EXIT_CORRUPT if damage.found else EXIT_OK
-    _note_torn_tail(args, damage, size, position)
+        return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK
+    if not_a_log:
+        print(f"{args.log}: NOT A LOG: {not_a_log}")
+        return EXIT_CORRUPT
+    if len(damage.found) == seen:  # (an implausible tail was reported instead)
+        _note_torn_tail(args, damage, size, position)
     return _summary(args.log, damage, count)
+
+
+def _check_the_end(args: argparse.Namespace, damage: Damage) -> str | None:
+    """What a reader passes over silently at the end of a file: a torn tail that no writer
+    of this format leaves (an unknown type, a length that cannot fit its block...) is
+    reported as damage, and a file with no valid record at all is no log (the reason is
+    returned). The rule is mode "a"'s (docs/format.md, "Appending"); it needs a file."""
+    if args.log == "-" or args.start or args.end is not None:
+        return None
+    if not stat.S_ISREG(os.stat(args.log).st_mode) or os.stat(args.log).st_size == 0:
+        return None
+    try:
+        _append_point(args.log)
+    except CorruptionError as e:
+        if e.reason.startswith("no valid record"):
+            return e.reason
+        damage(Corruption(e.offset, e.size, f"implausible torn tail: {e.reason}"))
+    return None
 
 
 def _note_torn_tail(
