@@ -200,6 +200,27 @@ static uint64_t fold_256[2], fold_64[2], fold_lanes[4][2];
 #define HYBRID_BLOCK (HYBRID_V + 3 * HYBRID_L)
 static uint64_t hybrid_k[4];
 
+/*
+ * AVX2 paths (256-bit VPCLMULQDQ). Folding alone: eight ymm accumulators, 256
+ * bytes a loop, reduced by 32, 64 and 128 bytes and then lane 0 onto lane 1
+ * (fold_32 .. fold_16). Side by side with crc32 (see "Carried across blocks"):
+ * each step folds 256 bytes and feeds Y_WORDS words to each of A, B, C;
+ * fold_gap carries the accumulators over A B C to the next block's V,
+ * y_stream_k merges A and B into C, y_tail_k shifts the folded value over
+ * the last A B C.
+ */
+#ifndef Y_STEPS
+#define Y_STEPS 4
+#endif
+#ifndef Y_WORDS
+#define Y_WORDS 10
+#endif
+#define Y_V (256 * Y_STEPS)
+#define Y_L (8 * Y_WORDS * Y_STEPS)
+#define Y_BLOCK (Y_V + 3 * Y_L)
+static uint64_t fold_32[2], fold_128[2], fold_gap[2];
+static uint64_t y_stream_k[2], y_tail_k;
+
 static void build_constants(void) {
     for (int s = 0; s < N_STREAM_SIZES; s++) {
         uint64_t l = stream_bytes[s];
@@ -213,6 +234,12 @@ static void build_constants(void) {
             8 * (uint64_t)(j == 0 ? HYBRID_BLOCK : (4 - j) * HYBRID_L) - 33);
     for (int lane = 0; lane < 3; lane++)
         fold_constants(fold_lanes[lane], 48 - 16 * (size_t)lane);
+    fold_constants(fold_32, 32);
+    fold_constants(fold_128, 128);
+    fold_constants(fold_gap, 256 + 3 * (size_t)Y_L);
+    y_stream_k[0] = x_pow_mod_p(16 * (uint64_t)Y_L - 33);
+    y_stream_k[1] = x_pow_mod_p(8 * (uint64_t)Y_L - 33);
+    y_tail_k = x_pow_mod_p(8 * 3 * (uint64_t)Y_L - 33);
 }
 
 static uint64_t load64(const uint8_t *p) {
@@ -236,11 +263,19 @@ static uint64_t load64(const uint8_t *p) {
 #include <immintrin.h>
 #define TARGET(s) __attribute__((target(s)))
 #endif
+/* Loops to unroll fully, so that arrays of vectors stay in registers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define UNROLL_(n) _Pragma(#n)
+#define UNROLL(n) UNROLL_(GCC unroll n)
+#else
+#define UNROLL(n)
+#endif
 #define TARGET_SSE42 TARGET("sse4.2")
 #define TARGET_PCLMUL TARGET("sse4.2,pclmul")
+#define TARGET_AVX2 TARGET("sse4.2,pclmul,avx2,vpclmulqdq")
 #define TARGET_AVX512 TARGET("sse4.2,pclmul,avx512f,vpclmulqdq")
 
-static struct { int sse42, pclmul, avx512; } x86;
+static struct { int sse42, pclmul, avx2, avx512; } x86;
 
 static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
 #if defined(_MSC_VER)
@@ -273,15 +308,21 @@ static void detect_x86(void) {
         cpuid(7, 0, r7);
     x86.sse42 = (r[2] >> 20) & 1;
     x86.pclmul = x86.sse42 && ((r[2] >> 1) & 1);
-    int osxsave = (r[2] >> 27) & 1;
-    /* XMM, YMM, opmask and both ZMM halves saved by the OS (XCR0 0xE6). */
-    int zmm_state = osxsave && (xgetbv0() & 0xE6) == 0xE6;
-    int avx512f = (r7[1] >> 16) & 1, vpclmulqdq = (r7[2] >> 10) & 1;
+    int osxsave = (r[2] >> 27) & 1, avx = (r[2] >> 28) & 1;
+    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+    /* XMM and YMM saved by the OS (XCR0 bits 1, 2); for AVX-512 also the
+     * opmask and both ZMM halves (bits 5..7). */
+    int ymm_state = avx && (xcr0 & 0x06) == 0x06;
+    int zmm_state = ymm_state && (xcr0 & 0xE6) == 0xE6;
+    int avx2 = (r7[1] >> 5) & 1, avx512f = (r7[1] >> 16) & 1;
+    int vpclmulqdq = (r7[2] >> 10) & 1;
+    x86.avx2 = x86.pclmul && ymm_state && avx2 && vpclmulqdq;
     x86.avx512 = x86.pclmul && zmm_state && avx512f && vpclmulqdq;
 }
 
 static int has_sse42(void) { return x86.sse42; }
 static int has_pclmul(void) { return x86.pclmul; }
+static int has_avx2(void) { return x86.avx2; }
 static int has_avx512(void) { return x86.avx512; }
 
 /* One chain of crc32: no set-up, the best choice for short inputs. */
@@ -342,6 +383,160 @@ TARGET_PCLMUL static uint32_t crc_sse42_3way(uint32_t crc, const uint8_t *p,
     return crc_sse42(crc, p, len);
 }
 
+/* Below this many bytes one crc32 chain beats folding's set-up. */
+#define FOLD_MIN 128
+
+/* Both 128-bit lanes of x moved forward by the distance of k, xored onto
+ * next (see "Folding"). */
+TARGET_AVX2 static __m256i fold_y(__m256i x, __m256i k, __m256i next) {
+    __m256i h = _mm256_clmulepi64_epi128(x, k, 0x00);
+    __m256i l = _mm256_clmulepi64_epi128(x, k, 0x11);
+    return _mm256_xor_si256(_mm256_xor_si256(h, l), next);
+}
+
+TARGET_AVX2 static __m256i broadcast_y(const uint64_t k[2]) {
+    return _mm256_broadcastsi128_si256(
+        _mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
+TARGET_AVX2 static __m256i load_y(const uint8_t *p) {
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+/* The CRC (from 0) of the 32 bytes in x: lane 0 folded onto lane 1, whose
+ * crc32 is that of the whole. */
+TARGET_AVX2 static uint32_t reduce_y(__m256i x) {
+    __m128i k = _mm_set_epi64x((long long)fold_lanes[2][1],
+                               (long long)fold_lanes[2][0]);
+    __m128i lo = _mm256_castsi256_si128(x);
+    __m128i v = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(lo, k, 0x00),
+                                            _mm_clmulepi64_si128(lo, k, 0x11)),
+                              _mm256_extracti128_si256(x, 1));
+    uint64_t c = _mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(v));
+    return (uint32_t)_mm_crc32_u64(c, (uint64_t)_mm_extract_epi64(v, 1));
+}
+
+/* Eight consecutive 32-byte blocks folded into the last, pairwise. */
+TARGET_AVX2 static __m256i merge8_y(__m256i x[8]) {
+    __m256i k32 = broadcast_y(fold_32), k64 = broadcast_y(fold_64);
+    __m256i a = fold_y(x[0], k32, x[1]), b = fold_y(x[2], k32, x[3]);
+    __m256i c = fold_y(x[4], k32, x[5]), d = fold_y(x[6], k32, x[7]);
+    return fold_y(fold_y(a, k64, b), broadcast_y(fold_128), fold_y(c, k64, d));
+}
+
+/* x[0..7] folded forward by the distance of k onto the 256 bytes at q
+ * (unrolled and inlined so that x stays in registers). */
+TARGET_AVX2 static inline void fold8_y(__m256i x[8], __m256i k,
+                                       const uint8_t *q) {
+    UNROLL(8)
+    for (int j = 0; j < 8; j++)
+        x[j] = fold_y(x[j], k, load_y(q + 32 * j));
+}
+
+/* Folds n bytes (n a multiple of 32, at least 32) from start value crc
+ * into one 32-byte block that stands for them all. */
+TARGET_AVX2 static __m256i fold_blocks_y(uint32_t crc, const uint8_t *p,
+                                         size_t n) {
+    assert(n >= 32 && n % 32 == 0); /* the caller hands whole blocks */
+    const uint8_t *end = p + n;
+    __m256i x[8];
+    x[0] = _mm256_xor_si256(load_y(p),
+                            _mm256_setr_epi32((int)crc, 0, 0, 0, 0, 0, 0, 0));
+    p += 32;
+    if (end - p >= 224) { /* eight independent chains hide the latency */
+        for (int j = 1; j < 8; j++)
+            x[j] = load_y(p + 32 * (j - 1));
+        __m256i k256 = broadcast_y(fold_256);
+        for (p += 224; end - p >= 256; p += 256)
+            fold8_y(x, k256, p);
+        x[0] = merge8_y(x);
+    }
+    __m256i k32 = broadcast_y(fold_32);
+    for (; p < end; p += 32)
+        x[0] = fold_y(x[0], k32, load_y(p));
+    return x[0];
+}
+
+/* Folding alone, single crc32 for what is left and for short inputs. */
+TARGET_AVX2 static uint32_t crc_avx2_fold(uint32_t crc, const uint8_t *p,
+                                          size_t len) {
+    if (len < FOLD_MIN)
+        return crc_sse42(crc, p, len);
+    size_t n = len & ~(size_t)31;
+    return crc_sse42(reduce_y(fold_blocks_y(crc, p, n)), p + n, len - n);
+}
+
+/* Y_WORDS words of each of the streams at a, a + l, a + 2l into cs. */
+TARGET_AVX2 static inline void streams_y(uint64_t cs[3], const uint8_t *a,
+                                         size_t l) {
+    uint64_t ca = cs[0], cb = cs[1], cc = cs[2];
+    UNROLL(16)
+    for (size_t i = 0; i < 8 * Y_WORDS; i += 8) {
+        ca = _mm_crc32_u64(ca, load64(a + i));
+        cb = _mm_crc32_u64(cb, load64(a + l + i));
+        cc = _mm_crc32_u64(cc, load64(a + 2 * l + i));
+    }
+    cs[0] = ca;
+    cs[1] = cb;
+    cs[2] = cc;
+}
+
+/* crc(0, ABC) from the streams' crc(0, A), crc(0, B), crc(0, C), by (2)
+ * and (3). */
+TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[3]) {
+    __m128i kk =
+        _mm_set_epi64x((long long)y_stream_k[1], (long long)y_stream_k[0]);
+    __m128i ab = _mm_set_epi64x((long long)cs[1], (long long)cs[0]);
+    __m128i s = _mm_xor_si128(_mm_clmulepi64_si128(ab, kk, 0x00),
+                              _mm_clmulepi64_si128(ab, kk, 0x11));
+    return (uint32_t)(_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^
+                      cs[2]);
+}
+
+/* One block V A B C: the accumulators x, standing for everything before V,
+ * carried onto V (r, the CRC of the previous A B C, xored into its first
+ * bytes) and folded through it while three crc32 chains run over A, B, C.
+ * Returns crc(0, ABC). */
+TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
+                                           const uint8_t *p) {
+    const uint8_t *a = p + Y_V;
+    uint64_t cs[3] = {0, 0, 0};
+    fold8_y(x, broadcast_y(fold_gap), p);
+    /* after the fold: only this xor waits for the previous block's r */
+    x[0] =
+        _mm256_xor_si256(x[0], _mm256_setr_epi32((int)r, 0, 0, 0, 0, 0, 0, 0));
+    __m256i k256 = broadcast_y(fold_256);
+    for (size_t step = 0; step < Y_STEPS; step++) {
+        if (step > 0)
+            fold8_y(x, k256, p + 256 * step);
+        streams_y(cs, a + 8 * Y_WORDS * step, Y_L);
+    }
+    return merge_streams_y(cs);
+}
+
+/* Below this many bytes folding alone is faster than blocks V A B C. */
+#define Y_MIN Y_BLOCK
+
+/* Folding and three crc32 chains side by side (see "Carried across
+ * blocks"); folding alone for what is left. */
+TARGET_AVX2 static uint32_t crc_avx2(uint32_t crc, const uint8_t *p,
+                                     size_t len) {
+    if (len < Y_MIN)
+        return crc_avx2_fold(crc, p, len);
+    __m256i x[8];
+    UNROLL(8)
+    for (int j = 0; j < 8; j++) /* folding zeros leaves the first V as is */
+        x[j] = _mm256_setzero_si256();
+    uint32_t r = crc; /* the start value enters like a previous r */
+    for (; len >= Y_BLOCK; p += Y_BLOCK, len -= Y_BLOCK)
+        r = block_y(x, r, p);
+    uint32_t v = reduce_y(merge8_y(x)); /* everything up to the last V */
+    __m128i s =
+        _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)v),
+                             _mm_cvtsi64_si128((long long)y_tail_k), 0x00);
+    crc = (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^ r;
+    return crc_avx2_fold(crc, p, len);
+}
 /* Every 128-bit lane of x moved forward by the distance of k, xored onto
  * next (see "Folding"). */
 TARGET_AVX512 static __m512i fold(__m512i x, __m512i k, __m512i next) {
@@ -449,9 +644,6 @@ TARGET_AVX512 static uint32_t hybrid_block(uint32_t start, const uint8_t *p) {
     uint32_t v = reduce_block(merge4(x0, x1, x2, x3));
     return hybrid_merge(start, v, ca, cb, cc);
 }
-
-/* Below this many bytes one crc32 chain beats folding's set-up. */
-#define FOLD_MIN 128
 
 TARGET_AVX512 static uint32_t crc_avx512(uint32_t crc, const uint8_t *p,
                                          size_t len) {
@@ -585,6 +777,8 @@ static const impl impls[] = {
 #if HAVE_X86
     {"sse4.2", crc_sse42, has_sse42},
     {"sse4.2+pclmul", crc_sse42_3way, has_pclmul},
+    {"avx2+vpclmulqdq", crc_avx2_fold, has_avx2},
+    {"avx2+vpclmulqdq+crc32", crc_avx2, has_avx2},
     {"avx512+vpclmulqdq", crc_avx512, has_avx512},
 #endif
 #if HAVE_ARM
