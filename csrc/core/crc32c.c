@@ -210,16 +210,19 @@ static uint64_t hybrid_k[4];
  * the last A B C.
  */
 #ifndef Y_STEPS
-#define Y_STEPS 4
+#define Y_STEPS 2
 #endif
 #ifndef Y_WORDS
-#define Y_WORDS 10
+#define Y_WORDS 6
 #endif
 #define Y_V (256 * Y_STEPS)
 #define Y_L (8 * Y_WORDS * Y_STEPS)
-#define Y_BLOCK (Y_V + 3 * Y_L)
+#ifndef Y_NS
+#define Y_NS 3 /* crc32 streams */
+#endif
+#define Y_BLOCK (Y_V + Y_NS * Y_L)
 static uint64_t fold_32[2], fold_128[2], fold_gap[2];
-static uint64_t y_stream_k[2], y_tail_k;
+static uint64_t y_stream_k[Y_NS - 1], y_tail_k;
 
 static void build_constants(void) {
     for (int s = 0; s < N_STREAM_SIZES; s++) {
@@ -236,10 +239,10 @@ static void build_constants(void) {
         fold_constants(fold_lanes[lane], 48 - 16 * (size_t)lane);
     fold_constants(fold_32, 32);
     fold_constants(fold_128, 128);
-    fold_constants(fold_gap, 256 + 3 * (size_t)Y_L);
-    y_stream_k[0] = x_pow_mod_p(16 * (uint64_t)Y_L - 33);
-    y_stream_k[1] = x_pow_mod_p(8 * (uint64_t)Y_L - 33);
-    y_tail_k = x_pow_mod_p(8 * 3 * (uint64_t)Y_L - 33);
+    fold_constants(fold_gap, 256 + Y_NS * (size_t)Y_L);
+    for (int i = 0; i < Y_NS - 1; i++) /* stream i moves Y_NS - 1 - i L's */
+        y_stream_k[i] = x_pow_mod_p(8 * (uint64_t)Y_L * (Y_NS - 1 - i) - 33);
+    y_tail_k = x_pow_mod_p(8 * Y_NS * (uint64_t)Y_L - 33);
 }
 
 static uint64_t load64(const uint8_t *p) {
@@ -383,6 +386,11 @@ TARGET_PCLMUL static uint32_t crc_sse42_3way(uint32_t crc, const uint8_t *p,
     return crc_sse42(crc, p, len);
 }
 
+/* Bytes from p to the next multiple of align (a power of two). */
+static size_t to_boundary(const uint8_t *p, size_t align) {
+    return (size_t)(0u - (uintptr_t)p) & (align - 1);
+}
+
 /* Below this many bytes one crc32 chain beats folding's set-up. */
 #define FOLD_MIN 128
 
@@ -417,7 +425,7 @@ TARGET_AVX2 static uint32_t reduce_y(__m256i x) {
 }
 
 /* Eight consecutive 32-byte blocks folded into the last, pairwise. */
-TARGET_AVX2 static __m256i merge8_y(__m256i x[8]) {
+TARGET_AVX2 static inline __m256i merge8_y(__m256i x[8]) {
     __m256i k32 = broadcast_y(fold_32), k64 = broadcast_y(fold_64);
     __m256i a = fold_y(x[0], k32, x[1]), b = fold_y(x[2], k32, x[3]);
     __m256i c = fold_y(x[4], k32, x[5]), d = fold_y(x[6], k32, x[7]);
@@ -444,6 +452,7 @@ TARGET_AVX2 static __m256i fold_blocks_y(uint32_t crc, const uint8_t *p,
                             _mm256_setr_epi32((int)crc, 0, 0, 0, 0, 0, 0, 0));
     p += 32;
     if (end - p >= 224) { /* eight independent chains hide the latency */
+        UNROLL(8)
         for (int j = 1; j < 8; j++)
             x[j] = load_y(p + 32 * (j - 1));
         __m256i k256 = broadcast_y(fold_256);
@@ -462,35 +471,39 @@ TARGET_AVX2 static uint32_t crc_avx2_fold(uint32_t crc, const uint8_t *p,
                                           size_t len) {
     if (len < FOLD_MIN)
         return crc_sse42(crc, p, len);
+    size_t head = to_boundary(p, 32); /* no load splits a cache line */
+    crc = crc_sse42(crc, p, head);
+    p += head;
+    len -= head;
     size_t n = len & ~(size_t)31;
-    return crc_sse42(reduce_y(fold_blocks_y(crc, p, n)), p + n, len - n);
+    crc = reduce_y(fold_blocks_y(crc, p, n));
+    _mm256_zeroupper(); /* else SSE code after us may pay for the state */
+    return crc_sse42(crc, p + n, len - n);
 }
 
-/* Y_WORDS words of each of the streams at a, a + l, a + 2l into cs. */
-TARGET_AVX2 static inline void streams_y(uint64_t cs[3], const uint8_t *a,
+/* Y_WORDS words of each of the streams at a, a + l, a + 2l ... into cs. */
+TARGET_AVX2 static inline void streams_y(uint64_t cs[Y_NS], const uint8_t *a,
                                          size_t l) {
-    uint64_t ca = cs[0], cb = cs[1], cc = cs[2];
     UNROLL(16)
     for (size_t i = 0; i < 8 * Y_WORDS; i += 8) {
-        ca = _mm_crc32_u64(ca, load64(a + i));
-        cb = _mm_crc32_u64(cb, load64(a + l + i));
-        cc = _mm_crc32_u64(cc, load64(a + 2 * l + i));
+        UNROLL(8)
+        for (int j = 0; j < Y_NS; j++)
+            cs[j] = _mm_crc32_u64(cs[j], load64(a + l * (size_t)j + i));
     }
-    cs[0] = ca;
-    cs[1] = cb;
-    cs[2] = cc;
 }
 
 /* crc(0, ABC) from the streams' crc(0, A), crc(0, B), crc(0, C), by (2)
  * and (3). */
-TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[3]) {
-    __m128i kk =
-        _mm_set_epi64x((long long)y_stream_k[1], (long long)y_stream_k[0]);
-    __m128i ab = _mm_set_epi64x((long long)cs[1], (long long)cs[0]);
-    __m128i s = _mm_xor_si128(_mm_clmulepi64_si128(ab, kk, 0x00),
-                              _mm_clmulepi64_si128(ab, kk, 0x11));
+TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[Y_NS]) {
+    __m128i s = _mm_setzero_si128();
+    UNROLL(8)
+    for (int i = 0; i < Y_NS - 1; i++)
+        s = _mm_xor_si128(s, _mm_clmulepi64_si128(
+                                 _mm_cvtsi64_si128((long long)cs[i]),
+                                 _mm_cvtsi64_si128((long long)y_stream_k[i]),
+                                 0x00));
     return (uint32_t)(_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^
-                      cs[2]);
+                      cs[Y_NS - 1]);
 }
 
 /* One block V A B C: the accumulators x, standing for everything before V,
@@ -500,7 +513,7 @@ TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[3]) {
 TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
                                            const uint8_t *p) {
     const uint8_t *a = p + Y_V;
-    uint64_t cs[3] = {0, 0, 0};
+    uint64_t cs[Y_NS] = {0};
     fold8_y(x, broadcast_y(fold_gap), p);
     /* after the fold: only this xor waits for the previous block's r */
     x[0] =
@@ -523,6 +536,10 @@ TARGET_AVX2 static uint32_t crc_avx2(uint32_t crc, const uint8_t *p,
                                      size_t len) {
     if (len < Y_MIN)
         return crc_avx2_fold(crc, p, len);
+    size_t head = to_boundary(p, 32); /* no load splits a cache line */
+    crc = crc_sse42(crc, p, head);
+    p += head;
+    len -= head;
     __m256i x[8];
     UNROLL(8)
     for (int j = 0; j < 8; j++) /* folding zeros leaves the first V as is */
@@ -535,6 +552,7 @@ TARGET_AVX2 static uint32_t crc_avx2(uint32_t crc, const uint8_t *p,
         _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)v),
                              _mm_cvtsi64_si128((long long)y_tail_k), 0x00);
     crc = (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^ r;
+    _mm256_zeroupper(); /* else SSE code after us may pay for the state */
     return crc_avx2_fold(crc, p, len);
 }
 /* Every 128-bit lane of x moved forward by the distance of k, xored onto
@@ -657,6 +675,7 @@ TARGET_AVX512 static uint32_t crc_avx512(uint32_t crc, const uint8_t *p,
         p += n;
         len -= n;
     }
+    _mm256_zeroupper(); /* else SSE code after us may pay for the state */
     return crc_sse42(crc, p, len);
 }
 #endif /* HAVE_X86 */
