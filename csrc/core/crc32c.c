@@ -43,8 +43,8 @@
  * and the two shifted terms of (2) are xored into the last 8 bytes of C, whose
  * own crc32 does the reduction for them.
  *
- * Folding (AVX-512). Hold a 16-byte block as V = H x^64 + L (H its first 8
- * bytes, the higher powers). Moved D bytes later, V x^(8D) is congruent to
+ * Folding (AVX-512, AVX2). Hold a 16-byte block as V = H x^64 + L (H its first
+ * 8 bytes, the higher powers). Moved D bytes later, V x^(8D) is congruent to
  * H (x^(8D+31) mod P) x^33 + L (x^(8D-33) mod P) x^33, and clmul(h, k) read
  * as a reflected 128-bit value is h*k*x^33: two carry-less multiplies give a
  * 16-byte value that may be xored onto the block D bytes later without
@@ -58,6 +58,15 @@
  * bytes, is (2) with one more term, and the block's start value c enters as
  * crc(c, VABC) = c x^(8|VABC|) + crc(0, VABC), so blocks do not wait for
  * each other.
+ *
+ * Carried across blocks (AVX2). Instead of reducing the folded V of every
+ * block, the accumulators move on over A B C to the next block's V: that is
+ * a fold by |V's last 256 bytes| + |ABC| bytes, only another constant. And
+ * r = crc(0, ABC), which stands for A B C at the end of C, enters the next
+ * V like a start value, xored into its first 4 bytes (by (1) as above); the
+ * very first V takes the caller's start value the same way. Only the last
+ * block is reduced: its accumulators give v = crc(0, everything up to the
+ * end of its V), and the CRC is v x^(8|ABC|) + r, by (3).
  */
 #include "crc32c.h"
 
@@ -206,13 +215,13 @@ static uint64_t hybrid_k[4];
 
 /*
  * AVX2 paths (256-bit VPCLMULQDQ). Folding alone: eight ymm accumulators, 256
- * bytes a loop, reduced by 32, 64 and 128 bytes and then lane 0 onto lane 1
- * (fold_32 .. fold_16). Side by side with crc32 (see "Carried across blocks"),
- * blocks V A B C of a shape: each of its steps folds 256 bytes of V and feeds
- * Y_WORDS words to each of A, B, C (3 x 6 words per 256 bytes: measured on
- * Zen 3, where more crc32 words slow the folds down). gap carries the
- * accumulators over A B C onto the next block's V, stream_k merges A and B
- * into C, tail_k moves the folded value over the last A B C.
+ * bytes a loop, reduced by 32, 64 and 128 bytes (fold_32, fold_64, fold_128)
+ * and then lane 0 onto lane 1 (fold_lanes[2]). Side by side with crc32 (see
+ * "Carried across blocks"), blocks V A B C of a shape: each of its steps folds
+ * 256 bytes of V and feeds Y_WORDS words to each of A, B, C (3 x 6 words per
+ * 256 bytes: measured on Zen 3, where more crc32 words slow the folds down).
+ * gap carries the accumulators over A B C onto the next block's V, stream_k
+ * merges A and B into C, tail_k moves the folded value over the last A B C.
  */
 #define Y_WORDS 6
 #define Y_NS 3 /* crc32 streams */
