@@ -598,6 +598,7 @@ TARGET_AVX2 static uint32_t crc_avx2(uint32_t crc, const uint8_t *p,
     _mm256_zeroupper(); /* else SSE code after us may pay for the state */
     return crc_avx2_fold(crc, p, len);
 }
+
 /* Every 128-bit lane of x moved forward by the distance of k, xored onto
  * next (see "Folding"). */
 TARGET_AVX512 static __m512i fold(__m512i x, __m512i k, __m512i next) {
