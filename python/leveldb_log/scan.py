@@ -107,9 +107,11 @@ def scan(
     Arguments
       source: a path; a bytes-like object holding the log; or a binary file
         object with read(), holding the log from its current position
-        (offsets count from there). It is opened by the call itself, so a
-        missing path raises there, not at the first next(). It is read one
-        block at a time, never whole.
+        (offsets count from there). It is opened (or its buffer taken) by
+        the call itself, so a missing path or a wrong type raises there, not
+        at the first next(). It is read one block at a time, never whole; a
+        file opened from a path is closed once the iterator ends or is
+        closed.
       payloads: True gives each "record" region its payload bytes.
       verify_checksums: False checks no CRC (checksum_ok is None) and a
         mismatch is not damage, as with Reader(verify_checksums=False).
@@ -120,7 +122,7 @@ def scan(
     Raises
       FileNotFoundError, OSError: the path cannot be opened (at the call) or
         read (while iterating).
-      TypeError: a source that is none of the above.
+      TypeError: a source that is none of the above (at the call).
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
