@@ -186,25 +186,61 @@ static PyObject *mod_unmask_crc(PyObject *module, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"_append_point", llpy_append_point, METH_O,
-     "_append_point(path, /) -> (cut, fresh_block, clean_end)\n--\n\n"
-     "Where Writer(path, \"a\") would resume, without changing the file: "
-     "the length it cuts the log back to, whether the next record starts a "
-     "block, and the end of the last complete record. Raises "
-     "CorruptionError where mode \"a\" would refuse the file."},
+     "_append_point(path, /)\n"
+     "--\n\n"
+     "Where Writer(path, 'a') would resume, without changing the file.\n\n"
+     "Returns\n"
+     "  (cut, fresh_block, clean_end): the length mode 'a' cuts the log\n"
+     "  back to, whether the next record starts a block, and the end of\n"
+     "  the last complete record.\n\n"
+     "Raises\n"
+     "  CorruptionError: where mode 'a' would refuse the file.\n"
+     "  OSError: the file cannot be opened or read."},
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
      METH_FASTCALL | METH_KEYWORDS,
-     "crc32c(data, value=0) -> int\n--\n\n"
-     "CRC-32C of a bytes-like object, continuing from value (like "
-     "zlib.crc32)."},
+     "crc32c(data, value=0)\n"
+     "--\n\n"
+     "CRC-32C (Castagnoli) of a bytes-like object, shaped like zlib.crc32.\n\n"
+     "Arguments\n"
+     "  data: any bytes-like object.\n"
+     "  value: the CRC to continue from (0 to start), so that\n"
+     "    crc32c(b, crc32c(a)) == crc32c(a + b).\n\n"
+     "Returns\n"
+     "  The CRC, an int in [0, 2**32).\n\n"
+     "Raises\n"
+     "  TypeError: data is not bytes-like, or value is not an int.\n"
+     "  ValueError: value is outside [0, 2**32)."},
     {"mask_crc", mod_mask_crc, METH_O,
-     "mask_crc(crc) -> int\n--\n\nLevelDB's masked form of a CRC, as stored "
-     "in logs."},
+     "mask_crc(crc, /)\n"
+     "--\n\n"
+     "LevelDB's masked form of a CRC, the one stored in log headers.\n\n"
+     "Masking keeps a CRC of data that itself holds CRCs from being\n"
+     "degenerate. unmask_crc() undoes it.\n\n"
+     "Arguments\n"
+     "  crc: an int in [0, 2**32).\n\n"
+     "Returns\n"
+     "  The masked value, an int in [0, 2**32).\n\n"
+     "Raises\n"
+     "  TypeError: crc is not an int.\n"
+     "  ValueError: crc is outside [0, 2**32)."},
     {"unmask_crc", mod_unmask_crc, METH_O,
-     "unmask_crc(masked) -> int\n--\n\nThe CRC a masked value stands for."},
+     "unmask_crc(masked, /)\n"
+     "--\n\n"
+     "The CRC a masked value stands for: the inverse of mask_crc().\n\n"
+     "Arguments\n"
+     "  masked: an int in [0, 2**32), as stored in a log header.\n\n"
+     "Returns\n"
+     "  The CRC, an int in [0, 2**32).\n\n"
+     "Raises\n"
+     "  TypeError: masked is not an int.\n"
+     "  ValueError: masked is outside [0, 2**32)."},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,
      METH_FASTCALL,
-     "_scan_block(block, final, verify_checksums, /) -> list\n--\n\n"
-     "The regions of one block, by the reader's rules (for scan.py)."},
+     "_scan_block(block, final, verify_checksums, /)\n"
+     "--\n\n"
+     "The regions of one block, by the reader's rules (for scan.py).\n\n"
+     "Returns\n"
+     "  A list of (position, kind, type, length, checksum_ok, reason)."},
     {NULL, NULL, 0, NULL}};
 
 /* The usable CRC-32C implementations, slowest to fastest. */

@@ -836,46 +836,162 @@ static void Reader_dealloc(PyObject *op) {
 
 static PyMethodDef Reader_methods[] = {
     {"close", Reader_close, METH_NOARGS,
-     "Release the source; idempotent. Iterating afterwards raises "
-     "ValueError."},
-    {"__enter__", Reader_enter, METH_NOARGS, NULL},
-    {"__exit__", Reader_exit, METH_VARARGS, NULL},
-    {"__reduce__", Reader_reduce, METH_NOARGS, NULL},
-    {"_restore", Reader_restore, METH_VARARGS, NULL},
+     "close($self, /)\n"
+     "--\n\n"
+     "Release the source; calling it again does nothing.\n\n"
+     "A path the reader opened is closed; a buffer is released; a file\n"
+     "object is left open. Iterating a closed reader raises ValueError.\n\n"
+     "Returns\n"
+     "  None."},
+    {"__enter__", Reader_enter, METH_NOARGS,
+     "__enter__($self, /)\n"
+     "--\n\n"
+     "Return the reader itself, for a with statement.\n\n"
+     "Raises\n"
+     "  ValueError: the reader is closed."},
+    {"__exit__", Reader_exit, METH_VARARGS,
+     "__exit__($self, exc_type, exc, tb, /)\n"
+     "--\n\n"
+     "Close the reader (see close()); an exception is not suppressed."},
+    {"__reduce__", Reader_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n"
+     "--\n\n"
+     "Pickle a reader over a path as what reopens it where it stands.\n\n"
+     "Returns\n"
+     "  (leveldb_log._restore.restore_reader, (path, options, progress)).\n\n"
+     "Raises\n"
+     "  TypeError: the reader is over a buffer or a file object, is\n"
+     "    closed, or is inside its on_corruption callback."},
+    {"_restore", Reader_restore, METH_VARARGS,
+     "_restore($self, last, dropped, finished, /)\n"
+     "--\n\n"
+     "Set the progress counters of an unpickled reader (internal).\n\n"
+     "Arguments\n"
+     "  last: last_record_offset, or None; dropped: dropped_bytes;\n"
+     "  finished: whether the original had reached the end of a buffer.\n\n"
+     "Returns\n"
+     "  None."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Reader_getset[] = {
     {"last_record_offset", Reader_get_last, NULL,
-     "Offset of the first header of the record returned last (None before).",
+     "Offset of the first header of the record returned last (None\n"
+     "before the first).",
      NULL},
     {"dropped_bytes", Reader_get_dropped, NULL,
-     "Total bytes dropped by the corruptions reported so far.", NULL},
+     "Total bytes of the corruptions reported so far.", NULL},
     {"closed", Reader_get_closed, NULL, "True once close() was called.", NULL},
-    {"recovery", Reader_get_recovery, NULL, "The recovery mode.", NULL},
+    {"recovery", Reader_get_recovery, NULL,
+     "The recovery mode: 'skip', 'tolerate_tail', 'point_in_time'\n"
+     "or 'absolute'.",
+     NULL},
     {"verify_checksums", Reader_get_verify, NULL, "Whether CRCs are checked.",
      NULL},
-    {"start", Reader_get_start, NULL, "First offset of the range read.", NULL},
-    {"end", Reader_get_end, NULL, "End of the range read (None: no end).",
+    {"start", Reader_get_start, NULL,
+     "First offset of the range read: records whose first header lies\n"
+     "before it are not returned.",
+     NULL},
+    {"end", Reader_get_end, NULL,
+     "End of the range read: records whose first header lies at or\n"
+     "after it are not returned (None: no end).",
      NULL},
     {"position", Reader_get_position, NULL,
-     "Offset where reading goes on: Reader(start=position) resumes here.",
+     "Offset where reading goes on: Reader(source, start=position)\n"
+     "returns exactly the records this reader has yet to return. None\n"
+     "once closed.",
      NULL},
     {"_blocks_in_place", Reader_get_in_place, NULL,
-     "Blocks whose payload was read from the file straight into a record "
-     "(internal: for tests and benchmarks).",
+     "Blocks whose payload was read from the file straight into a\n"
+     "record (internal: for tests and benchmarks).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(
     Reader_doc,
     "Reader(source, *, recovery='skip', verify_checksums=True, start=0, "
-    "end=None,\n"
-    "       on_corruption=None)\n"
+    "end=None, on_corruption=None)\n"
     "--\n\n"
-    "Iterate over the records of a LevelDB log.\n\n"
-    "source is a path (str or os.PathLike), a bytes-like object holding the "
-    "log,\n"
-    "or a binary file object. Each item is the record's payload as bytes.");
+    "Iterate over the records of a LevelDB log, as bytes, in write order.\n\n"
+    "Arguments\n"
+    "  source: the log, opened here (a missing path raises at the call):\n"
+    "    - a path (str or os.PathLike);\n"
+    "    - a bytes-like object (bytes, bytearray, memoryview, mmap, ...),\n"
+    "      read in place, never copied whole, and released when the\n"
+    "      reader is closed or exhausted;\n"
+    "    - a binary file object with readinto(), holding the log from its\n"
+    "      position when the reader is made.\n"
+    "  recovery: what damage does: 'skip' (the default), 'tolerate_tail',\n"
+    "    'point_in_time' or 'absolute'; see \"Recovery modes\".\n"
+    "  verify_checksums: False skips CRC checks (LevelDB's\n"
+    "    checksum=false): a damaged payload is then returned as data.\n"
+    "  start, end: only the records whose first header lies in\n"
+    "    [start, end); end=None reads to the end. See \"Ranges\".\n"
+    "  on_corruption: None, or a callable given a Corruption(offset,\n"
+    "    size, reason) for each damage reported; see \"Reports\".\n\n"
+    "Returns\n"
+    "  An iterator: next() gives the next record's payload (bytes).\n"
+    "  Properties: last_record_offset, dropped_bytes, position, closed and\n"
+    "  the options. close(), or a with statement, releases the source.\n\n"
+    "Recovery modes\n"
+    "  A torn tail is what a crash leaves at the end of a log: a partial\n"
+    "  header, a payload cut short, or a fragmented record without its\n"
+    "  last fragment. Any other damage is corruption.\n\n"
+    "  recovery         corruption mid-file           torn tail\n"
+    "  'skip'           reported and skipped;         stops before it,\n"
+    "                   reading goes on (LevelDB's)   unreported\n"
+    "  'tolerate_tail'  raises CorruptionError        stops before it,\n"
+    "                                                 unreported\n"
+    "  'point_in_time'  reported; iteration ends      stops before it,\n"
+    "                   cleanly before it             unreported\n"
+    "  'absolute'       raises CorruptionError        raises\n"
+    "                                                 TruncatedRecordError\n\n"
+    "  In every mode the records before the damage are returned first.\n\n"
+    "Reports\n"
+    "  Without on_corruption, 'skip' and 'point_in_time' issue a\n"
+    "  leveldb_log.CorruptionWarning (a UserWarning) through warnings for\n"
+    "  each corruption they skip or stop before: shown once per place by\n"
+    "  default, an exception under -W error, silenced by a filter. The\n"
+    "  raising modes raise instead. A given on_corruption replaces the\n"
+    "  warning: it is called for every corruption (in 'absolute', for the\n"
+    "  torn tail too) before the mode acts on it, without the reader's\n"
+    "  lock held, so it may use the reader; what it raises propagates\n"
+    "  from next().\n\n"
+    "Ranges\n"
+    "  A record belongs to the range that holds its first header: the\n"
+    "  reader returns exactly the records whose first header lies in\n"
+    "  [start, end), reading past end to finish the last of them. Readers\n"
+    "  over consecutive ranges (see splits()) together return every\n"
+    "  record and report every corruption exactly once, wherever the cuts\n"
+    "  fall (a corruption by the range its dropped bytes begin in).\n\n"
+    "Following a growing log\n"
+    "  Over a path or a file object, iteration stops at the current end\n"
+    "  of the log; iterate again later for the records appended since. An\n"
+    "  incomplete record at the end is not consumed until it is complete.\n"
+    "  A buffer does not grow: the reader is finished at its end. Do not\n"
+    "  follow a live log in 'absolute' mode: its torn tail raises.\n"
+    "  Reader(source, start=position) resumes where a reader stood, after\n"
+    "  a restart too.\n\n"
+    "Pickling\n"
+    "  A reader over a path pickles as what reopens it: the path, its\n"
+    "  options (on_corruption must be picklable) and its progress.\n"
+    "  Unpickled (or copied with copy.copy or copy.deepcopy) it goes on\n"
+    "  exactly where the original stood; a file that is gone by then\n"
+    "  raises FileNotFoundError. A reader over a buffer or a file object,\n"
+    "  or a closed one, refuses with TypeError.\n\n"
+    "Threads\n"
+    "  A reader may be shared by threads: each call holds its lock. A\n"
+    "  call on it from a file object's method it is calling raises\n"
+    "  RuntimeError instead of deadlocking.\n\n"
+    "Raises\n"
+    "  FileNotFoundError, OSError: the path cannot be opened (at the\n"
+    "    call); reading fails (from next(): the original OSError).\n"
+    "  TypeError: a source of another kind; an argument of the wrong\n"
+    "    type; on_corruption not callable.\n"
+    "  ValueError: an unknown recovery mode; start or end negative or\n"
+    "    above 2**64 - 1 (the message names which); end < start; next()\n"
+    "    on a closed reader.\n"
+    "  CorruptionError, TruncatedRecordError: from next(), as the\n"
+    "    recovery mode says.");
 
 static PyType_Slot Reader_slots[] = {
     {Py_tp_doc, (void *)Reader_doc},   {Py_tp_new, Reader_new},

@@ -796,27 +796,101 @@ static void Writer_dealloc(PyObject *op) {
 
 static PyMethodDef Writer_methods[] = {
     {"write", Writer_write, METH_O,
-     "write(data) -> int\n--\n\nAppend one record; return its offset."},
+     "write($self, data, /)\n"
+     "--\n\n"
+     "Append one record.\n\n"
+     "Arguments\n"
+     "  data: a bytes-like object (bytes, bytearray, memoryview, ...),\n"
+     "    empty included.\n\n"
+     "Returns\n"
+     "  The record's offset: where its first header lies in the log.\n\n"
+     "Raises\n"
+     "  TypeError: data is not bytes-like.\n"
+     "  ValueError: the writer is closed.\n"
+     "  OSError, or what the file object raised: the record is not written\n"
+     "    (now or later); the records before it are kept."},
     {"write_many", Writer_write_many, METH_O,
-     "write_many(records) -> int\n--\n\nAppend every record of an iterable; "
-     "return how many were written."},
+     "write_many($self, records, /)\n"
+     "--\n\n"
+     "Append every record of an iterable, in order, under one lock.\n\n"
+     "Arguments\n"
+     "  records: an iterable of bytes-like objects.\n\n"
+     "Returns\n"
+     "  How many records were written.\n\n"
+     "Raises\n"
+     "  As write(), and whatever the iterable raises; the records before\n"
+     "  the error are written all the same."},
     {"flush", Writer_flush, METH_NOARGS,
-     "flush()\n--\n\nHand buffered bytes to the OS or the file object."},
-    {"sync", Writer_sync, METH_NOARGS, "sync()\n--\n\nFlush, then fsync."},
+     "flush($self, /)\n"
+     "--\n\n"
+     "Hand the buffered records to the OS, or to the file object.\n\n"
+     "A file object's own flush() is then called, if it has one. After\n"
+     "flush() a crash of the process loses no record written so far, and\n"
+     "readers of the file see them; a power loss still may lose them (see\n"
+     "sync()).\n\n"
+     "Returns\n"
+     "  None.\n\n"
+     "Raises\n"
+     "  ValueError: the writer is closed.\n"
+     "  OSError, or what the file object raised."},
+    {"sync", Writer_sync, METH_NOARGS,
+     "sync($self, /)\n"
+     "--\n\n"
+     "flush(), then fsync: the records written so far survive a power "
+     "loss.\n\n"
+     "For a file object, fsync goes through its fileno().\n\n"
+     "Returns\n"
+     "  None.\n\n"
+     "Raises\n"
+     "  ValueError: the writer is closed.\n"
+     "  OSError: the flush or the fsync failed.\n"
+     "  io.UnsupportedOperation or AttributeError: a file object with no\n"
+     "    file descriptor (io.BytesIO, for instance)."},
     {"tell", Writer_tell, METH_NOARGS,
-     "tell() -> int\n--\n\nLog length in bytes, buffered bytes included."},
+     "tell($self, /)\n"
+     "--\n\n"
+     "The log's length in bytes, buffered records included.\n\n"
+     "Returns\n"
+     "  An int: the offset the next record starts at, unless it must go to\n"
+     "  the next block (fewer than 7 bytes left in this one).\n\n"
+     "Raises\n"
+     "  ValueError: the writer is closed."},
     {"close", Writer_close, METH_NOARGS,
-     "close()\n--\n\nFlush and close what the writer opened; idempotent."},
-    {"__enter__", Writer_enter, METH_NOARGS, NULL},
-    {"__exit__", Writer_exit, METH_VARARGS, NULL},
-    {"__reduce__", Writer_reduce, METH_NOARGS, NULL},
+     "close($self, /)\n"
+     "--\n\n"
+     "Flush and close; calling it again does nothing.\n\n"
+     "A path the writer opened is closed; a file object only with\n"
+     "closefd=True. Every other method of a closed writer raises\n"
+     "ValueError.\n\n"
+     "Returns\n"
+     "  None.\n\n"
+     "Raises\n"
+     "  OSError, or what the file object raised while flushing or closing\n"
+     "  (the writer is closed all the same)."},
+    {"__enter__", Writer_enter, METH_NOARGS,
+     "__enter__($self, /)\n"
+     "--\n\n"
+     "Return the writer itself, for a with statement.\n\n"
+     "Raises\n"
+     "  ValueError: the writer is closed."},
+    {"__exit__", Writer_exit, METH_VARARGS,
+     "__exit__($self, exc_type, exc, tb, /)\n"
+     "--\n\n"
+     "Close the writer (see close()); an exception is not suppressed."},
+    {"__reduce__", Writer_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n"
+     "--\n\n"
+     "Refuse to pickle: a Writer's state cannot travel to another process.\n\n"
+     "Raises\n"
+     "  TypeError: always."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
-    {"mode", Writer_get_mode, NULL, "'w', 'a' or 'x'.", NULL},
-    {"name", Writer_get_name, NULL, "The path or file object written to.",
-     NULL},
+    {"mode", Writer_get_mode, NULL,
+     "The mode: 'w', 'a' or 'x' ('w' for a file object).", NULL},
+    {"name", Writer_get_name, NULL,
+     "The target given: the path, or the file object.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(
@@ -824,14 +898,60 @@ PyDoc_STRVAR(
     "Writer(target, mode='w', *, buffering=-1, closefd=False)\n"
     "--\n\n"
     "Write records to a LevelDB log.\n\n"
-    "target is a path (str or os.PathLike) or a binary file object. mode, "
-    "for\n"
-    "paths: 'w' create or truncate, 'x' create new, 'a' append (cutting a "
-    "torn\n"
-    "tail back first). buffering: 0 hands every record to the OS before "
-    "write()\n"
-    "returns, -1 uses the default buffer, n > 0 a buffer of about n bytes.\n"
-    "closefd=True also closes a file object when the writer closes.");
+    "Arguments\n"
+    "  target: a path (str or os.PathLike), or a binary file object with\n"
+    "    write() that holds the log from its offset 0: the writer resumes\n"
+    "    block alignment at target.tell() when it can tell, else at 0.\n"
+    "  mode: for a path ('w' only for a file object):\n"
+    "    'w'  create the file, or truncate it;\n"
+    "    'x'  create it; FileExistsError if it exists;\n"
+    "    'a'  append to an existing log (created if missing), resuming\n"
+    "         block alignment from its length; see \"Mode 'a'\".\n"
+    "  buffering: as for open(): -1 a default buffer (64 KiB); 0 hands\n"
+    "    each record to the OS (or the file object) before write()\n"
+    "    returns; n > 0 a buffer of about n bytes (n at most 2**30).\n"
+    "  closefd: True also closes a file object when the writer closes (a\n"
+    "    path the writer opened is always closed).\n\n"
+    "Returns\n"
+    "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
+    "  In a with statement it is closed on exit.\n\n"
+    "Mode 'a'\n"
+    "  A crash can leave the end of a log torn: valid fragments of one\n"
+    "  unfinished record, one incomplete record, zero fill. 'a' cuts\n"
+    "  exactly that back to the end of the last complete record, so the\n"
+    "  new records read back cleanly even in 'absolute' mode. Damage in\n"
+    "  the middle of the log is left alone (the new records then start at\n"
+    "  the next block boundary). If anything else ends the file, or a\n"
+    "  non-empty file holds no valid record at all (a file of zeros is\n"
+    "  fine), 'a' raises CorruptionError (\"<path> does not end like a log:\n"
+    "  <why> at offset N; it was left as it was\") and does not change the\n"
+    "  file.\n\n"
+    "Buffering: flush() and sync()\n"
+    "  Records wait in the buffer (unless buffering=0) until it fills, or\n"
+    "  flush(), sync() or close(). flush() hands them to the OS: a crash\n"
+    "  of the process no longer loses them, and readers of the file see\n"
+    "  them. sync() is flush() then fsync: only that survives a power\n"
+    "  loss. A failed write raises the original exception; the record is\n"
+    "  not written later, and no record is ever half returned as valid.\n\n"
+    "Closing\n"
+    "  close() flushes and closes; a closed writer raises ValueError. A\n"
+    "  Writer never closed is flushed and closed when collected, with a\n"
+    "  ResourceWarning if records were still buffered then, as an\n"
+    "  unclosed file does.\n\n"
+    "Threads and pickling\n"
+    "  A Writer may be shared by threads: each call holds its lock. A\n"
+    "  call on it from a file object's method it is calling raises\n"
+    "  RuntimeError instead of deadlocking. A Writer cannot be pickled\n"
+    "  (TypeError).\n\n"
+    "Raises\n"
+    "  TypeError: a target that is neither a path nor an object with\n"
+    "    write(); a file object whose write() refuses bytes (a text file:\n"
+    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type.\n"
+    "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
+    "    for a file object); buffering below -1 or above 2**30 (the\n"
+    "    message names buffering).\n"
+    "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
+    "  CorruptionError: mode 'a' on a file that does not end like a log.");
 
 static PyType_Slot Writer_slots[] = {{Py_tp_doc, (void *)Writer_doc},
                                      {Py_tp_new, Writer_new},

@@ -1,5 +1,18 @@
 """Read and write LevelDB's log format: CRC-32C-checked records in 32 KiB blocks.
 
+Writing: Writer(path_or_file, mode="w", *, buffering=-1, closefd=False).
+Reading: Reader(source, *, recovery="skip", verify_checksums=True, start=0,
+end=None, on_corruption=None) iterates over the records; damage is reported
+to on_corruption, or as a CorruptionWarning, or raised as CorruptionError,
+as the recovery mode says.
+Scale-out: splits(source, n=...) gives the byte ranges for
+Reader(source, start=..., end=...); a Reader over a path pickles.
+Forensics: scan(source) maps every region of the file (PhysicalRecord);
+stats.stats(source) counts them. The leveldb module decodes LevelDB's own
+payloads (WriteBatch, VersionEdit).
+Checksums: crc32c, mask_crc, unmask_crc. help() of each name says more;
+docs/api.md is the reference.
+
 >>> import leveldb_log
 >>> with leveldb_log.Writer("events.log") as w:     # doctest: +SKIP
 ...     w.write(b"payload")
@@ -35,7 +48,14 @@ from leveldb_log import stats  # isort: skip  (a log's figures: stats.stats(sour
 
 
 class RecordType(IntEnum):
-    """Type byte of a physical record."""
+    """Type byte of a physical record: the last byte of its 7-byte header.
+
+    ZERO (0) marks preallocated space: the reader skips the rest of its block.
+    FULL (1) holds a whole record. A record that does not fit in the rest of
+    its block is split into a FIRST (2), any number of MIDDLE (3) and a LAST (4)
+    fragment. Any other byte is an unknown type, which a reader reports as
+    corruption ("unknown record type N") and scan() shows as it is.
+    """
 
     ZERO = 0
     FULL = 1

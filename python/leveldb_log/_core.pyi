@@ -1,4 +1,8 @@
-"""Type stubs for the C extension leveldb_log._core."""
+"""Type stubs for the C extension leveldb_log._core.
+
+The docstrings here are the extension's own (tests/test_help.py checks they are equal), so
+that an IDE shows what help() shows.
+"""
 
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -26,10 +30,66 @@ class _WritableFile(Protocol):
 class _ReadableFile(Protocol):
     def readinto(self, buffer: memoryview, /) -> int | None: ...
 
-def crc32c(data: Buffer, value: int = 0) -> int: ...
-def _append_point(path: StrPath, /) -> tuple[int, bool, int]: ...
-def mask_crc(crc: int, /) -> int: ...
-def unmask_crc(masked: int, /) -> int: ...
+def crc32c(data: Buffer, value: int = 0) -> int:
+    """CRC-32C (Castagnoli) of a bytes-like object, shaped like zlib.crc32.
+
+    Arguments
+      data: any bytes-like object.
+      value: the CRC to continue from (0 to start), so that
+        crc32c(b, crc32c(a)) == crc32c(a + b).
+
+    Returns
+      The CRC, an int in [0, 2**32).
+
+    Raises
+      TypeError: data is not bytes-like, or value is not an int.
+      ValueError: value is outside [0, 2**32).
+    """
+
+def _append_point(path: StrPath, /) -> tuple[int, bool, int]:
+    """Where Writer(path, 'a') would resume, without changing the file.
+
+    Returns
+      (cut, fresh_block, clean_end): the length mode 'a' cuts the log
+      back to, whether the next record starts a block, and the end of
+      the last complete record.
+
+    Raises
+      CorruptionError: where mode 'a' would refuse the file.
+      OSError: the file cannot be opened or read.
+    """
+
+def mask_crc(crc: int, /) -> int:
+    """LevelDB's masked form of a CRC, the one stored in log headers.
+
+    Masking keeps a CRC of data that itself holds CRCs from being
+    degenerate. unmask_crc() undoes it.
+
+    Arguments
+      crc: an int in [0, 2**32).
+
+    Returns
+      The masked value, an int in [0, 2**32).
+
+    Raises
+      TypeError: crc is not an int.
+      ValueError: crc is outside [0, 2**32).
+    """
+
+def unmask_crc(masked: int, /) -> int:
+    """The CRC a masked value stands for: the inverse of mask_crc().
+
+    Arguments
+      masked: an int in [0, 2**32), as stored in a log header.
+
+    Returns
+      The CRC, an int in [0, 2**32).
+
+    Raises
+      TypeError: masked is not an int.
+      ValueError: masked is outside [0, 2**32).
+    """
+
 def _scan_block(
     block: Buffer, final: bool, verify_checksums: bool, /
 ) -> list[
@@ -41,9 +101,78 @@ def _scan_block(
         bool | None,
         str | None,
     ]
-]: ...
+]:
+    """The regions of one block, by the reader's rules (for scan.py).
+
+    Returns
+      A list of (position, kind, type, length, checksum_ok, reason).
+    """
 
 class Writer:
+    """Write records to a LevelDB log.
+
+    Arguments
+      target: a path (str or os.PathLike), or a binary file object with
+        write() that holds the log from its offset 0: the writer resumes
+        block alignment at target.tell() when it can tell, else at 0.
+      mode: for a path ('w' only for a file object):
+        'w'  create the file, or truncate it;
+        'x'  create it; FileExistsError if it exists;
+        'a'  append to an existing log (created if missing), resuming
+             block alignment from its length; see "Mode 'a'".
+      buffering: as for open(): -1 a default buffer (64 KiB); 0 hands
+        each record to the OS (or the file object) before write()
+        returns; n > 0 a buffer of about n bytes (n at most 2**30).
+      closefd: True also closes a file object when the writer closes (a
+        path the writer opened is always closed).
+
+    Returns
+      A Writer; write(), write_many(), flush(), sync(), tell(), close().
+      In a with statement it is closed on exit.
+
+    Mode 'a'
+      A crash can leave the end of a log torn: valid fragments of one
+      unfinished record, one incomplete record, zero fill. 'a' cuts
+      exactly that back to the end of the last complete record, so the
+      new records read back cleanly even in 'absolute' mode. Damage in
+      the middle of the log is left alone (the new records then start at
+      the next block boundary). If anything else ends the file, or a
+      non-empty file holds no valid record at all (a file of zeros is
+      fine), 'a' raises CorruptionError ("<path> does not end like a log:
+      <why> at offset N; it was left as it was") and does not change the
+      file.
+
+    Buffering: flush() and sync()
+      Records wait in the buffer (unless buffering=0) until it fills, or
+      flush(), sync() or close(). flush() hands them to the OS: a crash
+      of the process no longer loses them, and readers of the file see
+      them. sync() is flush() then fsync: only that survives a power
+      loss. A failed write raises the original exception; the record is
+      not written later, and no record is ever half returned as valid.
+
+    Closing
+      close() flushes and closes; a closed writer raises ValueError. A
+      Writer never closed is flushed and closed when collected, with a
+      ResourceWarning if records were still buffered then, as an
+      unclosed file does.
+
+    Threads and pickling
+      A Writer may be shared by threads: each call holds its lock. A
+      call on it from a file object's method it is calling raises
+      RuntimeError instead of deadlocking. A Writer cannot be pickled
+      (TypeError).
+
+    Raises
+      TypeError: a target that is neither a path nor an object with
+        write(); a file object whose write() refuses bytes (a text file:
+        open it with 'wb' or 'ab'); mode or buffering of the wrong type.
+      ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'
+        for a file object); buffering below -1 or above 2**30 (the
+        message names buffering).
+      FileExistsError ('x'), OSError: the path cannot be opened.
+      CorruptionError: mode 'a' on a file that does not end like a log.
+    """
+
     def __init__(
         self,
         target: StrPath | _WritableFile,
@@ -53,27 +182,206 @@ class Writer:
         closefd: bool = False,
     ) -> None: ...
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """True once close() was called."""
     @property
-    def mode(self) -> str: ...
+    def mode(self) -> str:
+        """The mode: 'w', 'a' or 'x' ('w' for a file object)."""
     @property
-    def name(self) -> object: ...
-    def write(self, data: Buffer, /) -> int: ...
-    def write_many(self, records: Iterable[Buffer], /) -> int: ...
-    def flush(self) -> None: ...
-    def sync(self) -> None: ...
-    def tell(self) -> int: ...
-    def close(self) -> None: ...
-    def __enter__(self) -> Writer: ...
+    def name(self) -> object:
+        """The target given: the path, or the file object."""
+    def write(self, data: Buffer, /) -> int:
+        """Append one record.
+
+        Arguments
+          data: a bytes-like object (bytes, bytearray, memoryview, ...),
+            empty included.
+
+        Returns
+          The record's offset: where its first header lies in the log.
+
+        Raises
+          TypeError: data is not bytes-like.
+          ValueError: the writer is closed.
+          OSError, or what the file object raised: the record is not written
+            (now or later); the records before it are kept.
+        """
+    def write_many(self, records: Iterable[Buffer], /) -> int:
+        """Append every record of an iterable, in order, under one lock.
+
+        Arguments
+          records: an iterable of bytes-like objects.
+
+        Returns
+          How many records were written.
+
+        Raises
+          As write(), and whatever the iterable raises; the records before
+          the error are written all the same.
+        """
+    def flush(self) -> None:
+        """Hand the buffered records to the OS, or to the file object.
+
+        A file object's own flush() is then called, if it has one. After
+        flush() a crash of the process loses no record written so far, and
+        readers of the file see them; a power loss still may lose them (see
+        sync()).
+
+        Returns
+          None.
+
+        Raises
+          ValueError: the writer is closed.
+          OSError, or what the file object raised.
+        """
+    def sync(self) -> None:
+        """flush(), then fsync: the records written so far survive a power loss.
+
+        For a file object, fsync goes through its fileno().
+
+        Returns
+          None.
+
+        Raises
+          ValueError: the writer is closed.
+          OSError: the flush or the fsync failed.
+          io.UnsupportedOperation or AttributeError: a file object with no
+            file descriptor (io.BytesIO, for instance).
+        """
+    def tell(self) -> int:
+        """The log's length in bytes, buffered records included.
+
+        Returns
+          An int: the offset the next record starts at, unless it must go to
+          the next block (fewer than 7 bytes left in this one).
+
+        Raises
+          ValueError: the writer is closed.
+        """
+    def close(self) -> None:
+        """Flush and close; calling it again does nothing.
+
+        A path the writer opened is closed; a file object only with
+        closefd=True. Every other method of a closed writer raises
+        ValueError.
+
+        Returns
+          None.
+
+        Raises
+          OSError, or what the file object raised while flushing or closing
+          (the writer is closed all the same).
+        """
+    def __enter__(self) -> Writer:
+        """Return the writer itself, for a with statement.
+
+        Raises
+          ValueError: the writer is closed.
+        """
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
         /,
-    ) -> None: ...
+    ) -> None:
+        """Close the writer (see close()); an exception is not suppressed."""
 
 class Reader(Iterator[bytes]):
+    """Iterate over the records of a LevelDB log, as bytes, in write order.
+
+    Arguments
+      source: the log, opened here (a missing path raises at the call):
+        - a path (str or os.PathLike);
+        - a bytes-like object (bytes, bytearray, memoryview, mmap, ...),
+          read in place, never copied whole, and released when the
+          reader is closed or exhausted;
+        - a binary file object with readinto(), holding the log from its
+          position when the reader is made.
+      recovery: what damage does: 'skip' (the default), 'tolerate_tail',
+        'point_in_time' or 'absolute'; see "Recovery modes".
+      verify_checksums: False skips CRC checks (LevelDB's
+        checksum=false): a damaged payload is then returned as data.
+      start, end: only the records whose first header lies in
+        [start, end); end=None reads to the end. See "Ranges".
+      on_corruption: None, or a callable given a Corruption(offset,
+        size, reason) for each damage reported; see "Reports".
+
+    Returns
+      An iterator: next() gives the next record's payload (bytes).
+      Properties: last_record_offset, dropped_bytes, position, closed and
+      the options. close(), or a with statement, releases the source.
+
+    Recovery modes
+      A torn tail is what a crash leaves at the end of a log: a partial
+      header, a payload cut short, or a fragmented record without its
+      last fragment. Any other damage is corruption.
+
+      recovery         corruption mid-file           torn tail
+      'skip'           reported and skipped;         stops before it,
+                       reading goes on (LevelDB's)   unreported
+      'tolerate_tail'  raises CorruptionError        stops before it,
+                                                     unreported
+      'point_in_time'  reported; iteration ends      stops before it,
+                       cleanly before it             unreported
+      'absolute'       raises CorruptionError        raises
+                                                     TruncatedRecordError
+
+      In every mode the records before the damage are returned first.
+
+    Reports
+      Without on_corruption, 'skip' and 'point_in_time' issue a
+      leveldb_log.CorruptionWarning (a UserWarning) through warnings for
+      each corruption they skip or stop before: shown once per place by
+      default, an exception under -W error, silenced by a filter. The
+      raising modes raise instead. A given on_corruption replaces the
+      warning: it is called for every corruption (in 'absolute', for the
+      torn tail too) before the mode acts on it, without the reader's
+      lock held, so it may use the reader; what it raises propagates
+      from next().
+
+    Ranges
+      A record belongs to the range that holds its first header: the
+      reader returns exactly the records whose first header lies in
+      [start, end), reading past end to finish the last of them. Readers
+      over consecutive ranges (see splits()) together return every
+      record and report every corruption exactly once, wherever the cuts
+      fall (a corruption by the range its dropped bytes begin in).
+
+    Following a growing log
+      Over a path or a file object, iteration stops at the current end
+      of the log; iterate again later for the records appended since. An
+      incomplete record at the end is not consumed until it is complete.
+      A buffer does not grow: the reader is finished at its end. Do not
+      follow a live log in 'absolute' mode: its torn tail raises.
+      Reader(source, start=position) resumes where a reader stood, after
+      a restart too.
+
+    Pickling
+      A reader over a path pickles as what reopens it: the path, its
+      options (on_corruption must be picklable) and its progress.
+      Unpickled (or copied with copy.copy or copy.deepcopy) it goes on
+      exactly where the original stood; a file that is gone by then
+      raises FileNotFoundError. A reader over a buffer or a file object,
+      or a closed one, refuses with TypeError.
+
+    Threads
+      A reader may be shared by threads: each call holds its lock. A
+      call on it from a file object's method it is calling raises
+      RuntimeError instead of deadlocking.
+
+    Raises
+      FileNotFoundError, OSError: the path cannot be opened (at the
+        call); reading fails (from next(): the original OSError).
+      TypeError: a source of another kind; an argument of the wrong
+        type; on_corruption not callable.
+      ValueError: an unknown recovery mode; start or end negative or
+        above 2**64 - 1 (the message names which); end < start; next()
+        on a closed reader.
+      CorruptionError, TruncatedRecordError: from next(), as the
+        recovery mode says.
+    """
+
     def __init__(
         self,
         source: StrPath | Buffer | _ReadableFile,
@@ -85,32 +393,77 @@ class Reader(Iterator[bytes]):
         on_corruption: Callable[[Corruption], object] | None = None,
     ) -> None: ...
     @property
-    def last_record_offset(self) -> int | None: ...
+    def last_record_offset(self) -> int | None:
+        """Offset of the first header of the record returned last (None
+        before the first).
+        """
     @property
-    def dropped_bytes(self) -> int: ...
+    def dropped_bytes(self) -> int:
+        """Total bytes of the corruptions reported so far."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """True once close() was called."""
     @property
-    def recovery(self) -> Recovery: ...
+    def recovery(self) -> Recovery:
+        """The recovery mode: 'skip', 'tolerate_tail', 'point_in_time'
+        or 'absolute'.
+        """
     @property
-    def verify_checksums(self) -> bool: ...
+    def verify_checksums(self) -> bool:
+        """Whether CRCs are checked."""
     @property
-    def start(self) -> int: ...
+    def start(self) -> int:
+        """First offset of the range read: records whose first header lies
+        before it are not returned.
+        """
     @property
-    def end(self) -> int | None: ...
+    def end(self) -> int | None:
+        """End of the range read: records whose first header lies at or
+        after it are not returned (None: no end).
+        """
     @property
-    def position(self) -> int | None: ...
+    def position(self) -> int | None:
+        """Offset where reading goes on: Reader(source, start=position)
+        returns exactly the records this reader has yet to return. None
+        once closed.
+        """
     @property
-    def _blocks_in_place(self) -> int: ...
-    def _restore(self, last: int | None, dropped: int, finished: bool, /) -> None: ...
+    def _blocks_in_place(self) -> int:
+        """Blocks whose payload was read from the file straight into a
+        record (internal: for tests and benchmarks).
+        """
+    def _restore(self, last: int | None, dropped: int, finished: bool, /) -> None:
+        """Set the progress counters of an unpickled reader (internal).
+
+        Arguments
+          last: last_record_offset, or None; dropped: dropped_bytes;
+          finished: whether the original had reached the end of a buffer.
+
+        Returns
+          None.
+        """
     def __iter__(self) -> Reader: ...
     def __next__(self) -> bytes: ...
-    def close(self) -> None: ...
-    def __enter__(self) -> Reader: ...
+    def close(self) -> None:
+        """Release the source; calling it again does nothing.
+
+        A path the reader opened is closed; a buffer is released; a file
+        object is left open. Iterating a closed reader raises ValueError.
+
+        Returns
+          None.
+        """
+    def __enter__(self) -> Reader:
+        """Return the reader itself, for a with statement.
+
+        Raises
+          ValueError: the reader is closed.
+        """
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
         /,
-    ) -> None: ...
+    ) -> None:
+        """Close the reader (see close()); an exception is not suppressed."""

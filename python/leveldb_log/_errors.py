@@ -7,7 +7,20 @@ from typing import Any, NamedTuple
 
 
 class Corruption(NamedTuple):
-    """Bytes a reader dropped: where they begin, how many, and LevelDB's reason."""
+    """Bytes a reader dropped: where they begin, how many, and LevelDB's reason.
+
+    What a Reader's on_corruption callback receives, and what a CorruptionError's
+    .corruption holds. A NamedTuple:
+
+    offset: the file offset where the dropped bytes begin.
+    size: how many bytes were dropped (the sum over reports is the reader's
+      dropped_bytes).
+    reason: LevelDB's text: "checksum mismatch", "bad record length", "partial
+      record without end", "missing start of fragmented record", "error in
+      middle of record" or "unknown record type N"; for a torn tail, reported
+      in "absolute" mode only, "truncated header at end of file", "truncated
+      payload at end of file" or "fragmented record open at end of file".
+    """
 
     offset: int
     size: int
@@ -33,15 +46,32 @@ class CorruptionWarning(UserWarning):
 
 
 class LogError(Exception):
-    """Base class of every error this package raises about a log."""
+    """Base class of every error this package raises about a log.
+
+    Its subclasses are CorruptionError and TruncatedRecordError. An error of the
+    OS (OSError) or of an argument (TypeError, ValueError) is not a LogError.
+    """
 
 
 class CorruptionError(LogError, ValueError):
     """A log is damaged where the reader's recovery mode does not allow it, or a file is
-    not a log where one is needed (``Writer(path, "a")``).
+    not a log where one is needed.
 
-    ``offset``, ``size`` and ``reason`` say where the damage begins, how many bytes it
-    covers and why; ``message``, when given, replaces the usual text of ``str()``.
+    Raised by
+      Reader's next() at a corruption, in "tolerate_tail" and "absolute" modes,
+        after the records before it were returned; str() is then
+        "<reason> at offset N (M bytes dropped)".
+      Writer(path, "a") when the file does not end like a log; str() is then
+        "<path> does not end like a log: <why> at offset N; it was left as it
+        was", and the file was not changed.
+    It is also a ValueError, so ``except ValueError`` catches it.
+
+    Arguments
+      offset, size, reason: where the damage begins, how many bytes it covers,
+        and why (kept as attributes of the same names).
+      message: when given, the text of str() (kept as .message; else None).
+
+    A CorruptionError pickles with its message.
     """
 
     def __init__(self, offset: int, size: int, reason: str, *, message: str | None = None) -> None:
@@ -66,9 +96,17 @@ class CorruptionError(LogError, ValueError):
 
     @property
     def corruption(self) -> Corruption:
-        """The same facts as the `Corruption` passed to ``on_corruption``."""
+        """The same facts as a Corruption: Corruption(offset, size, reason)."""
         return Corruption(self.offset, self.size, self.reason)
 
 
 class TruncatedRecordError(CorruptionError):
-    """The log ends in a torn record (raised only in ``"absolute"`` recovery)."""
+    """The log ends in a torn record: raised by next() in "absolute" mode only.
+
+    A torn tail is what a crash leaves at the end of a log: a partial header, a
+    payload cut short, or a fragmented record without its last fragment. The
+    records before it were returned first. reason is "truncated header at end of
+    file", "truncated payload at end of file" or "fragmented record open at end
+    of file". The other modes stop quietly before a torn tail instead. A
+    CorruptionError, so ``except CorruptionError`` catches it too.
+    """

@@ -128,7 +128,10 @@ class InternalKey:
     value_type: int
 
     def encode(self) -> bytes:
-        """The key's bytes: user key, then fixed64 ``sequence << 8 | value_type``."""
+        """The key's bytes: user key, then fixed64 ``sequence << 8 | value_type``.
+
+        Raises ValueError if sequence does not fit in 56 bits or value_type in a byte.
+        """
         if not 0 <= self.sequence <= MAX_SEQUENCE:
             raise ValueError(f"InternalKey: sequence {self.sequence} does not fit in 56 bits")
         if not 0 <= self.value_type <= 0xFF:
@@ -137,7 +140,10 @@ class InternalKey:
 
     @classmethod
     def decode(cls, data: Buffer) -> InternalKey:
-        """Split an internal key; raises `ValueError` if it is shorter than its trailer."""
+        """Split an internal key's bytes into user key, sequence and value type.
+
+        Raises ValueError if data is shorter than its 8-byte trailer.
+        """
         raw = bytes(data)
         if len(raw) < 8:
             raise ValueError(f"internal key of {len(raw)} bytes is shorter than its 8-byte trailer")
@@ -263,10 +269,19 @@ class _Cursor:
 
 
 def decode_write_batch(payload: Buffer) -> WriteBatch:
-    """Decode a WAL record into its sequence number and operations.
+    """Decode a WAL record (a record of a NNNNNN.log) into its sequence and operations.
 
-    Raises `ValueError` if the payload is shorter than the 12-byte header, an operation is
-    cut short or has an unknown tag, or the count field disagrees with the operations found.
+    Arguments
+      payload: the record, any bytes-like object (as a Reader returns it).
+
+    Returns
+      A WriteBatch: its first sequence number and its Put and Delete operations,
+      in order (WriteBatch.numbered() gives each its own sequence number).
+
+    Raises
+      ValueError: the payload is shorter than the 12-byte header, an operation is
+        cut short or has an unknown tag, or the count field disagrees with the
+        operations found; the message names the byte offset in the payload.
     """
     cur = _Cursor("WriteBatch", payload)
     if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
@@ -311,10 +326,18 @@ _SCALAR_TAGS = {
 
 
 def decode_version_edit(payload: Buffer) -> VersionEdit:
-    """Decode a MANIFEST record into a `VersionEdit`.
+    """Decode a MANIFEST record (of a MANIFEST-NNNNNN) into a VersionEdit.
 
-    Raises `ValueError` on an unknown tag, a field cut short, a varint that overflows, a
-    level outside ``range(NUM_LEVELS)`` or an internal key shorter than 8 bytes.
+    Arguments
+      payload: the record, any bytes-like object (as a Reader returns it).
+
+    Returns
+      A VersionEdit; the fields the record does not set are None (or empty).
+
+    Raises
+      ValueError: an unknown tag, a field cut short, a varint that overflows, a
+        level outside range(NUM_LEVELS) or an internal key shorter than 8 bytes;
+        the message names the byte offset in the payload.
     """
     cur = _Cursor("VersionEdit", payload)
     comparator: str | None = None
@@ -374,9 +397,20 @@ def _length_prefixed(data: Buffer, name: str) -> bytes:
 
 
 def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
-    """A WAL record holding ``ops`` numbered from ``sequence`` (what LevelDB appends).
+    """A WAL record holding ops numbered from sequence (what LevelDB appends).
 
-    The sequence must leave room for every operation below 2**56 (LevelDB's limit).
+    Arguments
+      sequence: the first operation's sequence number; the last one's must stay
+        below 2**56 (LevelDB's limit, MAX_SEQUENCE).
+      ops: an iterable of Put and Delete.
+
+    Returns
+      The record's bytes, for Writer.write(); decode_write_batch() reads it back.
+
+    Raises
+      TypeError: an operation that is neither a Put nor a Delete.
+      ValueError: a sequence out of range, more than 2**32 - 1 operations, or a
+        key or value too long for its varint32 length.
     """
     body = bytearray()
     count = 0
@@ -397,7 +431,18 @@ def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
 
 
 def encode_version_edit(edit: VersionEdit) -> bytes:
-    """The MANIFEST record for ``edit``, fields in LevelDB's order (``EncodeTo``)."""
+    """The MANIFEST record for edit, fields in LevelDB's order (its EncodeTo).
+
+    Arguments
+      edit: a VersionEdit; its None fields are left out.
+
+    Returns
+      The record's bytes, for Writer.write(); decode_version_edit() reads it back.
+
+    Raises
+      ValueError: a level outside range(NUM_LEVELS), a number that does not fit
+        its varint, or an InternalKey that cannot be encoded.
+    """
     out = bytearray()
 
     def scalar(tag: int, value: int | None, name: str) -> None:

@@ -62,7 +62,24 @@ class ReadableFile(Protocol):
 
 
 class PhysicalRecord(NamedTuple):
-    """One region of a log file; see the module documentation for the kinds."""
+    """One region of a log file, as scan() yields it (a NamedTuple).
+
+    offset: where the region begins in the file.
+    kind: "record" (a header and its payload), "trailer" (the last 1 to 6
+      bytes of a block), "zero" (preallocated space: a type 0, length 0 header
+      and the rest of its block), "garbage" (bytes a reader drops as damage)
+      or "truncated" (a torn tail: the cut-short end of the file).
+    type: the header's type byte (any value, see RecordType) when a whole
+      header was read at offset, else None.
+    length: a record's payload length (from its header); for the other
+      kinds, the region's size.
+    checksum_ok: for a record, whether its CRC matches (None when checksums
+      are not verified); None for the other kinds.
+    payload: the payload bytes of a record with scan(payloads=True), else
+      None.
+    reason: for "garbage", why the reader drops it (CHECKSUM_MISMATCH or
+      BAD_RECORD_LENGTH), else None.
+    """
 
     offset: int
     kind: Kind
@@ -89,17 +106,31 @@ def scan(
     payloads: bool = False,
     verify_checksums: bool = True,
 ) -> Iterator[PhysicalRecord]:
-    """Yield every region of the log in ``source``, in file order.
+    """Every region of the log in source, in file order: a map of its bytes.
 
-    ``source`` is a path, a bytes-like object holding the log, or a binary file object
-    holding the log from its current position (offsets count from there). The file is read
-    one block at a time, never whole. With ``payloads=True`` each record carries its payload
-    bytes; with ``verify_checksums=False`` no CRC is checked (``checksum_ok`` is None) and a
-    mismatch is not damage, as with ``Reader(verify_checksums=False)``.
+    The regions tile the file (each begins where the one before ends, the last
+    ends at the file's length); damaged regions are included and fragments are
+    not joined into records. See PhysicalRecord for the kinds.
 
-    The source is opened (or its buffer taken) before ``scan`` returns, so a missing file
-    raises ``OSError`` and a wrong type ``TypeError`` at the call, not at the first record;
-    a file opened from a path is closed once the iterator ends or is closed.
+    Arguments
+      source: a path; a bytes-like object holding the log; or a binary file
+        object with read(), holding the log from its current position
+        (offsets count from there). It is opened (or its buffer taken) by
+        the call itself, so a missing path or a wrong type raises there, not
+        at the first next(). It is read one block at a time, never whole; a
+        file opened from a path is closed once the iterator ends or is
+        closed.
+      payloads: True gives each "record" region its payload bytes.
+      verify_checksums: False checks no CRC (checksum_ok is None) and a
+        mismatch is not damage, as with Reader(verify_checksums=False).
+
+    Returns
+      An iterator of PhysicalRecord, one per region.
+
+    Raises
+      FileNotFoundError, OSError: the path cannot be opened (at the call) or
+        read (while iterating).
+      TypeError: a source that is none of the above (at the call).
     """
     if isinstance(source, (str, os.PathLike)):
         return _scan_path(open(source, "rb"), payloads, verify_checksums)

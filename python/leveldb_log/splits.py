@@ -33,18 +33,32 @@ def splits(
     n: int | None = None,
     size: int | None = None,
 ) -> list[tuple[int, int]]:
-    """Split ``source`` into consecutive ``(start, end)`` byte ranges covering the log.
+    """Split source into consecutive (start, end) byte ranges covering the log.
 
-    Give exactly one of ``n`` (at most ``n`` ranges of nearly equal numbers of blocks) or
-    ``size`` (ranges of about ``size`` bytes: the nearest whole number of 32 KiB blocks, at
-    least one). The first range starts at 0, each next one where the previous ended, the
-    last ends at the log's length; every cut is a multiple of `BLOCK_SIZE`. No range is
-    empty, so an empty log gives ``[]``.
+    Each range is for Reader(source, start=start, end=end): a reader returns the
+    records whose first header lies in its range, so the readers of all ranges
+    together return every record and report every corruption exactly once.
+    Every cut is a multiple of BLOCK_SIZE, so no worker reads a block another
+    owns (except to finish a record that crosses its end).
 
-    ``source`` is a path, a bytes-like object holding the log, or a seekable binary file
-    object holding the log from its current position (which is restored). Raises
-    `ValueError` unless exactly one of ``n`` and ``size`` is given and at least 1, and
-    `TypeError` for a source or count of the wrong type.
+    Arguments
+      source: a path; a bytes-like object holding the log; or a seekable
+        binary file object holding the log from its current position (which
+        is restored). Only its length is read, by the call itself.
+      n: at most n ranges, of nearly equal numbers of blocks.
+      size: ranges of about size bytes (the nearest whole number of 32 KiB
+        blocks, at least one).
+      Give exactly one of n and size.
+
+    Returns
+      A list of (start, end) tuples: the first starts at 0, each next one
+      where the previous ended, the last ends at the log's length. No range is
+      empty, so an empty log gives [].
+
+    Raises
+      ValueError: not exactly one of n and size given, or one below 1.
+      TypeError: a source or a count of the wrong type.
+      FileNotFoundError, OSError: the path cannot be read.
     """
     if (n is None) == (size is None):
         raise ValueError("splits() needs exactly one of n and size")

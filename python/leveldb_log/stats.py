@@ -159,14 +159,26 @@ Source: TypeAlias = "str | os.PathLike[str] | Buffer | LogFile"
 
 
 def stats(source: Source, *, verify_checksums: bool = True) -> LogStats:
-    """The statistics of the log in ``source``.
+    """The statistics of the log in source: what ``leveldb-log stats`` prints.
 
-    ``source`` is a path, a bytes-like object holding the log, or a binary file object
-    holding the log from its current position (offsets count from there). A seekable file
-    is read twice and left at its end; a file that cannot seek (a pipe) is first copied to a
-    temporary file. Files are read a block at a time or as the reader reads them, never
-    whole into memory. ``verify_checksums=False`` checks no CRC, as with
-    ``Reader(verify_checksums=False)``. ``OSError`` if the file cannot be opened or read.
+    One pass of scan() counts the physical layout, one pass of a Reader in
+    "skip" mode what a reader gets and drops.
+
+    Arguments
+      source: a path; a bytes-like object holding the log; or a binary file
+        object holding the log from its current position (offsets count from
+        there). A seekable file is read twice and left at its end; a file that
+        cannot seek (a pipe) is first copied to a temporary file. Files are
+        read a block at a time, never whole into memory.
+      verify_checksums: False checks no CRC, as with
+        Reader(verify_checksums=False).
+
+    Returns
+      A LogStats (see its fields); LogStats.corrupt says whether the log
+      holds damage.
+
+    Raises
+      FileNotFoundError, OSError: the file cannot be opened or read.
     """
     if isinstance(source, (str, os.PathLike)):
         return _of(source, verify_checksums)
