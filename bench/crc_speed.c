@@ -3,8 +3,9 @@
  * measured side by side.
  *
  * Build and run (from the repository root):
- *   gcc -O2 -std=c11 -Icsrc/core bench/crc_speed.c csrc/core/crc32c.c -o
- * /tmp/crc_speed /tmp/crc_speed [--quick] [ROUNDS]
+ *   gcc -O2 -std=c11 -Icsrc/core bench/crc_speed.c csrc/core/crc32c.c \
+ *       -o /tmp/crc_speed
+ *   /tmp/crc_speed [--quick] [ROUNDS]
  *
  * Each figure is the median GB/s (10^9 bytes per second of process CPU
  * time) over ROUNDS rounds (default 9, --quick 3). A round times every
