@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -159,118 +160,135 @@ def measure(
     return (*parse_callgrind(out), m.group(1) if m else "?")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--update", action="store_true", help="rewrite budget.json")
     ap.add_argument("--slack", type=float, help=f"with --update (default {DEFAULT_SLACK})")
     ap.add_argument("--repeat", type=int, default=1, help="runs per phase; must agree")
     ap.add_argument("--top", type=int, default=6, help="functions shown per phase")
     ap.add_argument("--keep", type=Path, help="keep the callgrind files in this directory")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+class Measured(NamedTuple):
+    """Ir per phase, the CRC-32C implementation each ran, and Ir per function."""
+
+    counts: dict[str, int]
+    impls: dict[str, str]
+    profiles: dict[str, dict[str, int]]
+
+
+def measure_all(args: argparse.Namespace) -> Measured:
+    """Builds guard.c, checks it natively, then counts every phase under callgrind."""
+    result = Measured({}, {}, {})
+    with tempfile.TemporaryDirectory(prefix="llog-callgrind-") as tmp:
+        workdir = args.keep or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        exe = build(workdir)
+        for line in verify(exe):
+            print(line)
+        for phase in PHASES:
+            counts = []
+            for run in range(max(1, args.repeat)):
+                got = measure(exe, phase, workdir, run)
+                if got is None:  # no hardware CRC-32C here
+                    break
+                counts.append(got[0])
+                result.profiles[phase], result.impls[phase] = got[1], got[2]
+            if counts and len(set(counts)) != 1:
+                raise Failure(f"{phase}: counts differ between runs: {counts}")
+            if counts:
+                result.counts[phase] = counts[0]
+    return result
+
+
+def updated(
+    budget: dict[str, Any], m: Measured, slack: float, compiler: str, valgrind: str
+) -> dict[str, Any]:
+    """The budget file's new contents (the hardware budgets this machine cannot measure
+    are kept)."""
+    new = {**budget.get("budgets", {}), **m.counts}
+    new_impls = {**budget.get("implementations", {}), **m.impls}
+    return {
+        "about": (
+            "Instructions (callgrind Ir) executed by each phase of bench/callgrind/guard.c; "
+            "checked by bench/callgrind/check.py, which fails above budget * (1 + slack). "
+            "Rewrite with: python bench/callgrind/check.py --update"
+        ),
+        "slack": slack,
+        "compiler": compiler,
+        "valgrind": valgrind,
+        "cflags": CFLAGS,
+        "budgets": {p: new[p] for p in PHASES if p in new},
+        "implementations": {p: new_impls[p] for p in PHASES if p in new_impls},
+    }
+
+
+def judge(phase: str, m: Measured, budget: dict[str, Any], slack: float) -> bool:
+    """Prints one phase's line; False when it is over budget (or has none)."""
+    budgets, budget_impls = budget.get("budgets", {}), budget.get("implementations", {})
+    want = budgets.get(phase)
+    if phase not in m.counts:
+        print(
+            f"{phase:<10} {'-':>13} {want or '-':>13} {'':>13} {'':>9}  SKIP "
+            "(no hardware CRC-32C here)"
+        )
+        return True
+    got = m.counts[phase]
+    if phase.endswith("-hw") and budget_impls.get(phase) not in (None, m.impls[phase]):
+        # The hardware path is the fastest the CPU seen by valgrind offers (valgrind has
+        # no AVX-512): a budget for another implementation says nothing here.
+        print(
+            f"{phase:<10} {got:>13,} {want or '-':>13} {'':>13} {'':>9}  SKIP (budget is "
+            f"for {budget_impls[phase]}, this machine runs {m.impls[phase]})"
+        )
+        return True
+    if want is None:
+        print(f"{phase:<10} {got:>13,} {'-':>13} {'':>13} {'':>9}  FAIL (no budget: --update)")
+        return False
+    limit = int(want * (1 + slack))
+    status = "ok" if got <= limit else "FAIL (over budget)"
+    if got < want * (1 - 2 * slack):
+        status += " (well under: --update to lock the gain in)"
+    print(f"{phase:<10} {got:>13,} {want:>13,} {limit:>13,} {got / want - 1:>+9.2%}  {status}")
+    return got <= limit
+
+
+def show_profiles(m: Measured, top: int) -> None:
+    if m.impls:
+        print("CRC-32C under valgrind: " + ", ".join(f"{p} {i}" for p, i in m.impls.items()))
+    for phase, fns in m.profiles.items() if top > 0 else ():
+        total = sum(fns.values()) or 1
+        best = sorted(fns.items(), key=lambda kv: -kv[1])[:top]
+        print(f"  {phase}: " + ", ".join(f"{name} {ir / total:.0%}" for name, ir in best))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     budget = json.loads(BUDGET.read_text()) if BUDGET.exists() else {}
-    budgets: dict[str, int] = budget.get("budgets", {})
     slack = args.slack if args.slack is not None else budget.get("slack", DEFAULT_SLACK)
     compiler = tool_version("gcc", "--version")
     valgrind = tool_version("valgrind", "--version")
-
     try:
-        with tempfile.TemporaryDirectory(prefix="llog-callgrind-") as tmp:
-            workdir = args.keep or Path(tmp)
-            workdir.mkdir(parents=True, exist_ok=True)
-            exe = build(workdir)
-            for line in verify(exe):
-                print(line)
-            measured: dict[str, int] = {}
-            impls: dict[str, str] = {}
-            profiles: dict[str, dict[str, int]] = {}
-            for phase in PHASES:
-                counts = []
-                for run in range(max(1, args.repeat)):
-                    got = measure(exe, phase, workdir, run)
-                    if got is None:
-                        break
-                    counts.append(got[0])
-                    profiles[phase] = got[1]
-                    impls[phase] = got[2]
-                if not counts:
-                    continue
-                if len(set(counts)) != 1:
-                    raise Failure(f"{phase}: counts differ between runs: {counts}")
-                measured[phase] = counts[0]
+        m = measure_all(args)
     except MissingTool as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except Failure as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1
-
     print(f"compiler: {compiler}; {valgrind}; flags: {' '.join(CFLAGS)}")
     if budget.get("compiler") not in (None, compiler):
         print(f"note: the budget was measured with {budget['compiler']}")
-    budget_impls: dict[str, str] = budget.get("implementations", {})
     if args.update:
-        new = dict(budgets)  # keep the hardware budgets when this machine cannot measure them
-        new.update(measured)
-        new_impls = dict(budget_impls)
-        new_impls.update(impls)
-        budget = {
-            "about": (
-                "Instructions (callgrind Ir) executed by each phase of bench/callgrind/guard.c; "
-                "checked by bench/callgrind/check.py, which fails above budget * (1 + slack). "
-                "Rewrite with: python bench/callgrind/check.py --update"
-            ),
-            "slack": slack,
-            "compiler": compiler,
-            "valgrind": valgrind,
-            "cflags": CFLAGS,
-            "budgets": {p: new[p] for p in PHASES if p in new},
-            "implementations": {p: new_impls[p] for p in PHASES if p in new_impls},
-        }
+        budget = updated(budget, m, slack, compiler, valgrind)
         BUDGET.write_text(json.dumps(budget, indent=2) + "\n")
         print(f"wrote {BUDGET}")
-        budgets = budget["budgets"]
-        budget_impls = budget["implementations"]
-
-    ok = True
     print(
         f"{'phase':<10} {'measured Ir':>13} {'budget':>13} {'limit':>13} {'vs budget':>9}  status"
     )
-    for phase in PHASES:
-        if phase not in measured:
-            print(
-                f"{phase:<10} {'-':>13} {budgets.get(phase, '-'):>13} {'':>13} {'':>9}  SKIP "
-                "(no hardware CRC-32C here)"
-            )
-            continue
-        got = measured[phase]
-        want = budgets.get(phase)
-        if phase.endswith("-hw") and budget_impls.get(phase) not in (None, impls[phase]):
-            # The hardware path is the fastest the CPU seen by valgrind offers (valgrind has
-            # no AVX-512): a budget for another implementation says nothing here.
-            print(
-                f"{phase:<10} {got:>13,} {want or '-':>13} {'':>13} {'':>9}  SKIP (budget is "
-                f"for {budget_impls[phase]}, this machine runs {impls[phase]})"
-            )
-            continue
-        if want is None:
-            print(f"{phase:<10} {got:>13,} {'-':>13} {'':>13} {'':>9}  FAIL (no budget: --update)")
-            ok = False
-            continue
-        limit = int(want * (1 + slack))
-        status = "ok" if got <= limit else "FAIL (over budget)"
-        if got < want * (1 - 2 * slack):
-            status += " (well under: --update to lock the gain in)"
-        ok &= got <= limit
-        print(f"{phase:<10} {got:>13,} {want:>13,} {limit:>13,} {got / want - 1:>+9.2%}  {status}")
-    if impls:
-        print("CRC-32C under valgrind: " + ", ".join(f"{p} {i}" for p, i in impls.items()))
-    if args.top > 0:
-        for phase, fns in profiles.items():
-            total = sum(fns.values()) or 1
-            top = sorted(fns.items(), key=lambda kv: -kv[1])[: args.top]
-            desc = ", ".join(f"{name} {ir / total:.0%}" for name, ir in top)
-            print(f"  {phase}: {desc}")
+    ok = all([judge(phase, m, budget, slack) for phase in PHASES])
+    show_profiles(m, args.top)
     return 0 if ok else 1
 
 

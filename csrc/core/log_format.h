@@ -173,6 +173,11 @@ static inline llog_region llog_region_at(const uint8_t *p, size_t left,
     return LLOG_REGION_RECORD;
 }
 
+/* The reasons for dropping a region, whatever reads it (the reader, the
+ * scan): LevelDB's texts. */
+#define LLOG_REASON_BAD_LENGTH "bad record length"
+#define LLOG_REASON_CHECKSUM "checksum mismatch"
+
 /* 1 when the payload's CRC-32C, from the type byte on, is the one stored in
  * the header (h->length bytes at payload). Inline: the reader's hot path. */
 static inline int llog_checksum_ok(const llog_header *h,

@@ -346,6 +346,29 @@ static void next_block(llog_reader *r) {
     r->pos = r->block_offset + LLOG_BLOCK_SIZE;
 }
 
+/* The data ends inside a physical record: a torn tail, unless its whole
+ * header is one no writer writes (flagged: no crash left that). */
+static void torn_physical(llog_reader *r, size_t in, size_t left,
+                          const llog_header *h) {
+    int whole = left >= LLOG_HEADER_SIZE;
+    llog_event *ev = end_of_data(r, left,
+                                 whole ? "truncated payload at end of file"
+                                       : "truncated header at end of file");
+    ev->implausible = ev->torn && whole &&
+                      (h->type < LLOG_FULL || h->type > LLOG_LAST ||
+                       LLOG_HEADER_SIZE + h->length > LLOG_BLOCK_SIZE - in);
+}
+
+/* A bad physical record or zero fill: the rest of the block goes. */
+static enum step_result drop_rest(llog_reader *r, size_t left,
+                                  const char *reason) {
+    if (reason != NULL)
+        report(r, r->pos, left, reason);
+    bad_physical(r);
+    next_block(r);
+    return STEP_CONTINUE;
+}
+
 static enum step_result step(llog_reader *r) {
     uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
     if (!r->have_block || r->block_offset != block_offset)
@@ -367,23 +390,11 @@ static enum step_result step(llog_reader *r) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
-    case LLOG_REGION_TRUNCATED: { /* the writer died mid-record */
-        llog_event *ev = end_of_data(r, left,
-                                     left < LLOG_HEADER_SIZE
-                                         ? "truncated header at end of file"
-                                         : "truncated payload at end of file");
-        /* No writer writes such a header: whatever this is, no crash left it.
-         */
-        ev->implausible = ev->torn && left >= LLOG_HEADER_SIZE &&
-                          (h.type < LLOG_FULL || h.type > LLOG_LAST ||
-                           LLOG_HEADER_SIZE + h.length > LLOG_BLOCK_SIZE - in);
+    case LLOG_REGION_TRUNCATED: /* the writer died mid-record */
+        torn_physical(r, in, left, &h);
         return STEP_EOF;
-    }
     case LLOG_REGION_BAD_LENGTH:
-        report(r, r->pos, left, "bad record length");
-        bad_physical(r);
-        next_block(r);
-        return STEP_CONTINUE;
+        return drop_rest(r, left, LLOG_REASON_BAD_LENGTH);
     case LLOG_REGION_ZERO: /* preallocated, never written */
         if (final && !r->in_record) {
             /* The end of what is written so far: a writer may still fill
@@ -392,20 +403,14 @@ static enum step_result step(llog_reader *r) {
             end_of_data(r, 0, NULL);
             return STEP_EOF;
         }
-        bad_physical(r);
-        next_block(r);
-        return STEP_CONTINUE;
+        return drop_rest(r, left, NULL);
     case LLOG_REGION_RECORD:
         break;
     }
-    if (r->opt.verify_checksums && !llog_checksum_ok(&h, payload)) {
-        /* The length may be what is damaged: trusting it could land on
-         * bytes that merely look like a record. Drop the block's rest. */
-        report(r, r->pos, left, "checksum mismatch");
-        bad_physical(r);
-        next_block(r);
-        return STEP_CONTINUE;
-    }
+    /* A bad checksum: the length may be what is damaged, and trusting it
+     * could land on bytes that merely look like a record. */
+    if (r->opt.verify_checksums && !llog_checksum_ok(&h, payload))
+        return drop_rest(r, left, LLOG_REASON_CHECKSUM);
     uint64_t at = r->pos;
     r->pos += LLOG_HEADER_SIZE + h.length;
     on_fragment(r, h.type, at, payload, h.length);

@@ -44,17 +44,19 @@ typedef enum llog_event_kind {
 
 typedef struct llog_event {
     llog_event_kind kind;
+    /* Flags, small so that the event stays six words (the reader clears one
+     * per event: its size shows in the per-record cost). */
+    uint8_t torn;        /* EOF: 1 when an incomplete tail is left */
+    uint8_t implausible; /* torn EOF: the cut physical record's header is whole
+                            but has a type no writer writes or a length that
+                            cannot fit its block: no crash leaves that */
+    uint8_t assembled;   /* RECORD: data is in the caller's assembly buffer
+                            (llog_reader_options.reserve), now the caller's */
     uint64_t offset; /* RECORD: first header; CORRUPTION/EOF: dropped bytes */
     uint64_t size;   /* CORRUPTION/torn EOF: bytes dropped */
     const uint8_t *data; /* RECORD: payload, valid until the next call */
     size_t len;          /* RECORD: payload length */
     const char *reason;  /* CORRUPTION/torn EOF: static or reader-owned text */
-    int torn;            /* EOF: 1 when an incomplete tail is left */
-    int implausible;     /* torn EOF: the cut physical record's header is whole
-                            but has a type no writer writes or a length that
-                            cannot fit its block: no crash leaves that */
-    int assembled;       /* RECORD: data is in the caller's assembly buffer
-                            (llog_reader_options.reserve), now the caller's */
 } llog_event;
 
 typedef struct llog_reader llog_reader;

@@ -8,10 +8,6 @@
  */
 #include "binding.h"
 
-/* The reader's reasons for the two kinds of garbage (log_reader.c). */
-#define BAD_RECORD_LENGTH "bad record length"
-#define CHECKSUM_MISMATCH "checksum mismatch"
-
 /* Appends one region; type < 0 and ok < 0 stand for None. */
 static int add_region(PyObject *list, size_t pos, const char *kind, long type,
                       size_t length, int ok, const char *reason) {
@@ -48,7 +44,7 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
                               left, -1, NULL);
         case LLOG_REGION_BAD_LENGTH:
             return add_region(list, p, "garbage", (long)h.type, left, -1,
-                              BAD_RECORD_LENGTH);
+                              LLOG_REASON_BAD_LENGTH);
         case LLOG_REGION_ZERO:
             return add_region(list, p, "zero", 0, left, -1, NULL);
         case LLOG_REGION_RECORD:
@@ -63,7 +59,7 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
             /* The length may be what is damaged: the reader drops the rest
              * of the block. */
             return p < size ? add_region(list, p, "garbage", -1, size - p, -1,
-                                         CHECKSUM_MISMATCH)
+                                         LLOG_REASON_CHECKSUM)
                             : 0;
         }
     }

@@ -1,0 +1,114 @@
+"""The house rules a newcomer relies on, checked: the README's map of the code is the code,
+functions stay short, the C core includes no Python, and the binding exports one prefix.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import leveldb_log._core
+
+ROOT = Path(__file__).resolve().parent.parent
+LONGEST = 60  # lines; a longer function says why in a comment just above it
+
+
+def readme_map() -> list[str]:
+    """The files the README's Layout section lists, as paths from the repository root."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    files, folder = [], ""
+    for line in block.splitlines():
+        name = line.split()[0]
+        if not line.startswith(" "):
+            folder = name
+        else:
+            files.append(folder + name)
+    return files
+
+
+def test_the_readme_map_lists_every_file_of_the_code_and_no_other() -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        tracked = sorted(
+            str(p.relative_to(ROOT))
+            for top in ("csrc", "python")
+            for p in (ROOT / top).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".so", ".pyd"}
+        )
+    else:
+        out = subprocess.run(
+            ["git", "ls-files", "csrc", "python"], cwd=ROOT, capture_output=True, text=True
+        )
+        tracked = sorted(out.stdout.split())
+    assert sorted(readme_map()) == tracked
+
+
+def c_functions(text: str) -> Iterator[tuple[int, int, str]]:
+    """(first line, last line, signature) of each function defined at file scope."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if re.match(r"^[A-Za-z_][^;=]*\(", line) and not line.startswith(("typedef", "#")):
+            j = i
+            while j < len(lines) and not lines[j].rstrip().endswith(("{", ";")):
+                j += 1
+            if j < len(lines) and lines[j].rstrip().endswith("{"):
+                end = lines.index("}", j)
+                yield i, end, line
+                i = end
+        i += 1
+
+
+def explained(lines: list[str], first: int) -> bool:
+    """A comment just above the function says why it is long ("long: ...")."""
+    return any("long:" in line for line in lines[max(0, first - 4) : first])
+
+
+def long_functions() -> list[str]:
+    found = []
+    for path in sorted(ROOT.glob("csrc/**/*.c")) + sorted(ROOT.glob("bench/**/*.c")):
+        lines = path.read_text().splitlines()
+        for first, last, signature in c_functions(path.read_text()):
+            if last - first + 1 > LONGEST and not explained(lines, first):
+                found.append(f"{path.relative_to(ROOT)}:{first + 1}: {signature}")
+    for path in sorted(ROOT.glob("python/**/*.py")) + sorted(ROOT.glob("bench/**/*.py")):
+        text = path.read_text()
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > LONGEST and not explained(lines, first):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}")
+    return found
+
+
+def test_no_function_is_longer_than_sixty_lines_without_a_reason() -> None:
+    assert long_functions() == []
+
+
+def test_the_c_function_finder_sees_functions() -> None:
+    text = "static int f(int a,\n          int b) {\n    return a;\n}\nint g(void);\n"
+    assert [(a, b) for a, b, _ in c_functions(text)] == [(0, 3)]
+    reader = (ROOT / "csrc" / "core" / "log_reader.c").read_text()
+    assert sum(1 for _ in c_functions(reader)) > 20
+
+
+def test_the_binding_exports_one_prefix() -> None:
+    nm = shutil.which("nm")
+    assert nm is not None, "nm (binutils) is needed to list the extension's symbols"
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", leveldb_log._core.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.split()[-2] in "TDBR"]
+    assert "PyInit__core" in names
+    stray = [n for n in names if not n.startswith(("llog_", "llpy_", "PyInit__core"))]
+    assert stray == []
