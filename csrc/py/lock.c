@@ -1,5 +1,6 @@
 /*
- * lock.c - the per-object lock of Readers and Writers, and fork handling.
+ * lock.c - the per-object lock of Readers and Writers, fork handling, and
+ * the tp_new both types share (it makes the lock).
  *
  * Readers and writers may be shared by threads: each call holds the object's
  * lock. A call made from inside the object's own callbacks (a file object
@@ -104,4 +105,17 @@ void llpy_lock_free(llpy_lock *l) {
 #else
     (void)l;
 #endif
+}
+
+PyObject *llpy_new_object(PyTypeObject *type, size_t lock_at, size_t fd_at) {
+    PyObject *self = type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    char *base = (char *)self;
+    *(int *)(base + fd_at) = -1;
+    if (llpy_lock_init((llpy_lock *)(base + lock_at)) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return self;
 }

@@ -558,15 +558,8 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    llpy_reader *self = (llpy_reader *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    self->fd = -1;
-    if (llpy_lock_init(&self->lock) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
+    return llpy_new_object(type, offsetof(llpy_reader, lock),
+                           offsetof(llpy_reader, fd));
 }
 
 static void reader_close_locked(llpy_reader *self) {

@@ -388,18 +388,24 @@ static PyObject *Writer_write_many(PyObject *op, PyObject *iterable) {
     return PyLong_FromSsize_t(count);
 }
 
-static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
-    (void)unused;
+/* A method that runs `locked` on an open writer under its lock: None. */
+static PyObject *writer_run_locked(PyObject *op,
+                                   int (*locked)(llpy_writer *)) {
     llpy_writer *self = (llpy_writer *)op;
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
     int rc = writer_check_open(self);
     if (rc == 0)
-        rc = writer_flush_locked(self);
+        rc = locked(self);
     llpy_lock_release(&self->lock);
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
+    (void)unused;
+    return writer_run_locked(op, writer_flush_locked);
 }
 
 static int fsync_fd(int fd) {
@@ -436,16 +442,7 @@ static int writer_sync_locked(llpy_writer *self) {
 
 static PyObject *Writer_sync(PyObject *op, PyObject *unused) {
     (void)unused;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    int rc = writer_check_open(self);
-    if (rc == 0)
-        rc = writer_sync_locked(self);
-    llpy_lock_release(&self->lock);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return writer_run_locked(op, writer_sync_locked);
 }
 
 static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
@@ -700,15 +697,8 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    llpy_writer *self = (llpy_writer *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    self->fd = -1;
-    if (llpy_lock_init(&self->lock) < 0) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
+    return llpy_new_object(type, offsetof(llpy_writer, lock),
+                           offsetof(llpy_writer, fd));
 }
 
 static PyObject *Writer_repr(PyObject *op) {
