@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import leveldb_log
+import pytest
 
 TEXT = b"# A README\n\nSome notes, not a log.\n" * 600  # 20 KB of text
 
@@ -48,14 +49,19 @@ def test_version_prints_the_version() -> None:
     assert result.stdout.decode().strip() == f"leveldb-log {leveldb_log.__version__}"
 
 
-def test_bad_jsonl_leaves_an_existing_target_as_it_was(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("bad_line", [1, 2])
+def test_bad_jsonl_leaves_an_existing_target_as_it_was(
+    tmp_path: pathlib.Path, bad_line: int
+) -> None:
     target = tmp_path / "old.log"
     with leveldb_log.Writer(target) as w:
         w.write(b"kept")
     before = target.read_bytes()
-    result = run("write", "--format", "jsonl", target, input=b'"fine"\nnot json\n')
+    lines = [b'"fine"\n', b'"also fine"\n']
+    lines[bad_line - 1] = b"not json\n"
+    result = run("write", "--format", "jsonl", target, input=b"".join(lines))
     assert result.returncode == 2
-    assert b"input line 2" in result.stderr
+    assert f"input line {bad_line}".encode() in result.stderr
     assert b'each line must be a JSON string or {"base64": "..."}' in result.stderr
     assert target.read_bytes() == before
     assert files_in(tmp_path) == ["old.log"]  # no temporary file left behind

@@ -96,6 +96,13 @@ def test_damage_read_without_a_callback_warns_with_each_corruption() -> None:
     assert [w.message.corruption for w in seen] == heard  # type: ignore[union-attr]
 
 
+def test_a_binary_read_as_a_log_is_not_silent(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "ls"
+    shutil.copyfile(sys.executable, path)
+    with pytest.warns(CorruptionWarning, match=r"/ls'\)? is damaged"):
+        assert list(Reader(path)) == []
+
+
 def test_a_callback_replaces_the_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
