@@ -23,7 +23,7 @@
  *   log_writer.h  splitting records into physical records (no I/O)
  *   log_reader.h  LevelDB's reader as a state machine over caller buffers
  *   log_tail.h    where an append resumes (what a crash left at the end)
- * The CPython binding lives in ../py/, the only code that includes Python.h.
+ * The CPython binding lives in ../py/: nothing here knows of Python.
  *
  * Every exported symbol starts with llog_ / LLOG_.
  */
