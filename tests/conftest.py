@@ -564,3 +564,19 @@ def run_isolated(module: str, body: str, *args: Any, timeout: int = 20) -> None:
         f"(negative: killed by that signal; 1 with 'Timeout': deadlock)\n"
         f"{proc.stderr[-4000:]}"
     )
+
+
+def run_cli(
+    *args: str | os.PathLike[str], input: bytes = b"", cwd: os.PathLike[str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -m leveldb_log ARGS`` with ``input`` on standard input; never a traceback."""
+    result = subprocess.run(
+        [sys.executable, "-m", "leveldb_log", *map(str, args)],
+        input=input,
+        capture_output=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    assert b"Traceback" not in result.stderr, result.stderr.decode()
+    return result

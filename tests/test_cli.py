@@ -19,25 +19,14 @@ from collections.abc import Sequence
 import leveldb_log
 import model
 import pytest
+from conftest import run_cli
 from leveldb_log.cli import verify
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
 
 
-def run(
-    *args: str | os.PathLike[str], input: bytes = b"", cwd: pathlib.Path | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    result = subprocess.run(
-        [sys.executable, "-m", "leveldb_log", *map(str, args)],
-        input=input,
-        capture_output=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    assert b"Traceback" not in result.stderr, result.stderr.decode()
-    return result
+run = run_cli
 
 
 def lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:

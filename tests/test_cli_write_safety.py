@@ -13,20 +13,12 @@ import sys
 
 import leveldb_log
 import pytest
+from conftest import run_cli
 
 TEXT = b"# A README\n\nSome notes, not a log.\n" * 600  # 20 KB of text
 
 
-def run(*args: str | os.PathLike[str], input: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    result = subprocess.run(
-        [sys.executable, "-m", "leveldb_log", *map(str, args)],
-        input=input,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert b"Traceback" not in result.stderr, result.stderr.decode()
-    return result
+run = run_cli
 
 
 def files_in(folder: pathlib.Path) -> list[str]:
