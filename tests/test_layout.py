@@ -20,7 +20,7 @@ LONGEST = 60  # lines; a longer function says why in a comment just above it
 def readme_map() -> list[str]:
     """The files the README's Layout section lists, as paths from the repository root."""
     text = (ROOT / "README.md").read_text()
-    block = text.split("## Layout", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    block = text.split("## Layout", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
     files, folder = [], ""
     for line in block.splitlines():
         name = line.split()[0]
