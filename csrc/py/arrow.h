@@ -80,13 +80,22 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev);
 /* 1 when obj exports __arrow_c_array__ or __arrow_c_stream__, else 0. */
 int llpy_arrow_exportable(PyObject *obj);
 
+/* Arrow data taken from an object, checked whole: every value can be
+ * written (no nulls, a binary or string type, sane offsets). */
+typedef struct llpy_arrow_data llpy_arrow_data;
+
+/* Takes obj's Arrow data (its stream read to the end, or its array), or
+ * NULL with an exception set: TypeError naming a type that is not binary,
+ * large_binary, string or large_string; ValueError for nulls. */
+llpy_arrow_data *llpy_arrow_import(PyObject *obj);
+
 /* What writes one record: 0, or -1 with an exception set. */
 typedef int (*llpy_arrow_put_fn)(void *ctx, const uint8_t *data, size_t n);
 
-/* Writes every value of obj's Arrow data through put, in order, after
- * checking all of it (types, nulls, offsets): the count, or -1 with an
- * exception set (TypeError, ValueError: nothing written). */
-Py_ssize_t llpy_arrow_write_all(PyObject *obj, llpy_arrow_put_fn put,
-                                void *ctx);
+/* Passes every value to put, in order: the count, or -1 when put failed
+ * (the values before it were passed). */
+Py_ssize_t llpy_arrow_write(const llpy_arrow_data *d, llpy_arrow_put_fn put,
+                            void *ctx);
+void llpy_arrow_free(llpy_arrow_data *d);
 
 #endif /* LLPY_ARROW_H */
