@@ -2,10 +2,10 @@
  * writer_arrow.c - Writer.write_many over Arrow data (the Arrow C data and
  * C stream interfaces, arrow.h): any object exporting __arrow_c_stream__
  * (chunked data too) or __arrow_c_array__ of binary, large_binary, string
- * or large_string. Every chunk is taken and checked before writer.c writes
- * the first value, straight from the Arrow buffers (no Python object per
- * value): nulls raise ValueError and other types TypeError with nothing
- * written.
+ * or large_string (and binary_view, string_view: polars makes those).
+ * Every chunk is taken and checked before writer.c writes the first value,
+ * straight from the Arrow buffers (no Python object per value): nulls
+ * raise ValueError and other types TypeError, with nothing written.
  */
 #include "arrow.h"
 
@@ -15,6 +15,7 @@
 
 struct llpy_arrow_data {
     int large;                 /* 64-bit offsets (large_binary/string) */
+    int view;                  /* binary_view, string_view */
     size_t count, cap;         /* chunks */
     struct ArrowArray *chunks; /* moved here; released by llpy_arrow_free */
     uint64_t rows;             /* values in the chunks so far */
@@ -37,29 +38,14 @@ void llpy_arrow_free(llpy_arrow_data *d) {
 
 /* A readable name for a format string of the C data interface. */
 static const char *format_name(const char *f) {
-    static const char *const names[][2] = {{"n", "null"},
-                                           {"b", "bool"},
-                                           {"c", "int8"},
-                                           {"C", "uint8"},
-                                           {"s", "int16"},
-                                           {"S", "uint16"},
-                                           {"i", "int32"},
-                                           {"I", "uint32"},
-                                           {"l", "int64"},
-                                           {"L", "uint64"},
-                                           {"e", "float16"},
-                                           {"f", "float32"},
-                                           {"g", "float64"},
-                                           {"vz", "binary_view"},
-                                           {"vu", "string_view"},
-                                           {"+l", "list"},
-                                           {"+L", "large_list"},
-                                           {"+s", "struct"},
-                                           {"+m", "map"},
-                                           {"tdD", "date32"},
-                                           {"tdm", "date64"},
-                                           {"+vl", "list_view"},
-                                           {"+w", "fixed_size_list"}};
+    static const char *const names[][2] = {
+        {"n", "null"},     {"b", "bool"},        {"c", "int8"},
+        {"C", "uint8"},    {"s", "int16"},       {"S", "uint16"},
+        {"i", "int32"},    {"I", "uint32"},      {"l", "int64"},
+        {"L", "uint64"},   {"e", "float16"},     {"f", "float32"},
+        {"g", "float64"},  {"+l", "list"},       {"+L", "large_list"},
+        {"+s", "struct"},  {"+m", "map"},        {"tdD", "date32"},
+        {"tdm", "date64"}, {"+vl", "list_view"}, {"+w", "fixed_size_list"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(f, names[i][0]) == 0)
             return names[i][1];
@@ -74,16 +60,23 @@ static int check_schema(llpy_arrow_data *d, const struct ArrowSchema *s) {
         d->large = f[0] == 'Z' || f[0] == 'U';
         return 0;
     }
+    if (s->dictionary == NULL &&
+        (strcmp(f, "vz") == 0 || strcmp(f, "vu") == 0)) {
+        d->view = 1;
+        return 0;
+    }
     const char *name = s->dictionary ? "dictionary" : format_name(f);
+    /* binary_view and string_view are taken too (polars makes them). */
     if (name != NULL)
         PyErr_Format(PyExc_TypeError,
                      "write_many takes Arrow binary, large_binary, string or "
-                     "large_string data, not %s",
+                     "large_string data (or a view type), not %s",
                      name);
     else
         PyErr_Format(PyExc_TypeError,
                      "write_many takes Arrow binary, large_binary, string or "
-                     "large_string data, not the Arrow type of format '%.50s'",
+                     "large_string data (or a view type), not the Arrow type "
+                     "of format '%.50s'",
                      f);
     return -1;
 }
@@ -95,6 +88,59 @@ static int64_t value_offset(const llpy_arrow_data *d,
     if (d->large)
         return ((const int64_t *)offsets)[a->offset + i];
     return ((const int32_t *)offsets)[a->offset + i];
+}
+
+/* Value i of a binary_view or string_view array: its bytes and length;
+ * NULL when the view points outside the array's buffers. */
+static const uint8_t *view_value(const struct ArrowArray *a, int64_t i,
+                                 size_t *n) {
+    const uint8_t *v = (const uint8_t *)a->buffers[1] + 16 * (a->offset + i);
+    int32_t len, buf, at;
+    memcpy(&len, v, 4);
+    if (len < 0)
+        return NULL;
+    *n = (size_t)len;
+    if (len <= 12)
+        return v + 4; /* inline */
+    memcpy(&buf, v + 8, 4);
+    memcpy(&at, v + 12, 4);
+    int64_t variadic = a->n_buffers - 3;
+    if (buf < 0 || buf >= variadic || at < 0)
+        return NULL;
+    const int64_t *sizes = a->buffers[a->n_buffers - 1];
+    if (sizes == NULL || (int64_t)at + len > sizes[buf])
+        return NULL;
+    return (const uint8_t *)a->buffers[2 + buf] + at;
+}
+
+/* Value i of a chunk: its bytes and length (n). */
+static const uint8_t *chunk_value(const llpy_arrow_data *d,
+                                  const struct ArrowArray *a, int64_t i,
+                                  size_t *n) {
+    static const uint8_t empty[1];
+    if (d->view)
+        return view_value(a, i, n);
+    int64_t start = value_offset(d, a, i), end = value_offset(d, a, i + 1);
+    const uint8_t *data = a->buffers[2];
+    *n = (size_t)(end - start);
+    return end > start ? data + start : empty;
+}
+
+/* 1 when every value of a lies where its buffers say, else 0. */
+static int values_sane(const llpy_arrow_data *d, const struct ArrowArray *a) {
+    if (d->view) {
+        size_t n;
+        for (int64_t i = 0; i < a->length; i++)
+            if (view_value(a, i, &n) == NULL)
+                return 0;
+        return 1;
+    }
+    int64_t prev = a->length > 0 ? value_offset(d, a, 0) : 0;
+    for (int64_t i = 1; prev >= 0 && i <= a->length; i++) {
+        int64_t next = value_offset(d, a, i);
+        prev = next >= prev ? next : -1;
+    }
+    return prev >= 0 && (a->length == 0 || prev == 0 || a->buffers[2]);
 }
 
 /* The index of a's first null, or -1 when it has none. */
@@ -115,8 +161,8 @@ static int64_t first_null(const struct ArrowArray *a) {
 /* Checks a chunk: its layout, no nulls, offsets that never go back. 0, or
  * -1 with an exception set. */
 static int check_chunk(const llpy_arrow_data *d, const struct ArrowArray *a) {
-    if (a->n_buffers != 3 || a->length < 0 || a->offset < 0 ||
-        (a->length > 0 && a->buffers[1] == NULL)) {
+    if ((d->view ? a->n_buffers < 3 : a->n_buffers != 3) || a->length < 0 ||
+        a->offset < 0 || (a->length > 0 && a->buffers[1] == NULL)) {
         PyErr_SetString(PyExc_ValueError,
                         "write_many: malformed Arrow array (buffers, length "
                         "or offset)");
@@ -130,14 +176,10 @@ static int check_chunk(const llpy_arrow_data *d, const struct ArrowArray *a) {
                      (unsigned long long)(d->rows + (uint64_t)null_at));
         return -1;
     }
-    int64_t prev = a->length > 0 ? value_offset(d, a, 0) : 0;
-    for (int64_t i = 1; prev >= 0 && i <= a->length; i++) {
-        int64_t next = value_offset(d, a, i);
-        prev = next >= prev ? next : -1;
-    }
-    if (prev < 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "write_many: malformed Arrow array (offsets)");
+    if (!values_sane(d, a)) {
+        PyErr_SetString(
+            PyExc_ValueError,
+            "write_many: malformed Arrow array (offsets or views)");
         return -1;
     }
     return 0;
@@ -263,16 +305,13 @@ llpy_arrow_data *llpy_arrow_import(PyObject *obj) {
 
 Py_ssize_t llpy_arrow_write(const llpy_arrow_data *d, llpy_arrow_put_fn put,
                             void *ctx) {
-    static const uint8_t empty[1];
     Py_ssize_t count = 0;
     for (size_t c = 0; c < d->count; c++) {
         const struct ArrowArray *a = &d->chunks[c];
-        const uint8_t *data = a->buffers[2] ? a->buffers[2] : empty;
         for (int64_t i = 0; i < a->length; i++) {
-            int64_t start = value_offset(d, a, i);
-            int64_t end = value_offset(d, a, i + 1);
-            const uint8_t *p = end > start ? data + start : empty;
-            if (put(ctx, p, (size_t)(end - start)) < 0)
+            size_t n;
+            const uint8_t *p = chunk_value(d, a, i, &n);
+            if (put(ctx, p, n) < 0)
                 return -1;
             count++;
         }
