@@ -397,14 +397,14 @@ typedef struct {
     PyObject_HEAD PyObject *reader;
     llpy_lock lock;
     size_t max_records, max_bytes;
-    arrow_cols *carry; /* a record read past the last batch's limit */
     PyObject *pending; /* an exception raised after a batch's records */
     PyTypeObject *batch_type;
 } batches_object;
 
 /* Reads records into c until a limit, the end or an error (the reader's
- * lock held): 0, or -1 with an exception set. A record that would pass
- * max_bytes starts it->carry instead. */
+ * lock held): 0, or -1 with an exception set. The record that reaches
+ * max_bytes ends the batch: the reader never reads past the records it
+ * hands over, so its position and last_record_offset stay exact. */
 static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
     llpy_state *st = llpy_state_of(Py_TYPE(r));
     llog_event ev;
@@ -412,10 +412,6 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
         int rc = llpy_reader_next_view(r, st, &ev);
         if (rc <= 0)
             return rc;
-        if (c->n > 0 && ev.len > it->max_bytes - c->len) {
-            it->carry = cols_new();
-            return it->carry == NULL ? -1 : cols_append(it->carry, &ev);
-        }
         if (cols_append(c, &ev) < 0)
             return -1;
     }
@@ -426,8 +422,7 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
  * (raised after any records read before it, kept in it->pending). */
 static arrow_cols *batches_next_cols(batches_object *it) {
     llpy_reader *r = (llpy_reader *)it->reader;
-    arrow_cols *c = it->carry ? it->carry : cols_new();
-    it->carry = NULL;
+    arrow_cols *c = cols_new();
     if (c == NULL)
         return NULL;
     if (llpy_lock_acquire(&r->lock) < 0) {
@@ -492,8 +487,6 @@ static void Batches_dealloc(PyObject *op) {
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
     Batches_clear(op);
-    if (it->carry != NULL)
-        cols_unref(it->carry);
     llpy_lock_free(&it->lock);
     tp->tp_free(op);
     Py_DECREF(tp);

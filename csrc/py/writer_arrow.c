@@ -26,12 +26,27 @@ int llpy_arrow_exportable(PyObject *obj) {
            PyObject_HasAttrString(obj, "__arrow_c_array__");
 }
 
+/* Release callbacks may be Python code (ctypes): none runs with an
+ * exception set, which is kept across them. */
+static void release_array(struct ArrowArray *a) {
+    PyObject *exc = PyErr_GetRaisedException();
+    a->release(a);
+    PyErr_SetRaisedException(exc);
+}
+
+static void release_schema(struct ArrowSchema *s) {
+    PyObject *exc = PyErr_GetRaisedException();
+    if (s->release != NULL)
+        s->release(s);
+    PyErr_SetRaisedException(exc);
+}
+
 void llpy_arrow_free(llpy_arrow_data *d) {
     if (d == NULL)
         return;
     for (size_t i = 0; i < d->count; i++)
         if (d->chunks[i].release != NULL)
-            d->chunks[i].release(&d->chunks[i]);
+            release_array(&d->chunks[i]);
     free(d->chunks);
     free(d);
 }
@@ -188,15 +203,15 @@ static int check_chunk(const llpy_arrow_data *d, const struct ArrowArray *a) {
 /* Checks a chunk and moves it into d (or releases it); 0, or -1. */
 static int take_chunk(llpy_arrow_data *d, struct ArrowArray *a) {
     if (check_chunk(d, a) < 0) {
-        a->release(a);
+        release_array(a);
         return -1;
     }
     if (d->count == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 8;
         struct ArrowArray *grown = realloc(d->chunks, cap * sizeof *grown);
         if (grown == NULL) {
-            a->release(a);
             PyErr_NoMemory();
+            release_array(a);
             return -1;
         }
         d->chunks = grown;
@@ -253,15 +268,17 @@ static void stream_failed(struct ArrowArrayStream *s, int rc) {
 /* Reads the stream to its end, every chunk into d; 0, or -1. */
 static int read_stream(llpy_arrow_data *d, struct ArrowArrayStream *s) {
     struct ArrowSchema schema;
+    memset(&schema, 0, sizeof schema);
     int rc = s->get_schema(s, &schema);
     if (rc != 0) {
         stream_failed(s, rc);
         return -1;
     }
     rc = check_schema(d, &schema);
-    schema.release(&schema);
+    release_schema(&schema);
     while (rc == 0) {
         struct ArrowArray a;
+        memset(&a, 0, sizeof a);
         int code = s->get_next(s, &a);
         if (code != 0) {
             stream_failed(s, code);

@@ -470,8 +470,9 @@ class Reader(Iterator[bytes]):
 
         Arguments
           max_records: at most this many records a batch (>= 1).
-          max_bytes: at most this many bytes of data a batch (>= 1), but
-            for a single record larger than that, which has one of its own.
+          max_bytes: a batch ends with the record that brings its data to
+            this many bytes or more (>= 1): it holds less than max_bytes
+            plus its last record.
 
         Returns
           An iterator of Batch objects.
