@@ -284,6 +284,20 @@ def test_batches_follow_a_growing_log(tmp_path: Any) -> None:
         assert r.position == len(path.read_bytes())
 
 
+def test_batches_of_long_records_read_in_place_from_a_path(tmp_path: Any) -> None:
+    sizes = [300000, 5, 300000, 100000, 0, 1 << 20, 300001] * 2
+    records = make_records(sizes, 3)
+    path = tmp_path / "big.log"
+    with leveldb_log.Writer(path) as w:
+        w.write_many(records)
+    got = batch_read(path, 3, 500000)
+    assert got.records == records
+    assert_same(got, c_read(path))
+    with leveldb_log.Reader(path) as r:
+        assert sum(len(b) for b in r.iter_batches()) == len(records)
+        assert r._blocks_in_place > 0  # assembled straight from the file (reader_fill.c)
+
+
 def array_of(batch: Any) -> Any:
     _, capsule = batch.__arrow_c_array__()
     array_of.keep = capsule  # type: ignore[attr-defined]  # alive while read
