@@ -609,9 +609,12 @@ static const char *stream_get_last_error(struct ArrowArrayStream *s) {
 
 static void stream_release(struct ArrowArrayStream *s) {
     stream_priv *p = s->private_data;
-    PyGILState_STATE gil = PyGILState_Ensure();
-    Py_XDECREF(p->batches);
-    PyGILState_Release(gil);
+    if (Py_IsInitialized()) { /* else the interpreter, and the reader, are gone
+                               */
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_XDECREF(p->batches);
+        PyGILState_Release(gil);
+    }
     free(p->last_error);
     free(p);
     s->release = NULL;
