@@ -47,6 +47,9 @@ def arrow_read_case(data: Data, cfg: Config) -> Case:
     def src(n: int) -> bytes:
         return data.log(SIZE, n)
 
+    small = src(1000)  # the contenders do the same work
+    got = [(len(b), b.nbytes) for b in leveldb_log.Reader(small).iter_batches(max_records=300)]
+    assert got == [(300, 30000)] * 3 + [(100, 10000)], got
     cs = [
         Contender("Reader.iter_batches()", "ours_arrow", src, batches, max_n, probe),
         Contender("for rec in Reader", "loop", src, loop, max_n, probe),
