@@ -290,6 +290,27 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
         Target("write 100 B to memory, Writer.write loop", f.rate(w100, "ours"), 5e6, "rec/s"),
         Target("write 100 B to memory, write_many", f.rate(w100, "ours_many"), 10e6, "rec/s"),
     ]
+    ra, wa = "read/100 B/arrow", "write/100 B/arrow"
+    ts += [
+        Target(
+            "read 100 B from memory, iter_batches vs for loop",
+            f.versus(ra, "ours_arrow", "loop"),
+            5,
+            "x",
+        ),
+        Target(
+            "read 100 B from memory, iter_batches vs crc32c of the bytes alone",
+            f.versus(ra, "ours_arrow", "crc"),
+            0.5,
+            "x",
+        ),
+        Target(
+            "write 100 B to memory, write_many(Arrow array) vs write_many(list)",
+            f.versus(wa, "ours_arrow", "list"),
+            5,
+            "x",
+        ),
+    ]
     w1m = "write/1 MiB/file"
     ts.append(
         Target(

@@ -1,5 +1,5 @@
 """Runs the cases asked for, in order: the sanity check, CRC-32C (one child process per
-path), then write and read for each record size, then peak memory."""
+path), then write and read for each record size, Arrow in and out, then peak memory."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.cases.arrow import arrow_read_case, arrow_write_case
 from bench.cases.crc import crc_cases
 from bench.cases.memory import peak_memory
 from bench.cases.read import read_case
@@ -17,7 +18,7 @@ from bench.cases.write import write_case
 from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
-SECTIONS = ("crc", "write", "read", "memory")
+SECTIONS = ("crc", "write", "read", "arrow", "memory")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -38,6 +39,19 @@ def _record_cases(data: Data, cfg: Config, only: set[str], progress: bool) -> li
     return cases
 
 
+def _arrow_cases(data: Data, cfg: Config, progress: bool) -> list[Case]:
+    """Reading as Arrow batches, and writing from an Arrow array (with pyarrow)."""
+    cases = []
+    for make in (arrow_read_case, arrow_write_case):
+        case = make(data, cfg)
+        if case is not None:
+            measure(case, cfg, progress)
+            cases.append(case)
+        data.forget(keep_records=True)
+    data.forget()
+    return cases
+
+
 def run_suite(
     cfg: Config, only: set[str], progress: bool
 ) -> tuple[list[Case], list[dict[str, Any]]]:
@@ -53,6 +67,8 @@ def run_suite(
         if "crc" in only:
             cases += crc_cases(cfg, progress)
         cases += _record_cases(data, cfg, only, progress)
+        if "arrow" in only:
+            cases += _arrow_cases(data, cfg, progress)
         cases.sort(key=lambda c: (ORDER[c.op], c.size))  # stable: CRC paths keep their order
         if "memory" in only:
             peaks = peak_memory(data, cfg)

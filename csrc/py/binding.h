@@ -9,6 +9,9 @@
  *   io.c           paths, descriptors and file objects: open, read, write
  *   reader.c       the Reader type (the per-record hot path)
  *   reader_fill.c  feeding the Reader's core one block, per source kind
+ *   reader_arrow.c the Reader's records as Arrow batches and streams
+ *   writer_arrow.c Writer.write_many from Arrow arrays and streams
+ *                  (arrow.h: the Arrow C data and stream interfaces)
  *   writer.c       the Writer type
  *   writer_append.c  where mode "a" resumes, and the cut back to there
  *   scan.c         _scan_block: the regions of a block, for scan.py
@@ -62,7 +65,9 @@ static inline void PyErr_SetRaisedException(PyObject *exc) {
 typedef struct llpy_state {
     PyTypeObject *writer_type;
     PyTypeObject *reader_type;
-    PyObject *corruption_type; /* leveldb_log._errors.Corruption */
+    PyTypeObject *batch_type;   /* Arrow batches (reader_arrow.c) */
+    PyTypeObject *batches_type; /* their iterator */
+    PyObject *corruption_type;  /* leveldb_log._errors.Corruption */
     PyObject *corruption_error;
     PyObject *truncated_error;
     PyObject *corruption_warning; /* a UserWarning subclass */

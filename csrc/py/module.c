@@ -4,6 +4,7 @@
  * status codes (llpy_raise_status) and damaged logs (llpy_raise_corruption)
  * become Python exceptions here and nowhere else.
  */
+#include "arrow.h"
 #include "binding.h"
 
 /* ---- one place that raises ------------------------------------------- */
@@ -373,6 +374,8 @@ static int module_exec(PyObject *module) {
     if (st->writer_type == NULL ||
         PyModule_AddType(module, st->writer_type) < 0)
         return -1;
+    if (llpy_arrow_add_types(module, st) < 0)
+        return -1;
     return add_constants(module);
 }
 
@@ -380,6 +383,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     llpy_state *st = PyModule_GetState(module);
     Py_VISIT(st->writer_type);
     Py_VISIT(st->reader_type);
+    Py_VISIT(st->batch_type);
+    Py_VISIT(st->batches_type);
     Py_VISIT(st->corruption_type);
     Py_VISIT(st->corruption_error);
     Py_VISIT(st->truncated_error);
@@ -392,6 +397,8 @@ static int module_clear(PyObject *module) {
     llpy_state *st = PyModule_GetState(module);
     Py_CLEAR(st->writer_type);
     Py_CLEAR(st->reader_type);
+    Py_CLEAR(st->batch_type);
+    Py_CLEAR(st->batches_type);
     Py_CLEAR(st->corruption_type);
     Py_CLEAR(st->corruption_error);
     Py_CLEAR(st->truncated_error);

@@ -4,6 +4,7 @@
  * records into bytes, recovery modes and on_corruption, pickling, getters.
  * Blocks come from reader_fill.c.
  */
+#include "arrow.h"
 #include "binding.h"
 
 #include <errno.h>
@@ -368,6 +369,47 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
             reader_finish(self);
             llpy_raise_status((llog_status)ev.size);
             return NULL;
+        }
+    }
+}
+
+/* The next record for an Arrow batch (reader_arrow.c): as
+ * reader_next_locked, with the payload left where the core put it instead
+ * of copied into bytes. 1 with the record in *ev, 0 at the end, -1. */
+int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
+    for (;;) {
+        if (self->finished || self->closed)
+            return 0;
+        reader_step(self, ev);
+        switch (ev->kind) {
+        case LLOG_EV_RECORD:
+            if (ev->assembled) {
+                assembly_learn(self, ev->len);
+                ev->data = self->in_scratch
+                               ? self->scratch
+                               : (uint8_t *)PyBytes_AS_STRING(self->assembly);
+            }
+            self->has_last = 1;
+            self->last_record_offset = ev->offset;
+            return 1;
+        case LLOG_EV_CORRUPTION: {
+            int rc = reader_on_corruption(self, st, ev, 0);
+            if (rc <= 0)
+                return rc;
+            break;
+        }
+        case LLOG_EV_NEED_BLOCK:
+            if (llpy_reader_fill(self) < 0)
+                return -1;
+            break;
+        case LLOG_EV_EOF:
+            reader_eof(self, st, ev);
+            return PyErr_Occurred() ? -1 : 0;
+        default: /* DONE, ERROR */
+            reader_finish(self);
+            if (ev->kind == LLOG_EV_ERROR)
+                llpy_raise_status((llog_status)ev->size);
+            return ev->kind == LLOG_EV_ERROR ? -1 : 0;
         }
     }
 }
@@ -855,6 +897,41 @@ static PyMethodDef Reader_methods[] = {
      "Raises\n"
      "  TypeError: the reader is over a buffer or a file object, is\n"
      "    closed, or is inside its on_corruption callback."},
+    {"iter_batches", (PyCFunction)(void (*)(void))llpy_reader_iter_batches,
+     METH_VARARGS | METH_KEYWORDS,
+     "iter_batches($self, /, *, max_records=65536, max_bytes=67108864)\n"
+     "--\n\n"
+     "Iterate over the records as Arrow batches (leveldb_log.Batch).\n\n"
+     "Each batch has the columns offset (uint64) and data (large_binary)\n"
+     "and exports __arrow_c_array__: pyarrow.record_batch(batch) takes it.\n"
+     "The records, reports and errors are those of iterating the reader\n"
+     "itself (which it advances): an exception comes after a batch of the\n"
+     "records before it. Following a growing log, the iterator stops at\n"
+     "the current end and can be resumed later.\n\n"
+     "Arguments\n"
+     "  max_records: at most this many records a batch (>= 1).\n"
+     "  max_bytes: a batch ends with the record that brings its data to\n"
+     "    this many bytes or more (>= 1): it holds less than max_bytes\n"
+     "    plus its last record.\n\n"
+     "Returns\n"
+     "  An iterator of Batch objects.\n\n"
+     "Raises\n"
+     "  ValueError: a limit below 1; the reader is closed (from next()).\n"
+     "  As iteration does: CorruptionError and the rest."},
+    {"__arrow_c_stream__",
+     (PyCFunction)(void (*)(void))llpy_reader_arrow_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "__arrow_c_stream__($self, /, requested_schema=None)\n"
+     "--\n\n"
+     "Export the records as an Arrow C stream of iter_batches() batches.\n\n"
+     "pyarrow.table(reader), polars.DataFrame(reader) and DuckDB's\n"
+     "FROM reader read the log through it. Reading the stream advances\n"
+     "the reader; an exception raised while reading ends the stream with\n"
+     "an error whose text (get_last_error) is 'Type: message'.\n\n"
+     "Arguments\n"
+     "  requested_schema: ignored (the protocol's best effort).\n\n"
+     "Returns\n"
+     "  A PyCapsule named \"arrow_array_stream\"."},
     {"_restore", Reader_restore, METH_VARARGS,
      "_restore($self, last, dropped, finished, /)\n"
      "--\n\n"

@@ -4,6 +4,7 @@
  * a failed write rolls back so that a record lands whole or not at all.
  * Mode "a" starts where writer_append.c says.
  */
+#include "arrow.h"
 #include "binding.h"
 
 #include <errno.h>
@@ -281,6 +282,28 @@ static int writer_check_open(llpy_writer *self) {
     return 0;
 }
 
+/* Writes the record at data, n bytes long (lock held), kept alive by the
+ * caller; returns its offset in *offset. */
+static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
+                            uint64_t *offset) {
+    writer_mark mark = writer_mark_now(self);
+    int rc;
+    if (self->file == NULL && n >= LLPY_GIL_THRESHOLD) {
+        /* The caller pins the memory while the GIL is released. */
+        Py_BEGIN_ALLOW_THREADS
+        rc = encode_record(self, data, n, offset);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = encode_record(self, data, n, offset);
+    }
+    if (rc < 0) {
+        writer_rollback(self, mark);
+        writer_raise_pending(self);
+        return -1;
+    }
+    return 0;
+}
+
 /* Writes one record (lock held); returns its offset in *offset. */
 static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
     Py_buffer view;
@@ -293,23 +316,9 @@ static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
         }
         return -1;
     }
-    writer_mark mark = writer_mark_now(self);
-    int rc;
-    if (self->file == NULL && view.len >= LLPY_GIL_THRESHOLD) {
-        /* The export pins the memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS
-        rc = encode_record(self, view.buf, (size_t)view.len, offset);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = encode_record(self, view.buf, (size_t)view.len, offset);
-    }
+    int rc = writer_put_bytes(self, view.buf, (size_t)view.len, offset);
     PyBuffer_Release(&view);
-    if (rc < 0) {
-        writer_rollback(self, mark);
-        writer_raise_pending(self);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 static int writer_flush_locked(llpy_writer *self) {
@@ -339,6 +348,32 @@ static int writer_maybe_flush(llpy_writer *self) {
     return 0;
 }
 
+/* writer_put_bytes as an llpy_arrow_put_fn. */
+static int writer_put_arrow(void *ctx, const uint8_t *data, size_t n) {
+    uint64_t offset;
+    return writer_put_bytes(ctx, data, n, &offset);
+}
+
+/* write_many over Arrow data (writer_arrow.c): all of it is taken and
+ * checked before the lock is, then written from its buffers. */
+static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj) {
+    llpy_arrow_data *d = llpy_arrow_import(obj);
+    if (d == NULL)
+        return NULL;
+    Py_ssize_t count = -1;
+    if (llpy_lock_acquire(&self->lock) == 0) {
+        if (writer_check_open(self) == 0)
+            count = llpy_arrow_write(d, writer_put_arrow, self);
+        /* Records written before an error still reach the target. */
+        int flushed = self->closed ? 0 : writer_maybe_flush(self);
+        if (flushed < 0 && count >= 0)
+            count = -1;
+        llpy_lock_release(&self->lock);
+    }
+    llpy_arrow_free(d);
+    return count < 0 ? NULL : PyLong_FromSsize_t(count);
+}
+
 static PyObject *Writer_write(PyObject *op, PyObject *data) {
     llpy_writer *self = (llpy_writer *)op;
     uint64_t offset = 0;
@@ -360,6 +395,11 @@ static PyObject *Writer_write(PyObject *op, PyObject *data) {
 
 static PyObject *Writer_write_many(PyObject *op, PyObject *iterable) {
     llpy_writer *self = (llpy_writer *)op;
+    /* A Reader, itself an Arrow stream of a struct type, is iterated. */
+    if (!PyObject_TypeCheck(iterable,
+                            llpy_state_of(Py_TYPE(op))->reader_type) &&
+        llpy_arrow_exportable(iterable))
+        return writer_write_arrow(self, iterable);
     PyObject *it = PyObject_GetIter(iterable);
     if (it == NULL)
         return NULL;
@@ -804,12 +844,18 @@ static PyMethodDef Writer_methods[] = {
      "--\n\n"
      "Append every record of an iterable, in order, under one lock.\n\n"
      "Arguments\n"
-     "  records: an iterable of bytes-like objects.\n\n"
+     "  records: an iterable of bytes-like objects; or Arrow data: an\n"
+     "    object exporting __arrow_c_stream__ (chunked too) or\n"
+     "    __arrow_c_array__ of type binary, large_binary, string or\n"
+     "    large_string (or their view types), written straight from its\n"
+     "    buffers (strings as their UTF-8 bytes).\n\n"
      "Returns\n"
      "  How many records were written.\n\n"
      "Raises\n"
      "  As write(), and whatever the iterable raises; the records before\n"
-     "  the error are written all the same."},
+     "  the error are written all the same.\n"
+     "  TypeError: Arrow data of another type (the message names it).\n"
+     "  ValueError: Arrow data holding a null: nothing is written."},
     {"flush", Writer_flush, METH_NOARGS,
      "flush($self, /)\n"
      "--\n\n"

@@ -108,6 +108,16 @@ def _scan_block(
       A list of (position, kind, type, length, checksum_ok, reason).
     """
 
+class _ArrowStream(Protocol):
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+class _ArrowArray(Protocol):
+    def __arrow_c_array__(
+        self, requested_schema: object | None = None
+    ) -> tuple[object, object]: ...
+
+_ArrowData = _ArrowStream | _ArrowArray
+
 class Writer:
     """Write records to a LevelDB log.
 
@@ -206,11 +216,15 @@ class Writer:
           OSError, or what the file object raised: the record is not written
             (now or later); the records before it are kept.
         """
-    def write_many(self, records: Iterable[Buffer], /) -> int:
+    def write_many(self, records: Iterable[Buffer] | _ArrowData, /) -> int:
         """Append every record of an iterable, in order, under one lock.
 
         Arguments
-          records: an iterable of bytes-like objects.
+          records: an iterable of bytes-like objects; or Arrow data: an
+            object exporting __arrow_c_stream__ (chunked too) or
+            __arrow_c_array__ of type binary, large_binary, string or
+            large_string (or their view types), written straight from its
+            buffers (strings as their UTF-8 bytes).
 
         Returns
           How many records were written.
@@ -218,6 +232,8 @@ class Writer:
         Raises
           As write(), and whatever the iterable raises; the records before
           the error are written all the same.
+          TypeError: Arrow data of another type (the message names it).
+          ValueError: Arrow data holding a null: nothing is written.
         """
     def flush(self) -> None:
         """Hand the buffered records to the OS, or to the file object.
@@ -442,6 +458,43 @@ class Reader(Iterator[bytes]):
         Returns
           None.
         """
+    def iter_batches(self, *, max_records: int = 65536, max_bytes: int = 67108864) -> BatchIterator:
+        """Iterate over the records as Arrow batches (leveldb_log.Batch).
+
+        Each batch has the columns offset (uint64) and data (large_binary)
+        and exports __arrow_c_array__: pyarrow.record_batch(batch) takes it.
+        The records, reports and errors are those of iterating the reader
+        itself (which it advances): an exception comes after a batch of the
+        records before it. Following a growing log, the iterator stops at
+        the current end and can be resumed later.
+
+        Arguments
+          max_records: at most this many records a batch (>= 1).
+          max_bytes: a batch ends with the record that brings its data to
+            this many bytes or more (>= 1): it holds less than max_bytes
+            plus its last record.
+
+        Returns
+          An iterator of Batch objects.
+
+        Raises
+          ValueError: a limit below 1; the reader is closed (from next()).
+          As iteration does: CorruptionError and the rest.
+        """
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Export the records as an Arrow C stream of iter_batches() batches.
+
+        pyarrow.table(reader), polars.DataFrame(reader) and DuckDB's
+        FROM reader read the log through it. Reading the stream advances
+        the reader; an exception raised while reading ends the stream with
+        an error whose text (get_last_error) is 'Type: message'.
+
+        Arguments
+          requested_schema: ignored (the protocol's best effort).
+
+        Returns
+          A PyCapsule named "arrow_array_stream".
+        """
     def __iter__(self) -> Reader: ...
     def __next__(self) -> bytes: ...
     def close(self) -> None:
@@ -467,3 +520,41 @@ class Reader(Iterator[bytes]):
         /,
     ) -> None:
         """Close the reader (see close()); an exception is not suppressed."""
+
+class Batch:
+    """Records of a log as Arrow data, from Reader.iter_batches().
+
+    len() is the number of records. Columns: offset (uint64: where
+    each record's first header lies) and data (large_binary: the
+    payload). Exported with __arrow_c_array__, so that for instance
+    pyarrow.record_batch(batch) takes it without a copy.
+    """
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int:
+        """Bytes of record data in the batch."""
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """Export the batch through the Arrow C data interface.
+
+        Arguments
+          requested_schema: ignored (the protocol's best effort): the
+            columns are always offset: uint64 and data: large_binary.
+
+        Returns
+          (schema, array): PyCapsules named "arrow_schema" and
+          "arrow_array" holding a struct array of two children. The
+          array shares the batch's buffers, freed once the last holder
+          releases them.
+        """
+    def __arrow_c_schema__(self) -> object:
+        """Export the batch's type through the Arrow C data interface.
+
+        Returns
+          A PyCapsule named "arrow_schema": struct<offset: uint64,
+          data: large_binary>.
+        """
+
+class BatchIterator(Iterator[Batch]):
+    """The iterator Reader.iter_batches() returns: Batch objects, in log order."""
+    def __iter__(self) -> BatchIterator: ...
+    def __next__(self) -> Batch: ...

@@ -1,0 +1,676 @@
+/*
+ * reader_arrow.c - a Reader's records as Arrow data (the Arrow C data and
+ * C stream interfaces, arrow.h): Reader.iter_batches() yields Batch objects
+ * (columns offset: uint64 and data: large_binary, filled from the core's
+ * payloads in one pass, no Python object per record), and
+ * Reader.__arrow_c_stream__() hands the same batches to any consumer.
+ * Records, corruptions, recovery modes and ranges are exactly those of
+ * record-by-record iteration: both read through the same reader.
+ */
+#include "arrow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _MSC_VER
+#include <intrin.h>
+#endif
+
+#define DEFAULT_MAX_RECORDS 65536
+#define DEFAULT_MAX_BYTES ((Py_ssize_t)64 << 20)
+#define FIRST_ROWS 256
+#define FIRST_BYTES ((size_t)64 * 1024)
+
+/* ---- the columns of one batch, shared by every export of it ----------- */
+
+/* Released from any thread (an Arrow consumer's), hence the atomic count
+ * and the C allocator. */
+typedef struct arrow_cols {
+    long refs;
+    size_t n, cap_n;
+    uint64_t *offsets; /* the offset column */
+    int64_t *ends;     /* large_binary offsets: n + 1 of them */
+    uint8_t *data;
+    size_t len, cap_len;
+} arrow_cols;
+
+static void cols_ref(arrow_cols *c) {
+#ifdef _MSC_VER
+    _InterlockedIncrement(&c->refs);
+#else
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+static void cols_unref(arrow_cols *c) {
+#ifdef _MSC_VER
+    long left = _InterlockedDecrement(&c->refs);
+#else
+    long left = __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+#endif
+    if (left > 0)
+        return;
+    free(c->offsets);
+    free(c->ends);
+    free(c->data);
+    free(c);
+}
+
+/* Empty columns (one reference), or NULL with MemoryError. */
+static arrow_cols *cols_new(void) {
+    arrow_cols *c = calloc(1, sizeof *c);
+    if (c != NULL) {
+        c->refs = 1;
+        c->ends = malloc(sizeof *c->ends);
+        c->data = malloc(1); /* never NULL, even when empty */
+    }
+    if (c == NULL || c->ends == NULL || c->data == NULL) {
+        if (c != NULL)
+            cols_unref(c);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    c->ends[0] = 0;
+    c->cap_len = 1;
+    return c;
+}
+
+/* Room for one more row; 0, or -1 (nothing changed). */
+static int cols_grow_rows(arrow_cols *c) {
+    size_t cap = c->cap_n < FIRST_ROWS ? FIRST_ROWS : 2 * c->cap_n;
+    uint64_t *offsets = realloc(c->offsets, cap * sizeof *offsets);
+    if (offsets == NULL)
+        return -1;
+    c->offsets = offsets;
+    int64_t *ends = realloc(c->ends, (cap + 1) * sizeof *ends);
+    if (ends == NULL)
+        return -1;
+    c->ends = ends;
+    c->cap_n = cap;
+    return 0;
+}
+
+/* Room for n more bytes of data; 0, or -1 (nothing changed). */
+static int cols_grow_data(arrow_cols *c, size_t n) {
+    size_t need = c->len + n,
+           cap = c->cap_len < FIRST_BYTES ? FIRST_BYTES : c->cap_len;
+    if (need < c->len)
+        return -1; /* overflow */
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
+    uint8_t *data = realloc(c->data, cap);
+    if (data == NULL)
+        return -1;
+    c->data = data;
+    c->cap_len = cap;
+    return 0;
+}
+
+/* Appends one record; 0, or -1 with MemoryError. */
+static int cols_append(arrow_cols *c, const llog_event *ev) {
+    if ((c->n == c->cap_n && cols_grow_rows(c) < 0) ||
+        (ev->len > c->cap_len - c->len && cols_grow_data(c, ev->len) < 0) ||
+        c->len + ev->len > (size_t)INT64_MAX) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (ev->len > 0)
+        memcpy(c->data + c->len, ev->data, ev->len);
+    c->len += ev->len;
+    c->offsets[c->n] = ev->offset;
+    c->n++;
+    c->ends[c->n] = (int64_t)c->len;
+    return 0;
+}
+
+/* ---- ArrowSchema: struct<offset: uint64, data: large_binary> ---------- */
+
+typedef struct {
+    struct ArrowSchema kids[2];
+    struct ArrowSchema *ptrs[2];
+} schema_priv;
+
+static void schema_release_child(struct ArrowSchema *s) { s->release = NULL; }
+
+static void schema_release(struct ArrowSchema *s) {
+    schema_priv *p = s->private_data;
+    for (int i = 0; i < 2; i++)
+        if (p->kids[i].release != NULL)
+            p->kids[i].release(&p->kids[i]);
+    free(p);
+    s->release = NULL;
+}
+
+static void schema_field(struct ArrowSchema *s, const char *format,
+                         const char *name) {
+    memset(s, 0, sizeof *s);
+    s->format = format;
+    s->name = name;
+    s->release = schema_release_child;
+}
+
+/* Fills out with the batches' schema; 0, or ENOMEM (no exception). */
+static int schema_export(struct ArrowSchema *out) {
+    schema_priv *p = malloc(sizeof *p);
+    if (p == NULL)
+        return ENOMEM;
+    schema_field(&p->kids[0], "L", "offset");
+    schema_field(&p->kids[1], "Z", "data");
+    p->ptrs[0] = &p->kids[0];
+    p->ptrs[1] = &p->kids[1];
+    memset(out, 0, sizeof *out);
+    out->format = "+s";
+    out->name = "";
+    out->n_children = 2;
+    out->children = p->ptrs;
+    out->release = schema_release;
+    out->private_data = p;
+    return 0;
+}
+
+/* ---- ArrowArray: the struct array and its two children ---------------- */
+
+typedef struct {
+    arrow_cols *cols;
+    const void *buffers[3];
+    struct ArrowArray *children[2];
+} array_priv;
+
+static void array_release_child(struct ArrowArray *a) {
+    array_priv *p = a->private_data;
+    cols_unref(p->cols);
+    free(p);
+    a->release = NULL;
+}
+
+static void array_release(struct ArrowArray *a) {
+    array_priv *p = a->private_data;
+    for (int i = 0; i < 2; i++) {
+        if (p->children[i] != NULL && p->children[i]->release != NULL)
+            p->children[i]->release(p->children[i]);
+        free(p->children[i]);
+    }
+    array_release_child(a);
+}
+
+/* One array over cols (a reference taken), buffers given; 0 or -1. */
+static int array_init(struct ArrowArray *a, arrow_cols *c, int n_buffers,
+                      const void *b1, const void *b2) {
+    array_priv *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return -1;
+    cols_ref(c);
+    p->cols = c;
+    p->buffers[1] = b1;
+    p->buffers[2] = b2;
+    memset(a, 0, sizeof *a);
+    a->length = (int64_t)c->n;
+    a->n_buffers = n_buffers;
+    a->buffers = p->buffers;
+    a->release = array_release_child;
+    a->private_data = p;
+    return 0;
+}
+
+/* Fills out with the batch as a struct array; 0, or ENOMEM. */
+static int array_export(arrow_cols *c, struct ArrowArray *out) {
+    if (array_init(out, c, 1, NULL, NULL) < 0)
+        return ENOMEM;
+    array_priv *p = out->private_data;
+    out->release = array_release;
+    out->n_children = 2;
+    out->children = p->children;
+    for (int i = 0; i < 2; i++) {
+        p->children[i] = malloc(sizeof(struct ArrowArray));
+        int rc = p->children[i] == NULL ? -1
+                 : i == 0 ? array_init(p->children[i], c, 2, c->offsets, NULL)
+                          : array_init(p->children[i], c, 3, c->ends, c->data);
+        if (rc < 0) {
+            free(p->children[i]);
+            p->children[i] = NULL;
+            array_release(out);
+            return ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* ---- capsules --------------------------------------------------------- */
+
+static void schema_capsule_free(PyObject *capsule) {
+    struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
+    if (s != NULL && s->release != NULL)
+        s->release(s);
+    free(s);
+}
+
+static void array_capsule_free(PyObject *capsule) {
+    struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
+    if (a != NULL && a->release != NULL)
+        a->release(a);
+    free(a);
+}
+
+static PyObject *schema_capsule(void) {
+    struct ArrowSchema *s = malloc(sizeof *s);
+    if (s == NULL || schema_export(s) != 0) {
+        free(s);
+        return PyErr_NoMemory();
+    }
+    PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
+    if (cap == NULL) {
+        s->release(s);
+        free(s);
+    }
+    return cap;
+}
+
+static PyObject *array_capsule(arrow_cols *c) {
+    struct ArrowArray *a = malloc(sizeof *a);
+    if (a == NULL || array_export(c, a) != 0) {
+        free(a);
+        return PyErr_NoMemory();
+    }
+    PyObject *cap = PyCapsule_New(a, "arrow_array", array_capsule_free);
+    if (cap == NULL) {
+        a->release(a);
+        free(a);
+    }
+    return cap;
+}
+
+/* ---- Batch ------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD arrow_cols *cols;
+} batch_object;
+
+static PyObject *batch_new(PyTypeObject *type, arrow_cols *c) {
+    batch_object *b = PyObject_New(batch_object, type);
+    if (b == NULL) {
+        cols_unref(c);
+        return NULL;
+    }
+    b->cols = c; /* the reference passes to it */
+    return (PyObject *)b;
+}
+
+static void Batch_dealloc(PyObject *op) {
+    PyTypeObject *tp = Py_TYPE(op);
+    cols_unref(((batch_object *)op)->cols);
+    PyObject_Free(op);
+    Py_DECREF(tp);
+}
+
+static Py_ssize_t Batch_len(PyObject *op) {
+    return (Py_ssize_t)((batch_object *)op)->cols->n;
+}
+
+static PyObject *Batch_nbytes(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromSize_t(((batch_object *)op)->cols->len);
+}
+
+static int parse_requested(PyObject *args, PyObject *kwds, const char *fn) {
+    static char *kwlist[] = {"requested_schema", NULL};
+    PyObject *requested = Py_None;
+    char format[64];
+    PyOS_snprintf(format, sizeof format, "|O:%s", fn);
+    /* The protocol lets a producer ignore the request (best effort): the
+     * columns are always offset: uint64 and data: large_binary. */
+    return PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &requested)
+               ? 0
+               : -1;
+}
+
+static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
+                                   PyObject *kwds) {
+    if (parse_requested(args, kwds, "__arrow_c_array__") < 0)
+        return NULL;
+    PyObject *schema = schema_capsule();
+    PyObject *array =
+        schema ? array_capsule(((batch_object *)op)->cols) : NULL;
+    PyObject *pair = array ? PyTuple_Pack(2, schema, array) : NULL;
+    Py_XDECREF(schema);
+    Py_XDECREF(array);
+    return pair;
+}
+
+static PyObject *Batch_arrow_schema(PyObject *op, PyObject *unused) {
+    (void)op;
+    (void)unused;
+    return schema_capsule();
+}
+
+static PyMethodDef Batch_methods[] = {
+    {"__arrow_c_array__", (PyCFunction)(void (*)(void))Batch_arrow_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "__arrow_c_array__($self, /, requested_schema=None)\n"
+     "--\n\n"
+     "Export the batch through the Arrow C data interface.\n\n"
+     "Arguments\n"
+     "  requested_schema: ignored (the protocol's best effort): the\n"
+     "    columns are always offset: uint64 and data: large_binary.\n\n"
+     "Returns\n"
+     "  (schema, array): PyCapsules named \"arrow_schema\" and\n"
+     "  \"arrow_array\" holding a struct array of two children. The\n"
+     "  array shares the batch's buffers, freed once the last holder\n"
+     "  releases them."},
+    {"__arrow_c_schema__", Batch_arrow_schema, METH_NOARGS,
+     "__arrow_c_schema__($self, /)\n"
+     "--\n\n"
+     "Export the batch's type through the Arrow C data interface.\n\n"
+     "Returns\n"
+     "  A PyCapsule named \"arrow_schema\": struct<offset: uint64,\n"
+     "  data: large_binary>."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Batch_getset[] = {
+    {"nbytes", Batch_nbytes, NULL, "Bytes of record data in the batch.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyDoc_STRVAR(
+    Batch_doc,
+    "Records of a log as Arrow data, from Reader.iter_batches().\n\n"
+    "len() is the number of records. Columns: offset (uint64: where\n"
+    "each record's first header lies) and data (large_binary: the\n"
+    "payload). Exported with __arrow_c_array__, so that for instance\n"
+    "pyarrow.record_batch(batch) takes it without a copy.");
+
+static PyType_Slot Batch_slots[] = {
+    {Py_tp_doc, (void *)Batch_doc}, {Py_tp_dealloc, Batch_dealloc},
+    {Py_tp_methods, Batch_methods}, {Py_tp_getset, Batch_getset},
+    {Py_sq_length, Batch_len},      {0, NULL}};
+
+static PyType_Spec Batch_spec = {
+    .name = "leveldb_log.Batch",
+    .basicsize = sizeof(batch_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = Batch_slots,
+};
+
+/* ---- the batch iterator ----------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD PyObject *reader;
+    llpy_lock lock;
+    size_t max_records, max_bytes;
+    PyObject *pending; /* an exception raised after a batch's records */
+    PyTypeObject *batch_type;
+} batches_object;
+
+/* Reads records into c until a limit, the end or an error (the reader's
+ * lock held): 0, or -1 with an exception set. The record that reaches
+ * max_bytes ends the batch: the reader never reads past the records it
+ * hands over, so its position and last_record_offset stay exact. */
+static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
+    llpy_state *st = llpy_state_of(Py_TYPE(r));
+    llog_event ev;
+    while (c->n < it->max_records && c->len < it->max_bytes) {
+        int rc = llpy_reader_next_view(r, st, &ev);
+        if (rc <= 0)
+            return rc;
+        if (cols_append(c, &ev) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The next batch's columns (n == 0 at the end), or NULL with an exception
+ * (raised after any records read before it, kept in it->pending). */
+static arrow_cols *batches_next_cols(batches_object *it) {
+    llpy_reader *r = (llpy_reader *)it->reader;
+    arrow_cols *c = cols_new();
+    if (c == NULL)
+        return NULL;
+    if (llpy_lock_acquire(&r->lock) < 0) {
+        cols_unref(c);
+        return NULL;
+    }
+    int rc = 0;
+    if (r->closed) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+        rc = -1;
+    } else {
+        rc = batches_fill(it, r, c);
+    }
+    llpy_lock_release(&r->lock);
+    if (rc < 0 && c->n > 0) {
+        it->pending = PyErr_GetRaisedException();
+        rc = 0;
+    }
+    if (rc < 0) {
+        cols_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+static PyObject *Batches_next(PyObject *op) {
+    batches_object *it = (batches_object *)op;
+    if (llpy_lock_acquire(&it->lock) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    if (it->pending != NULL) {
+        PyErr_SetRaisedException(it->pending);
+        it->pending = NULL;
+    } else {
+        arrow_cols *c = batches_next_cols(it);
+        if (c != NULL && c->n == 0)
+            cols_unref(c); /* the end: StopIteration */
+        else if (c != NULL)
+            result = batch_new(it->batch_type, c);
+    }
+    llpy_lock_release(&it->lock);
+    return result;
+}
+
+static int Batches_traverse(PyObject *op, visitproc visit, void *arg) {
+    batches_object *it = (batches_object *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(it->reader);
+    Py_VISIT(it->pending);
+    return 0;
+}
+
+static int Batches_clear(PyObject *op) {
+    batches_object *it = (batches_object *)op;
+    Py_CLEAR(it->reader);
+    Py_CLEAR(it->pending);
+    return 0;
+}
+
+static void Batches_dealloc(PyObject *op) {
+    batches_object *it = (batches_object *)op;
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    Batches_clear(op);
+    llpy_lock_free(&it->lock);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+PyDoc_STRVAR(Batches_doc, "The iterator Reader.iter_batches() returns: "
+                          "Batch objects, in log order.");
+
+static PyType_Slot Batches_slots[] = {{Py_tp_doc, (void *)Batches_doc},
+                                      {Py_tp_dealloc, Batches_dealloc},
+                                      {Py_tp_traverse, Batches_traverse},
+                                      {Py_tp_clear, Batches_clear},
+                                      {Py_tp_iter, PyObject_SelfIter},
+                                      {Py_tp_iternext, Batches_next},
+                                      {0, NULL}};
+
+static PyType_Spec Batches_spec = {
+    .name = "leveldb_log.BatchIterator",
+    .basicsize = sizeof(batches_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = Batches_slots,
+};
+
+/* A batch iterator over reader, or NULL with an exception set. */
+static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
+                              Py_ssize_t max_bytes) {
+    if (max_records < 1 || max_bytes < 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        max_records < 1 ? "max_records must be at least 1"
+                                        : "max_bytes must be at least 1");
+        return NULL;
+    }
+    llpy_state *st = llpy_state_of(Py_TYPE(reader));
+    PyTypeObject *type = st->batches_type;
+    batches_object *it = (batches_object *)type->tp_alloc(type, 0);
+    if (it == NULL)
+        return NULL;
+    if (llpy_lock_init(&it->lock) < 0) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    it->reader = Py_NewRef(reader);
+    it->max_records = (size_t)max_records;
+    it->max_bytes = (size_t)max_bytes;
+    it->batch_type = st->batch_type;
+    return (PyObject *)it;
+}
+
+PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
+                                   PyObject *kwds) {
+    static char *kwlist[] = {"max_records", "max_bytes", NULL};
+    Py_ssize_t max_records = DEFAULT_MAX_RECORDS,
+               max_bytes = DEFAULT_MAX_BYTES;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$nn:iter_batches", kwlist,
+                                     &max_records, &max_bytes))
+        return NULL;
+    return batches_make(reader, max_records, max_bytes);
+}
+
+/* ---- the stream ------------------------------------------------------- */
+
+typedef struct {
+    PyObject *batches;
+    char *last_error;
+} stream_priv;
+
+static int stream_get_schema(struct ArrowArrayStream *s,
+                             struct ArrowSchema *out) {
+    (void)s;
+    return schema_export(out);
+}
+
+/* The exception raised as "Type: message", kept for get_last_error. */
+static void stream_keep_error(stream_priv *p) {
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *text =
+        exc ? PyUnicode_FromFormat("%s: %S", Py_TYPE(exc)->tp_name, exc)
+            : NULL;
+    const char *utf8 = text ? PyUnicode_AsUTF8(text) : NULL;
+    free(p->last_error);
+    p->last_error = NULL;
+    if (utf8 != NULL) {
+        size_t n = strlen(utf8) + 1;
+        p->last_error = malloc(n);
+        if (p->last_error != NULL)
+            memcpy(p->last_error, utf8, n);
+    }
+    PyErr_Clear();
+    Py_XDECREF(text);
+    Py_XDECREF(exc);
+}
+
+static int stream_get_next(struct ArrowArrayStream *s,
+                           struct ArrowArray *out) {
+    stream_priv *p = s->private_data;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int rc = 0;
+    PyObject *batch = PyIter_Next(p->batches);
+    if (batch != NULL) {
+        rc = array_export(((batch_object *)batch)->cols, out);
+        Py_DECREF(batch);
+        if (rc != 0) {
+            PyErr_NoMemory();
+            stream_keep_error(p);
+        }
+    } else if (PyErr_Occurred()) {
+        stream_keep_error(p);
+        rc = EIO;
+    } else {
+        memset(out, 0, sizeof *out); /* released: the end of the stream */
+    }
+    PyGILState_Release(gil);
+    return rc;
+}
+
+static const char *stream_get_last_error(struct ArrowArrayStream *s) {
+    return ((stream_priv *)s->private_data)->last_error;
+}
+
+static void stream_release(struct ArrowArrayStream *s) {
+    stream_priv *p = s->private_data;
+    if (Py_IsInitialized()) { /* else the interpreter, and the reader, are gone
+                               */
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_XDECREF(p->batches);
+        PyGILState_Release(gil);
+    }
+    free(p->last_error);
+    free(p);
+    s->release = NULL;
+}
+
+static void stream_capsule_free(PyObject *capsule) {
+    struct ArrowArrayStream *s =
+        PyCapsule_GetPointer(capsule, "arrow_array_stream");
+    if (s != NULL && s->release != NULL)
+        s->release(s);
+    free(s);
+}
+
+/* A stream capsule over a batch iterator (reference stolen). */
+static PyObject *stream_capsule(PyObject *batches) {
+    struct ArrowArrayStream *s = malloc(sizeof *s);
+    stream_priv *p = calloc(1, sizeof *p);
+    if (s == NULL || p == NULL) {
+        free(s);
+        free(p);
+        Py_DECREF(batches);
+        return PyErr_NoMemory();
+    }
+    p->batches = batches;
+    s->get_schema = stream_get_schema;
+    s->get_next = stream_get_next;
+    s->get_last_error = stream_get_last_error;
+    s->release = stream_release;
+    s->private_data = p;
+    PyObject *cap =
+        PyCapsule_New(s, "arrow_array_stream", stream_capsule_free);
+    if (cap == NULL) {
+        stream_release(s);
+        free(s);
+    }
+    return cap;
+}
+
+PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
+                                   PyObject *kwds) {
+    if (parse_requested(args, kwds, "__arrow_c_stream__") < 0)
+        return NULL;
+    PyObject *batches =
+        batches_make(reader, DEFAULT_MAX_RECORDS, DEFAULT_MAX_BYTES);
+    return batches ? stream_capsule(batches) : NULL;
+}
+
+int llpy_arrow_add_types(PyObject *module, llpy_state *st) {
+    st->batch_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &Batch_spec, NULL);
+    if (st->batch_type == NULL || PyModule_AddType(module, st->batch_type) < 0)
+        return -1;
+    st->batches_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &Batches_spec, NULL);
+    if (st->batches_type == NULL ||
+        PyModule_AddType(module, st->batches_type) < 0)
+        return -1;
+    return 0;
+}

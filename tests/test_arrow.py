@@ -1,0 +1,619 @@
+"""Arrow in and out of the binding (csrc/py/reader_arrow.c, csrc/py/writer_arrow.c).
+
+Export: Reader.iter_batches() and Reader.__arrow_c_stream__ give exactly the records,
+reports and errors of record-by-record iteration (differential, against tests/model.py and
+list(Reader(...)), over damaged logs in every recovery mode and random ranges and batch
+limits); pyarrow, polars and DuckDB consume them. Import: Writer.write_many over Arrow data
+writes the bytes write_many over a list writes, refuses nulls before writing anything and
+names a type it does not take. The C structs are also read and made with ctypes alone, so
+that the ABI itself is checked without pyarrow (and under the sanitized build).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import io
+import itertools
+import os
+import warnings
+from typing import Any
+
+import leveldb_log
+import model
+import pytest
+from conftest import MODES, B, Outcome, assert_same, c_read, make_records, model_read, scaled
+from hypothesis import given
+from hypothesis import strategies as st
+from test_differential import clean_logs, damaged_logs, draw_range
+from test_leaks import check_no_leak
+
+# ---------------------------------------------------------------------------
+# the C ABI through ctypes (no pyarrow)
+# ---------------------------------------------------------------------------
+
+
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p),
+    ("name", ctypes.c_char_p),
+    ("metadata", ctypes.c_char_p),
+    ("flags", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
+    ("dictionary", ctypes.POINTER(ArrowSchema)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))),
+    ("private_data", ctypes.c_void_p),
+]
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
+    ("dictionary", ctypes.POINTER(ArrowArray)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))),
+    ("private_data", ctypes.c_void_p),
+]
+
+
+class ArrowArrayStream(ctypes.Structure):
+    pass
+
+
+ArrowArrayStream._fields_ = [
+    (
+        "get_schema",
+        ctypes.CFUNCTYPE(
+            ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema)
+        ),
+    ),
+    (
+        "get_next",
+        ctypes.CFUNCTYPE(
+            ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowArray)
+        ),
+    ),
+    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))),
+    ("private_data", ctypes.c_void_p),
+]
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def capsule_struct(capsule: Any, name: bytes, cls: Any) -> Any:
+    return cls.from_address(_get_pointer(capsule, name))
+
+
+def schema_of(s: Any) -> Any:
+    """A schema as (format, name, [children]) tuples."""
+    kids = [schema_of(s.children[i].contents) for i in range(s.n_children)]
+    return (s.format.decode(), (s.name or b"").decode(), kids)
+
+
+def columns_of(a: Any) -> tuple[list[int], list[bytes]]:
+    """The (offsets, records) of an exported struct array, read from its buffers."""
+    assert (a.n_buffers, a.n_children, a.null_count, a.offset) == (1, 2, 0, 0)
+    off, dat = a.children[0].contents, a.children[1].contents
+    n = a.length
+    assert off.length == dat.length == n and (off.n_buffers, dat.n_buffers) == (2, 3)
+    offsets = list((ctypes.c_uint64 * n).from_address(off.buffers[1])) if n else []
+    ends = list((ctypes.c_int64 * (n + 1)).from_address(dat.buffers[1]))
+    assert ends[0] == 0 and dat.buffers[2]
+    data = ctypes.string_at(dat.buffers[2], ends[-1]) if ends[-1] else b""
+    return offsets, [data[ends[i] : ends[i + 1]] for i in range(n)]
+
+
+def stream_batches(reader: Any) -> tuple[list[tuple[list[int], list[bytes]]], str | None]:
+    """Reads a Reader's C stream by hand: its batches, and get_last_error if it failed."""
+    capsule = reader.__arrow_c_stream__()
+    stream = capsule_struct(capsule, b"arrow_array_stream", ArrowArrayStream)
+    schema = ArrowSchema()
+    assert stream.get_schema(ctypes.byref(stream), ctypes.byref(schema)) == 0
+    assert schema_of(schema) == ("+s", "", [("L", "offset", []), ("Z", "data", [])])
+    schema.release(ctypes.byref(schema))
+    assert not schema.release
+    out = []
+    while True:
+        array = ArrowArray()
+        if stream.get_next(ctypes.byref(stream), ctypes.byref(array)) != 0:
+            return out, stream.get_last_error(ctypes.byref(stream)).decode()
+        if not array.release:
+            return out, None
+        out.append(columns_of(array))
+        array.release(ctypes.byref(array))
+        assert not array.release
+
+
+def encode(records: list[bytes]) -> bytes:
+    out = io.BytesIO()
+    with leveldb_log.Writer(out) as w:
+        w.write_many(records)
+    return out.getvalue()
+
+
+RECORDS = [b"", b"a", b"hello" * 20, bytes(range(256)) * 200, b"z" * 32761, b"tail"]
+CLEAN = encode(RECORDS)
+
+
+# ---------------------------------------------------------------------------
+# batches against record-by-record iteration and the model
+# ---------------------------------------------------------------------------
+
+
+def batch_read(source: Any, max_records: int, max_bytes: int, **kw: Any) -> Outcome:
+    """As conftest.c_read, through iter_batches (read with ctypes: no pyarrow)."""
+    seen: list[Any] = []
+    records: list[bytes] = []
+    offsets: list[int | None] = []
+    error = None
+    with leveldb_log.Reader(source, on_corruption=seen.append, **kw) as r:
+        it = r.iter_batches(max_records=max_records, max_bytes=max_bytes)
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            except leveldb_log.CorruptionError as e:
+                error = (
+                    "truncated" if isinstance(e, leveldb_log.TruncatedRecordError) else "corruption"
+                )
+                assert seen and (e.offset, e.size, e.reason) == tuple(seen[-1])
+                break
+            _, capsule = batch.__arrow_c_array__()
+            offs, recs = columns_of(capsule_struct(capsule, b"arrow_array", ArrowArray))
+            assert 0 < len(batch) == len(recs) <= max_records
+            assert batch.nbytes == sum(map(len, recs))
+            assert batch.nbytes - len(recs[-1]) < max_bytes
+            records += recs
+            offsets += offs
+            assert r.last_record_offset == offs[-1]
+        dropped = r.dropped_bytes
+        assert list(r.iter_batches()) == [] and list(r) == []
+    return Outcome(records, offsets, [tuple(c) for c in seen], error, dropped)
+
+
+LIMITS = st.tuples(st.integers(1, 40) | st.just(65536), st.integers(1, 3 * B) | st.just(64 << 20))
+
+
+@scaled(0.5)
+@given(log=damaged_logs(), limits=LIMITS, data=st.data())
+def test_batches_of_damaged_logs_match_the_model_and_iteration_in_every_mode_and_range(
+    log: bytes, limits: tuple[int, int], data: Any
+) -> None:
+    recovery = data.draw(st.sampled_from(MODES))
+    start, end = draw_range(data.draw, log)
+    kw = {"recovery": recovery, "start": start, "end": end}
+    got = batch_read(log, *limits, **kw)
+    assert_same(got, model_read(log, **kw), (recovery, start, end, limits))
+    assert_same(got, c_read(log, **kw), (recovery, start, end, limits))
+
+
+@scaled(0.3)
+@given(clean=clean_logs(), limits=LIMITS)
+def test_batches_of_a_file_object_match_iteration(clean: Any, limits: tuple[int, int]) -> None:
+    log, records = clean
+    got = batch_read(io.BytesIO(log), *limits)
+    assert got.records == records and got.error is None
+    assert_same(got, c_read(io.BytesIO(log)))
+
+
+@scaled(0.3)
+@given(log=damaged_logs(), data=st.data())
+def test_the_stream_read_by_hand_matches_iteration(log: bytes, data: Any) -> None:
+    recovery = data.draw(st.sampled_from(MODES))
+    seen: list[Any] = []
+    batches, error = stream_batches(
+        leveldb_log.Reader(log, recovery=recovery, on_corruption=seen.append)
+    )
+    expected = c_read(log, recovery=recovery)
+    assert [r for _, recs in batches for r in recs] == expected.records
+    assert [o for offs, _ in batches for o in offs] == expected.offsets
+    assert [tuple(c) for c in seen] == expected.corruptions
+    if expected.error is None:
+        assert error is None
+    else:
+        name = "TruncatedRecordError" if expected.error == "truncated" else "CorruptionError"
+        assert error is not None and error.startswith(name + ": ")
+
+
+def test_an_error_comes_after_a_batch_of_the_records_before_it() -> None:
+    torn = CLEAN[:-3]
+    it = leveldb_log.Reader(torn, recovery="absolute").iter_batches()
+    first = next(it)
+    assert len(first) == len(RECORDS) - 1
+    with pytest.raises(leveldb_log.TruncatedRecordError):
+        next(it)
+    assert list(it) == []
+
+
+def test_on_corruption_raising_surfaces_from_next_and_through_the_stream() -> None:
+    damaged = bytearray(CLEAN)
+    damaged[B + 100] ^= 1
+
+    def boom(c: Any) -> None:
+        raise KeyError("from the callback")
+
+    it = leveldb_log.Reader(bytes(damaged), on_corruption=boom).iter_batches()
+    assert len(next(it)) >= 1
+    with pytest.raises(KeyError, match="from the callback"):
+        next(it)
+    batches, error = stream_batches(leveldb_log.Reader(bytes(damaged), on_corruption=boom))
+    assert error == "KeyError: 'from the callback'"
+    assert len(batches) == 1
+
+
+def test_without_on_corruption_the_batches_warn_as_iteration_does() -> None:
+    damaged = bytearray(CLEAN)
+    damaged[B + 100] ^= 1
+    with warnings.catch_warnings(record=True) as by_batch:
+        warnings.simplefilter("always")
+        n = sum(len(b) for b in leveldb_log.Reader(bytes(damaged)).iter_batches())
+    with warnings.catch_warnings(record=True) as by_record:
+        warnings.simplefilter("always")
+        assert n == len(list(leveldb_log.Reader(bytes(damaged))))
+    assert by_batch and {type(w.message) for w in by_batch} == {leveldb_log.CorruptionWarning}
+    assert [str(w.message) for w in by_batch] == [str(w.message) for w in by_record]
+
+
+def test_batches_follow_a_growing_log(tmp_path: Any) -> None:
+    path = tmp_path / "grow.log"
+    with leveldb_log.Writer(path) as w:
+        w.write_many(RECORDS[:3])
+    with leveldb_log.Reader(path) as r:
+        it = r.iter_batches(max_records=2)
+        assert [len(b) for b in it] == [2, 1]
+        with leveldb_log.Writer(path, "a") as w:
+            w.write_many(RECORDS[3:])
+        got = [rec for b in it for rec in columns_of(array_of(b))[1]]
+        assert got == RECORDS[3:]
+        assert r.position == len(path.read_bytes())
+
+
+def test_batches_of_long_records_read_in_place_from_a_path(tmp_path: Any) -> None:
+    sizes = [300000, 5, 300000, 100000, 0, 1 << 20, 300001] * 2
+    records = make_records(sizes, 3)
+    path = tmp_path / "big.log"
+    with leveldb_log.Writer(path) as w:
+        w.write_many(records)
+    got = batch_read(path, 3, 500000)
+    assert got.records == records
+    assert_same(got, c_read(path))
+    with leveldb_log.Reader(path) as r:
+        assert sum(len(b) for b in r.iter_batches()) == len(records)
+        assert r._blocks_in_place > 0  # assembled straight from the file (reader_fill.c)
+
+
+def array_of(batch: Any) -> Any:
+    _, capsule = batch.__arrow_c_array__()
+    array_of.keep = capsule  # type: ignore[attr-defined]  # alive while read
+    return capsule_struct(capsule, b"arrow_array", ArrowArray)
+
+
+def test_limits_and_closed_readers_are_refused() -> None:
+    r = leveldb_log.Reader(CLEAN)
+    for kw in ({"max_records": 0}, {"max_bytes": 0}, {"max_records": -1}):
+        with pytest.raises(ValueError, match="at least 1"):
+            r.iter_batches(**kw)
+    with pytest.raises(TypeError):
+        r.iter_batches(10)  # keyword-only
+    it = r.iter_batches()
+    r.close()
+    with pytest.raises(ValueError, match="closed"):
+        next(it)
+    with pytest.raises(TypeError):
+        leveldb_log._core.Batch()
+
+
+def test_a_batch_exports_its_schema_and_each_export_owns_its_buffers() -> None:
+    batch = next(leveldb_log.Reader(CLEAN).iter_batches())
+    capsule = batch.__arrow_c_schema__()
+    schema = capsule_struct(capsule, b"arrow_schema", ArrowSchema)
+    assert schema_of(schema) == ("+s", "", [("L", "offset", []), ("Z", "data", [])])
+    _, first = batch.__arrow_c_array__(requested_schema=None)
+    _, second = batch.__arrow_c_array__()
+    del batch
+    gc.collect()
+    a = capsule_struct(first, b"arrow_array", ArrowArray)
+    assert columns_of(a)[1] == RECORDS
+    a.release(ctypes.byref(a))  # released by its consumer: the capsule then does nothing
+    del first
+    assert columns_of(capsule_struct(second, b"arrow_array", ArrowArray))[1] == RECORDS
+
+
+def test_a_child_moved_out_of_a_batch_outlives_its_parent() -> None:
+    batch = next(leveldb_log.Reader(CLEAN).iter_batches())
+    _, capsule = batch.__arrow_c_array__()
+    del batch
+    parent = capsule_struct(capsule, b"arrow_array", ArrowArray)
+    child = ArrowArray()
+    ctypes.pointer(child)[0] = parent.children[1].contents  # moved, as the spec allows
+    parent.children[1].contents.release = type(child.release)()
+    parent.release(ctypes.byref(parent))
+    n = child.length
+    ends = list((ctypes.c_int64 * (n + 1)).from_address(child.buffers[1]))
+    assert ctypes.string_at(child.buffers[2], ends[-1]) == b"".join(RECORDS)
+    child.release(ctypes.byref(child))
+
+
+DAMAGED = bytearray(CLEAN)
+DAMAGED[B + 100] ^= 1  # a checksum mismatch in the second block
+DAMAGED = bytes(DAMAGED)
+
+
+def export_every_batch() -> None:
+    for b in leveldb_log.Reader(CLEAN).iter_batches(max_records=2):
+        b.__arrow_c_array__()
+        b.__arrow_c_schema__()
+
+
+LEAK_CYCLES = {
+    "batches": export_every_batch,
+    "stream": lambda: stream_batches(leveldb_log.Reader(CLEAN)),
+    "stream-error": lambda: stream_batches(leveldb_log.Reader(CLEAN[:-3], recovery="absolute")),
+    "stream-unread": lambda: leveldb_log.Reader(CLEAN).__arrow_c_stream__(),
+    "damage": lambda: list(leveldb_log.Reader(DAMAGED, on_corruption=id).iter_batches()),
+}
+
+
+@pytest.mark.skipif(
+    "libasan" in os.environ.get("LD_PRELOAD", ""),
+    reason="AddressSanitizer holds freed memory in quarantine: the resident size grows",
+)
+@pytest.mark.parametrize("name", list(LEAK_CYCLES))
+def test_batches_and_streams_do_not_leak(name: str) -> None:
+    """The C buffers (malloc'ed: seen in the resident size, 80 KiB a cycle) and the Python
+    objects (tracemalloc) of every batch and stream are freed, exactly once (a double free
+    crashes, or fails under the sanitized build)."""
+    check_no_leak(LEAK_CYCLES[name], 3000)
+
+
+# ---------------------------------------------------------------------------
+# consumers: pyarrow, polars, DuckDB
+# ---------------------------------------------------------------------------
+
+
+def test_pyarrow_reads_batches_and_streams() -> None:
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table(leveldb_log.Reader(CLEAN))
+    assert table.schema == pa.schema(
+        [pa.field("offset", pa.uint64(), False), pa.field("data", pa.large_binary(), False)]
+    )
+    assert table["data"].to_pylist() == RECORDS
+    r = leveldb_log.Reader(CLEAN)
+    offsets = []
+    for _ in r:
+        offsets.append(r.last_record_offset)
+    assert table["offset"].to_pylist() == offsets
+    batches = [pa.record_batch(b) for b in leveldb_log.Reader(CLEAN).iter_batches(max_records=4)]
+    assert [b.num_rows for b in batches] == [4, 2]
+    assert pa.Table.from_batches(batches).equals(table)
+
+
+def test_pyarrow_raises_what_went_wrong_in_the_stream() -> None:
+    pa = pytest.importorskip("pyarrow")
+    with pytest.raises(Exception, match="TruncatedRecordError: ") as caught:
+        pa.table(leveldb_log.Reader(CLEAN[:-3], recovery="absolute"))
+    assert not isinstance(caught.value, leveldb_log.LogError)  # pyarrow's own exception
+    reader = pa.RecordBatchReader.from_stream(leveldb_log.Reader(CLEAN[:-3], recovery="absolute"))
+    assert reader.read_next_batch().num_rows == len(RECORDS) - 1
+    with pytest.raises(Exception, match="TruncatedRecordError"):
+        reader.read_next_batch()
+
+
+def test_polars_reads_a_reader() -> None:
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(leveldb_log.Reader(CLEAN))
+    assert df.columns == ["offset", "data"]
+    assert df["data"].to_list() == RECORDS
+    series = pl.from_arrow(leveldb_log.Reader(CLEAN))  # a stream of structs: one Series
+    assert series.struct.field("data").to_list() == RECORDS
+
+
+def test_duckdb_queries_a_reader() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    reader = leveldb_log.Reader(CLEAN)
+    rows = duckdb.sql("SELECT count(*), sum(octet_length(data)) FROM reader").fetchall()
+    assert reader.closed is False  # found by name: a replacement scan
+    assert rows == [(len(RECORDS), sum(map(len, RECORDS)))]
+    rel = duckdb.from_arrow(leveldb_log.Reader(CLEAN))
+    assert [bytes(r[0]) for r in rel.order('"offset"').select("data").fetchall()] == RECORDS
+
+
+# ---------------------------------------------------------------------------
+# import: write_many over Arrow data
+# ---------------------------------------------------------------------------
+
+
+def written(data: Any) -> tuple[bytes, int]:
+    out = io.BytesIO()
+    w = leveldb_log.Writer(out)
+    n = w.write_many(data)
+    w.flush()
+    return out.getvalue(), n
+
+
+@scaled(0.3)
+@given(
+    sizes=st.lists(st.integers(0, 3 * B) | st.integers(0, 200), max_size=20),
+    chunks=st.lists(st.integers(0, 20), max_size=3),
+    kind=st.sampled_from(["binary", "large_binary", "binary_view"]),
+)
+def test_write_many_of_an_arrow_array_writes_what_a_list_does(
+    sizes: list[int], chunks: list[int], kind: str
+) -> None:
+    pa = pytest.importorskip("pyarrow")
+    records = make_records(sizes)
+    expected = model.encode(records)[0]
+    array = pa.array(records, getattr(pa, kind)())
+    assert written(array) == (expected, len(records))
+    cuts = sorted({0, len(records), *(min(c, len(records)) for c in chunks)})
+    pieces = [array[a:b] for a, b in itertools.pairwise(cuts)] or [array]
+    assert written(pa.chunked_array(pieces, array.type)) == (expected, len(records))
+
+
+def test_write_many_takes_strings_slices_and_empty_arrays() -> None:
+    pa = pytest.importorskip("pyarrow")
+    texts = ["héllo", "", "x" * 40000, "ünï"]
+    encoded = [t.encode() for t in texts]
+    for typ in (pa.string(), pa.large_string(), pa.string_view()):
+        assert written(pa.array(texts, typ)) == (encode(encoded), 4)
+        assert written(pa.array(texts, typ)[1:3]) == (encode(encoded[1:3]), 2)
+        assert written(pa.array([], typ)) == (b"", 0)
+    nulls_elsewhere = pa.array([b"a", None, b"b", b"c"])[2:]  # a slice past its null
+    assert written(nulls_elsewhere) == (encode([b"b", b"c"]), 2)
+
+
+def test_write_many_refuses_nulls_before_writing_anything() -> None:
+    pa = pytest.importorskip("pyarrow")
+    chunked = pa.chunked_array([pa.array([b"a", b"b"]), pa.array([b"c", None])])
+    for data in (pa.array([b"a", None]), chunked, pa.array([None], pa.large_string())):
+        out = io.BytesIO()
+        with leveldb_log.Writer(out) as w:
+            w.write(b"before")
+            with pytest.raises(ValueError, match=r"nulls: value \d+ .*nothing was written"):
+                w.write_many(data)
+            assert w.tell() == len(encode([b"before"]))
+        assert list(leveldb_log.Reader(out.getvalue())) == [b"before"]
+
+
+def test_write_many_names_a_type_it_does_not_take() -> None:
+    pa = pytest.importorskip("pyarrow")
+    w = leveldb_log.Writer(io.BytesIO())
+    for data, name in (
+        (pa.array([1, 2]), "int64"),
+        (pa.array([b"a"]).dictionary_encode(), "dictionary"),
+        (pa.table({"data": [b"a"]}), "struct"),
+        (pa.array([[b"a"]]), "list"),
+        (pa.array([b"ab"], pa.binary(2)), "format 'w:2'"),
+    ):
+        with pytest.raises(TypeError, match=f"not .*{name}"):
+            w.write_many(data)
+    assert w.tell() == 0
+
+
+def test_write_many_from_polars_and_duckdb() -> None:
+    pl = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    assert written(pl.Series(RECORDS)) == (CLEAN, len(RECORDS))
+    assert written(pl.Series(["a", "bc"])) == (encode([b"a", b"bc"]), 2)
+    rel = duckdb.sql("SELECT 'rec' || i::VARCHAR AS s FROM range(5) t(i) ORDER BY i")
+    assert written(rel.to_arrow_table()["s"]) == (encode([b"rec%d" % i for i in range(5)]), 5)
+
+
+def test_a_reader_still_goes_to_write_many_as_records_and_tables_round_trip() -> None:
+    assert written(leveldb_log.Reader(CLEAN)) == (CLEAN, len(RECORDS))
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table(leveldb_log.Reader(CLEAN))
+    assert written(table["data"]) == (CLEAN, len(RECORDS))
+
+
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class HandMadeStream:
+    """A producer made with ctypes alone: a binary ("z") stream of one chunk of the given
+    values (None for a null), then a failure of code 5 with a message, or the end."""
+
+    def __init__(self, values: list[bytes | None], fail: bool) -> None:
+        self.fail, self.released = fail, 0
+        data = b"".join(v or b"" for v in values)
+        ends = [0]
+        for v in values:
+            ends.append(ends[-1] + len(v or b""))
+        self.valid = (ctypes.c_uint8 * 8)()
+        for i, v in enumerate(values):
+            self.valid[i // 8] |= (v is not None) << (i % 8)
+        self.offsets = (ctypes.c_int32 * len(ends))(*ends)
+        self.data = ctypes.create_string_buffer(data or b"\0")
+        self.buffers = (ctypes.c_void_p * 3)(
+            ctypes.addressof(self.valid),
+            ctypes.addressof(self.offsets),
+            ctypes.addressof(self.data),
+        )
+        self.length, self.nulls = len(values), values.count(None)
+        self.sent = False
+        S, A = ArrowArrayStream._fields_, ArrowArray._fields_
+        self.message = ctypes.create_string_buffer(b"the producer broke")
+        error_type = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(ArrowArrayStream))
+        self._error_cb = error_type(lambda s: ctypes.addressof(self.message))
+        self.cbs = (
+            S[0][1](self._schema),
+            S[1][1](self._next),
+            ctypes.cast(self._error_cb, S[2][1]),
+            S[3][1](self._release),
+            A[8][1](self._release_array),
+            ArrowSchema._fields_[7][1](self._release_schema),
+        )
+        self.stream = ArrowArrayStream(*self.cbs[:4], None)
+
+    def _schema(self, s: Any, out: Any) -> int:
+        ctypes.pointer(out.contents)[0] = ArrowSchema(
+            b"z", b"", None, 2, 0, None, None, self.cbs[5]
+        )
+        return 0
+
+    def _next(self, s: Any, out: Any) -> int:
+        if self.sent:
+            out.contents.release = type(out.contents.release)()
+            return 5 if self.fail else 0
+        self.sent = True
+        ctypes.pointer(out.contents)[0] = ArrowArray(
+            self.length, self.nulls, 0, 3, 0, self.buffers, None, None, self.cbs[4]
+        )
+        return 0
+
+    def _release(self, s: Any) -> None:
+        self.released += 1
+        s.contents.release = type(s.contents.release)()
+
+    def _release_array(self, a: Any) -> None:
+        self.released += 10
+        a.contents.release = type(a.contents.release)()
+
+    def _release_schema(self, s: Any) -> None:
+        s.contents.release = type(s.contents.release)()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return _new_capsule(ctypes.addressof(self.stream), b"arrow_array_stream", None)
+
+
+def test_a_hand_made_stream_is_written_and_its_chunks_released() -> None:
+    stream = HandMadeStream([b"ab", b"", b"cde"], fail=False)
+    assert written(stream) == (encode([b"ab", b"", b"cde"]), 3)
+    assert stream.released == 10  # the chunk; the stream is its capsule's to release
+
+
+def test_a_failing_stream_raises_oserror_with_its_message_and_writes_nothing() -> None:
+    stream = HandMadeStream([b"ab", b"cde"], fail=True)
+    with pytest.raises(OSError, match="the Arrow stream failed: the producer broke"):
+        written(stream)
+    assert stream.released == 10
+    out = io.BytesIO()
+    with leveldb_log.Writer(out) as w, pytest.raises(OSError):
+        w.write_many(HandMadeStream([b"ab"], fail=True))
+    assert out.getvalue() == b""
+
+
+def test_a_hand_made_null_is_refused_and_the_chunk_released() -> None:
+    stream = HandMadeStream([b"ab", None, b"c"], fail=False)
+    with pytest.raises(ValueError, match="value 1 of the Arrow data is null"):
+        written(stream)
+    assert stream.released == 10
