@@ -157,3 +157,31 @@ def test_corruption_error_raised_by_reader_carries_details():
 def test_crc32c_implementation_is_a_nonempty_str():
     assert isinstance(leveldb_log.crc32c_implementation, str)
     assert leveldb_log.crc32c_implementation
+
+
+def test_type_and_mode_names_come_from_one_list() -> None:
+    """The core's lists (csrc/core/log_format.h) are what the binding exports, and the
+    stubs, RecordType, the CLI's choices and the independent model agree with them."""
+    import ast
+    import pathlib
+    import typing
+
+    from leveldb_log import RecordType, _core
+    from leveldb_log.cli import build_parser
+
+    assert _core.RECORD_TYPES == {t.value: t.name for t in RecordType}
+    assert _core.RECOVERY_MODES == model.RECOVERY_MODES
+    stub = pathlib.Path(_core.__file__).with_name("_core.pyi")  # shipped beside it
+    tree = ast.parse(stub.read_text())
+    (recovery,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "Recovery"
+    ]
+    literal = eval(compile(ast.Expression(recovery), "stub", "eval"), {"Literal": typing.Literal})
+    assert typing.get_args(literal) == _core.RECOVERY_MODES
+    help_text = build_parser().format_help()
+    assert "dump" in help_text
+    dump = build_parser()._subparsers._group_actions[0].choices["dump"]  # type: ignore[union-attr]
+    (action,) = [a for a in dump._actions if a.dest == "recovery"]
+    assert tuple(action.choices) == _core.RECOVERY_MODES
