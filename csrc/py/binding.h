@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "log_reader.h"
+#include "log_writer.h"
 
 #if PY_VERSION_HEX < 0x030C0000
 /* The 3.12 exception API, for older interpreters. */
@@ -217,6 +218,38 @@ size_t llpy_reader_assembly_hint(llpy_reader *self);
  * log offset and *damaged when other damage is left (the next record then
  * starts a fresh block). 0, or -1 with an exception set (naming `name`).
  */
+/* Reader.__reduce__ and Reader._restore (reader_pickle.c). */
+PyObject *llpy_reader_reduce(PyObject *op, PyObject *unused);
+PyObject *llpy_reader_restore(PyObject *op, PyObject *args);
+
+/* ---- the Writer (writer.c, writer_output.c) -------------------------- */
+
+typedef struct llpy_writer {
+    PyObject_HEAD llog_writer
+        core; /* core.offset == written + len between calls */
+    llpy_lock lock;
+    int fd;         /* a path we opened, or -1 */
+    PyObject *file; /* a file object, or NULL */
+    int closefd;    /* close the file object too */
+    PyObject *name;
+    char mode;
+    uint8_t *buf;
+    size_t cap;   /* bytes allocated */
+    size_t limit; /* flush once this many are buffered (0: every record) */
+    size_t len;
+    uint64_t written; /* log offset the target has reached */
+    int pad_next;     /* a failed write left a torn record: start a block */
+    int os_error;     /* errno of a descriptor write made without the GIL */
+    int closed;
+} llpy_writer;
+
+/* Encodes one record of any size into the buffer or straight to the
+ * target; safe without the GIL for descriptors (writer_output.c). */
+int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
+                       uint64_t *offset);
+/* Hands the buffered bytes to the target; keeps what it refused. */
+int llpy_writer_flush_buffer(llpy_writer *self);
+
 /* Mode "a" on an open path (writer_append.c): where the log resumes and
  * whether a block must be started; the log cut back to *offset. 0, or -1
  * with an exception (CorruptionError when the file is no log to append to,

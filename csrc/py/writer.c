@@ -1,7 +1,7 @@
 /*
- * writer.c - the Writer type: records encoded by the core into a buffer (or
- * written with writev when large), handed to a descriptor or a file object;
- * a failed write rolls back so that a record lands whole or not at all.
+ * writer.c - the Writer type: arguments and targets, locking, writing a
+ * record (whose bytes go out through writer_output.c), rolling back a failed
+ * write so that a record lands whole or not at all, flush, sync and close.
  * Mode "a" starts where writer_append.c says.
  */
 #include "arrow.h"
@@ -16,226 +16,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #endif
-
-#include "log_writer.h"
-
-static const uint8_t zero_block[LLOG_BLOCK_SIZE];
-
-typedef struct {
-    PyObject_HEAD llog_writer
-        core; /* core.offset == written + len between calls */
-    llpy_lock lock;
-    int fd;         /* a path we opened, or -1 */
-    PyObject *file; /* a file object, or NULL */
-    int closefd;    /* close the file object too */
-    PyObject *name;
-    char mode;
-    uint8_t *buf;
-    size_t cap;   /* bytes allocated */
-    size_t limit; /* flush once this many are buffered (0: every record) */
-    size_t len;
-    uint64_t written; /* log offset the target has reached */
-    int pad_next;     /* a failed write left a torn record: start a block */
-    int os_error;     /* errno of a descriptor write made without the GIL */
-    int closed;
-} llpy_writer;
-
-/*
- * Hands n bytes to the target. Counts what was written even on failure, so
- * `written` always matches the target. Returns 0, or -1 with an exception
- * set (file objects) or os_error set (descriptors, callable without the GIL).
- */
-/* One file.write(); the count it took (> 0), or -1 with an exception set
- * (what a refusing buffered stream took is counted in `written`). */
-static Py_ssize_t file_write_some(llpy_writer *self, const uint8_t *p,
-                                  size_t n) {
-    PyObject *chunk =
-        PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
-    if (chunk == NULL)
-        return -1;
-    Py_ssize_t got = llpy_call_for_size(self->file, "write", chunk);
-    Py_DECREF(chunk);
-    if (got == -2 && PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
-        /* A buffered stream reports how much it took before refusing. */
-        PyObject *exc = PyErr_GetRaisedException();
-        PyObject *done = PyObject_GetAttrString(exc, "characters_written");
-        Py_ssize_t k = done ? PyLong_AsSsize_t(done) : 0;
-        Py_XDECREF(done);
-        PyErr_Clear();
-        if (k > 0 && (size_t)k <= n)
-            self->written += (uint64_t)k;
-        PyErr_SetRaisedException(exc);
-        return -1;
-    }
-    if (got == -2)
-        return -1;
-    if (got <= 0 || (size_t)got > n) {
-        PyErr_SetString(PyExc_OSError,
-                        got > 0 ? "write() returned too large a count"
-                                : "write() accepted no bytes");
-        return -1;
-    }
-    return got;
-}
-
-static int target_write(llpy_writer *self, const uint8_t *p, size_t n) {
-    while (n > 0) {
-        Py_ssize_t got;
-        if (self->file == NULL) {
-            got = llpy_write_some(self->fd, p, n);
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0) {
-                self->os_error = got < 0 ? errno : ENOSPC;
-                return -1;
-            }
-        } else {
-            got = file_write_some(self, p, n);
-            if (got < 0)
-                return -1;
-        }
-        p += got;
-        n -= (size_t)got;
-        self->written += (uint64_t)got;
-    }
-    return 0;
-}
-
-/* Writes the buffer out; on failure keeps the unwritten rest at its front. */
-static int flush_buffer(llpy_writer *self) {
-    uint64_t before = self->written;
-    int rc = target_write(self, self->buf, self->len);
-    size_t done = (size_t)(self->written - before);
-    memmove(self->buf, self->buf + done, self->len - done);
-    self->len -= done;
-    return rc;
-}
-
-/* Appends bytes to the log: through the buffer, or straight to the target
- * when they are too large for it. */
-static int emit(llpy_writer *self, const uint8_t *p, size_t n) {
-    if (n <= self->cap - self->len) {
-        memcpy(self->buf + self->len, p, n);
-        self->len += n;
-        return 0;
-    }
-    if (flush_buffer(self) < 0)
-        return -1;
-    if (n <= self->cap / 2) {
-        memcpy(self->buf, p, n);
-        self->len = n;
-        return 0;
-    }
-    return target_write(self, p, n);
-}
-
-#ifndef _WIN32
-#define WRITEV_FRAGMENTS 64 /* fragments per writev call */
-
-/* Writes iov[0..count) completely, counting progress in `written`; returns
- * 0, or -1 with os_error set. Safe without the GIL. */
-static int writev_all(llpy_writer *self, struct iovec *iov, int count) {
-    while (count > 0) {
-        ssize_t got = writev(self->fd, iov, count);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            self->os_error = got < 0 ? errno : ENOSPC;
-            return -1;
-        }
-        self->written += (uint64_t)got;
-        size_t done = (size_t)got;
-        while (count > 0 && done >= iov->iov_len) {
-            done -= iov->iov_len;
-            iov++;
-            count--;
-        }
-        if (count > 0) { /* a partial vector: go on inside it */
-            iov->iov_base = (uint8_t *)iov->iov_base + done;
-            iov->iov_len -= done;
-        }
-    }
-    return 0;
-}
-
-/*
- * A record too large for the buffer, to a descriptor: the buffered bytes,
- * then every fragment's prefix and payload in writev calls, the payload
- * straight from the caller's memory (no copy).
- */
-static int encode_record_writev(llpy_writer *self, const uint8_t *data,
-                                size_t n, uint64_t *offset) {
-    uint8_t prefix[WRITEV_FRAGMENTS][LLOG_HEADER_SIZE * 2];
-    struct iovec iov[2 * WRITEV_FRAGMENTS + 1];
-    int first = 1;
-    do {
-        int count = 0;
-        size_t buffered = self->len;
-        uint64_t before = self->written;
-        if (buffered > 0)
-            iov[count++] = (struct iovec){self->buf, buffered};
-        for (int i = 0; i < WRITEV_FRAGMENTS && (first || n > 0); i++) {
-            llog_fragment f;
-            llog_writer_fragment(&self->core, data, n, first, &f);
-            if (first)
-                *offset = f.header_offset;
-            memcpy(prefix[i], f.prefix, f.prefix_len);
-            iov[count++] = (struct iovec){prefix[i], f.prefix_len};
-            if (f.payload_len > 0)
-                iov[count++] = (struct iovec){(void *)data, f.payload_len};
-            data += f.payload_len;
-            n -= f.payload_len;
-            first = 0;
-        }
-        int rc = writev_all(self, iov, count);
-        /* Keep the buffered bytes that did not reach the target at its front,
-         * as flush_buffer does, so the caller can roll back. */
-        size_t done = (size_t)(self->written - before);
-        done = done < buffered ? done : buffered;
-        memmove(self->buf, self->buf + done, buffered - done);
-        self->len = buffered - done;
-        if (rc < 0)
-            return -1;
-    } while (n > 0);
-    return 0;
-}
-#endif
-
-/* Encodes one record of any size; safe without the GIL for descriptors. */
-static int encode_record(llpy_writer *self, const uint8_t *data, size_t n,
-                         uint64_t *offset) {
-    if (self->pad_next) { /* never share a block with a torn record */
-        size_t in = (size_t)(self->core.offset % LLOG_BLOCK_SIZE);
-        if (in != 0 && emit(self, zero_block, LLOG_BLOCK_SIZE - in) < 0)
-            return -1;
-        self->core.offset += in ? LLOG_BLOCK_SIZE - in : 0;
-        self->pad_next = 0;
-    }
-    uint64_t size = llog_writer_encoded_size(&self->core, n);
-    if (size <= self->cap - self->len) { /* the common case: one copy */
-        self->len += llog_writer_add(&self->core, data, n,
-                                     self->buf + self->len, offset);
-        return 0;
-    }
-#ifndef _WIN32
-    if (self->file == NULL && n >= self->cap / 2)
-        return encode_record_writev(self, data, n, offset);
-#endif
-    llog_fragment f;
-    int first = 1;
-    do {
-        llog_writer_fragment(&self->core, data, n, first, &f);
-        if (first)
-            *offset = f.header_offset;
-        if (emit(self, f.prefix, f.prefix_len) < 0 ||
-            emit(self, data, f.payload_len) < 0)
-            return -1;
-        data += f.payload_len;
-        n -= f.payload_len;
-        first = 0;
-    } while (n > 0);
-    return 0;
-}
 
 /*
  * After a failed write: drop this record's bytes that are still buffered. If
@@ -291,10 +71,10 @@ static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
     if (self->file == NULL && n >= LLPY_GIL_THRESHOLD) {
         /* The caller pins the memory while the GIL is released. */
         Py_BEGIN_ALLOW_THREADS
-        rc = encode_record(self, data, n, offset);
+        rc = llpy_writer_encode(self, data, n, offset);
         Py_END_ALLOW_THREADS
     } else {
-        rc = encode_record(self, data, n, offset);
+        rc = llpy_writer_encode(self, data, n, offset);
     }
     if (rc < 0) {
         writer_rollback(self, mark);
@@ -325,11 +105,11 @@ static int writer_flush_locked(llpy_writer *self) {
     int rc;
     if (self->file == NULL) {
         Py_BEGIN_ALLOW_THREADS
-        rc = flush_buffer(self);
+        rc = llpy_writer_flush_buffer(self);
         Py_END_ALLOW_THREADS
         return rc < 0 ? writer_raise_pending(self) : 0;
     }
-    if (flush_buffer(self) < 0)
+    if (llpy_writer_flush_buffer(self) < 0)
         return -1;
     PyObject *r = PyObject_CallMethod(self->file, "flush", NULL);
     if (r == NULL) {
