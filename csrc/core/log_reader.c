@@ -351,15 +351,13 @@ static const uint8_t *decode(llog_reader *r, unsigned role, uint64_t at,
     int first = role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
     int last = role == LLOG_ROLE_FULL || role == LLOG_ROLE_LAST;
     uint64_t begin = first ? at : r->record_offset;
-    if (first ? !in_range(r, at) : !kept(r))
-        return payload; /* never returned: not worth decoding */
+    if (r->opt.decode == NULL || (first ? !in_range(r, at) : !kept(r)))
+        return payload; /* returned as stored, or never returned */
     if (role == LLOG_ROLE_FULL && *n == 0)
         return payload; /* an empty record has no frame */
     size_t raw = *n;
     const uint8_t *out =
-        r->opt.decode == NULL
-            ? NULL
-            : r->opt.decode(r->opt.decode_ctx, payload, raw, first, last, n);
+        r->opt.decode(r->opt.decode_ctx, payload, raw, first, last, n);
     if (out == NULL) {
         report(r, begin, raw + (first ? 0 : r->open_size),
                "could not decompress record");

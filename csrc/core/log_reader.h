@@ -111,7 +111,7 @@ typedef struct llog_reader_options {
     llog_recovery recovery; /* RocksDB decides some endings by mode */
     int has_log_number;     /* else learnt from the first recyclable record */
     uint64_t log_number;    /* recyclable records of another number are old */
-    llog_decode_fn decode;  /* for compressed logs; NULL: they fail */
+    llog_decode_fn decode;  /* for compressed logs; NULL: records as stored */
     void *decode_ctx;
 } llog_reader_options;
 

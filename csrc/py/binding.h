@@ -302,10 +302,12 @@ PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
 int llpy_writer_finish(llpy_writer *self);
 
 /* Mode "a" on an open path (writer_append.c): where the log resumes and
- * whether a block must be started; the log cut back to *offset. 0, or -1
+ * whether a block must be started; the log cut back to *offset. `dialect`
+ * holds the log's dialect and log number (llpy_dialect_options). 0, or -1
  * with an exception (CorruptionError when the file is no log to append to,
  * which is then left as it was). */
-int llpy_append_open(llpy_state *st, int fd, PyObject *name, uint64_t *offset,
+int llpy_append_open(llpy_state *st, int fd, PyObject *name,
+                     const llog_reader_options *dialect, uint64_t *offset,
                      int *fresh_block);
 /* _append_point(path): the same decision, nothing cut (cut, fresh, clean). */
 PyObject *llpy_append_point(PyObject *module, PyObject *path);

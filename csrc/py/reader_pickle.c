@@ -23,12 +23,17 @@ static PyObject *reader_pickle(llpy_reader *self) {
     PyObject *last =
         self->has_last ? PyLong_FromUnsignedLongLong(self->last_record_offset)
                        : Py_NewRef(Py_None);
+    uint64_t number = 0;
+    PyObject *log_number = llog_reader_log_number(self->core, &number)
+                               ? PyLong_FromUnsignedLongLong(number)
+                               : Py_NewRef(Py_None);
     PyObject *result = Py_BuildValue(
-        "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
+        "O(O{sssOsKsNsOsssN}(NKO))", restore, self->name, "recovery",
         llog_recovery_name(self->recovery), "verify_checksums",
         self->verify_checksums ? Py_True : Py_False, "start",
         (unsigned long long)position, "end", end, "on_corruption",
-        self->on_corruption ? self->on_corruption : Py_None, last,
+        self->on_corruption ? self->on_corruption : Py_None, "dialect",
+        llog_dialect_name(self->dialect), "log_number", log_number, last,
         (unsigned long long)self->dropped_bytes,
         self->finished ? Py_True : Py_False);
     Py_DECREF(restore);

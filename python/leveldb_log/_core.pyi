@@ -92,7 +92,7 @@ def unmask_crc(masked: int, /) -> int:
     """
 
 def _scan_block(
-    block: Buffer, final: bool, verify_checksums: bool, /
+    block: Buffer, final: bool, verify_checksums: bool, dialect: Dialect = "leveldb", /
 ) -> list[
     tuple[
         int,
@@ -101,12 +101,15 @@ def _scan_block(
         int,
         bool | None,
         str | None,
+        int,
+        int | None,
     ]
 ]:
     """The regions of one block, by the reader's rules (for scan.py).
 
     Returns
-      A list of (position, kind, type, length, checksum_ok, reason).
+      A list of (position, kind, type, length, checksum_ok, reason,
+      header_size, log_number).
     """
 
 class _ArrowStream(Protocol):

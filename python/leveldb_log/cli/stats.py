@@ -60,6 +60,7 @@ def _json(s: LogStats) -> dict[str, Any]:
         "garbage_bytes": s.garbage_bytes,
         "torn_tail_bytes": s.torn_tail_bytes,
         "dropped_bytes": s.dropped_bytes,
+        "corruptions": s.corruptions,
         "record_sizes": [{"min": b.low, "max": b.high, "count": b.records} for b in s.record_sizes],
     }
 
@@ -81,6 +82,7 @@ def _text(s: LogStats) -> list[str]:
         ("bad checksums", s.bad_checksums),
         ("garbage bytes", s.garbage_bytes),
         ("dropped bytes", s.dropped_bytes),
+        ("corruptions", s.corruptions),
     ]
     lines = [f"{label:<18}{value:>12}" for label, value in rows]
     if s.record_sizes:
