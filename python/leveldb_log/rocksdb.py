@@ -271,9 +271,13 @@ _TAG_OF = {entry: tag for tag, entry in _TAGS.items()}
 _OPERATIONS = frozenset(cls for cls, _ in _TAGS.values())
 
 
-def _string_fields(cls: type[Operation]) -> tuple[str, ...]:
+def _wire_strings(cls: type[Operation]) -> tuple[str, ...]:
     """The byte-string fields of an operation, in wire order (TimedPut: key, value)."""
     return tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("cf", "write_time"))
+
+
+# operation -> its byte-string fields, in wire order
+_STRINGS = {cls: _wire_strings(cls) for cls in _OPERATIONS}
 
 
 @dataclass(frozen=True)
@@ -439,11 +443,13 @@ class _Cursor:
     """Reads fields from a payload left to right; every error names the byte offset."""
 
     def __init__(self, what: str, data: Buffer) -> None:
+        """A cursor at the start of ``data``; ``what`` opens every error message."""
         self.what = what
         self.data = bytes(data)
         self.pos = 0
 
     def at_end(self) -> bool:
+        """Whether every byte was read."""
         return self.pos >= len(self.data)
 
     def error(self, message: str, at: int | None = None) -> CorruptionError:
@@ -457,6 +463,7 @@ class _Cursor:
         )
 
     def fixed(self, size: int, name: str) -> int:
+        """A little-endian integer of ``size`` bytes."""
         if self.pos + size > len(self.data):
             raise self.error(f"truncated {name}")
         value = int.from_bytes(self.data[self.pos : self.pos + size], "little")
@@ -464,6 +471,7 @@ class _Cursor:
         return value
 
     def byte(self) -> int:
+        """One byte (a tag or a kind)."""
         if self.pos >= len(self.data):
             raise self.error("truncated tag")
         value = self.data[self.pos]
@@ -499,6 +507,7 @@ class _Cursor:
         return value
 
     def internal_key(self, name: str) -> InternalKey:
+        """A varstring holding an internal key (at least its 8-byte trailer)."""
         start = self.pos
         raw = self.string(name)
         if len(raw) < 8:
@@ -564,7 +573,7 @@ def _decode_operation(cur: _Cursor) -> Operation:
         raise cur.error(f"unknown WriteBatch tag {tag}", start)
     cls, with_cf = _TAGS[tag]
     cf = cur.varint(32, "column family") if with_cf else 0
-    strings = [cur.string(name) for name in _string_fields(cls)]
+    strings = [cur.string(name) for name in _STRINGS[cls]]
     if cls is TimedPut:
         packed = strings[1]
         if len(packed) < 8:
@@ -576,6 +585,7 @@ def _decode_operation(cur: _Cursor) -> Operation:
 
 
 def _varint(value: int, bits: int, name: str) -> bytes:
+    """``value`` as a varint of at most ``bits`` bits; ValueError if it does not fit."""
     if not isinstance(value, int) or value < 0 or value >> bits:
         raise ValueError(f"{name} {value!r} does not fit in an unsigned {bits}-bit varint")
     out = bytearray()
@@ -594,6 +604,7 @@ def _as_bytes(data: object, name: str) -> bytes:
 
 
 def _length_prefixed(data: object, name: str) -> bytes:
+    """A varstring: ``data``'s varint32 length, then its bytes."""
     raw = _as_bytes(data, name)
     return _varint(len(raw), 32, f"{name} length") + raw
 
@@ -607,7 +618,7 @@ def _encode_operation(op: Operation) -> bytes:
     out = bytearray([_TAG_OF[(cls, cf != 0)]])
     if cf != 0:
         out += _varint(cf, 32, "column family")
-    for name in _string_fields(cls):
+    for name in _STRINGS[cls]:
         value = _as_bytes(getattr(op, name), name)
         if isinstance(op, TimedPut) and name == "value":
             if not isinstance(op.write_time, int) or not 0 <= op.write_time <= _U64:
@@ -691,6 +702,7 @@ class _Edit:
     """The fields of a VersionEdit as they are decoded."""
 
     def __init__(self) -> None:
+        """No field set yet."""
         self.fields: dict[str, object] = {}
         self.lists: dict[str, list[object]] = {
             name: []
@@ -708,6 +720,7 @@ class _Edit:
         }
 
     def build(self) -> VersionEdit:
+        """The VersionEdit of the fields decoded."""
         lists = {name: tuple(values) for name, values in self.lists.items()}
         return VersionEdit(**self.fields, **lists)  # type: ignore[arg-type]
 
@@ -747,30 +760,38 @@ def decode_version_edit(payload: Buffer) -> VersionEdit:
 
 
 def _text(raw: bytes) -> str:
+    """A name from the payload as text (undecodable bytes kept as surrogates)."""
     return raw.decode("utf-8", "surrogateescape")
 
 
 def _scalar(name: str) -> _Handler:
+    """The handler of a tag holding one varint64, stored as ``name``."""
+
     def handle(cur: _Cursor, edit: _Edit) -> None:
+        """Decode the tag's fields into ``edit``."""
         edit.fields[name] = cur.varint(64, name.replace("_", " "))
 
     return handle
 
 
 def _comparator(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 1: the comparator's name."""
     edit.fields["comparator"] = _text(cur.string("comparator name"))
 
 
 def _db_id(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8193: the database's id."""
     edit.fields["db_id"] = _text(cur.string("db id"))
 
 
 def _compact_cursor(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 5: a level and the internal key its next compaction starts at."""
     level = cur.varint(32, "level")
     edit.lists["compact_cursors"].append(CompactCursor(level, cur.internal_key("compact cursor")))
 
 
 def _deleted_file(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 6: a level and the number of a table file leaving it."""
     level = cur.varint(32, "level")
     edit.lists["deleted_files"].append(DeletedFile(level, cur.varint(64, "file number")))
 
@@ -779,6 +800,7 @@ def _new_file(tag: int) -> _Handler:
     """The handler of the table file forms 7, 100, 102 and 103."""
 
     def handle(cur: _Cursor, edit: _Edit) -> None:
+        """Decode the tag's fields into ``edit``."""
         level, number = cur.varint(32, "level"), cur.varint(64, "file number")
         path_id = cur.varint(32, "path id") if tag == 102 else 0
         size = cur.varint(64, "file size")
@@ -849,17 +871,22 @@ def _custom_value(cur: _Cursor, value: bytes, at: int, name: str, how: str) -> o
 
 
 def _u32(field: str) -> _Handler:
+    """The handler of a tag holding one varint32, stored as ``field``."""
+
     def handle(cur: _Cursor, edit: _Edit) -> None:
+        """Decode the tag's fields into ``edit``."""
         edit.fields[field] = cur.varint(32, field.replace("_", " "))
 
     return handle
 
 
 def _cf_add(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 201: the name of a column family created."""
     edit.fields["column_family_add"] = _text(cur.string("column family name"))
 
 
 def _cf_drop(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 202: the edit's column family is dropped (no payload)."""
     edit.fields["column_family_drop"] = True
 
 
@@ -877,6 +904,7 @@ def _blob_custom_fields(cur: _Cursor, what: str) -> tuple[tuple[int, bytes], ...
 
 
 def _blob_addition(cur: _Cursor, edit: _Edit) -> None:
+    """Tags 400 and 8194: a blob file added."""
     number = cur.varint(64, "blob file number")
     count, size = cur.varint(64, "total blob count"), cur.varint(64, "total blob bytes")
     method, value = cur.string("checksum method"), cur.string("checksum value")
@@ -886,6 +914,7 @@ def _blob_addition(cur: _Cursor, edit: _Edit) -> None:
 
 
 def _blob_garbage(cur: _Cursor, edit: _Edit) -> None:
+    """Tags 401 and 8195: garbage in a blob file."""
     number = cur.varint(64, "blob file number")
     count, size = cur.varint(64, "garbage blob count"), cur.varint(64, "garbage blob bytes")
     custom = _blob_custom_fields(cur, "blob file garbage")
@@ -907,19 +936,23 @@ def _wal_addition_fields(cur: _Cursor) -> WalAddition:
 
 
 def _wal_addition(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8196: a WalAddition inline."""
     edit.lists["wal_additions"].append(_wal_addition_fields(cur))
 
 
 def _wal_addition2(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8199: a WalAddition inside a varstring."""
     inner = _inner(cur, "WAL addition")
     edit.lists["wal_additions"].append(_wal_addition_fields(inner))
 
 
 def _wal_deletion(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8197: a WalDeletion inline."""
     edit.lists["wal_deletions"].append(WalDeletion(cur.varint(64, "WAL number")))
 
 
 def _wal_deletion2(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8200: a WalDeletion inside a varstring."""
     inner = _inner(cur, "WAL deletion")
     edit.lists["wal_deletions"].append(WalDeletion(inner.varint(64, "WAL number")))
 
@@ -933,6 +966,7 @@ def _inner(cur: _Cursor, name: str) -> _Cursor:
 
 
 def _ts_low(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8198: the full history timestamp low, never empty."""
     start = cur.pos
     value = cur.string("full history ts low")
     if not value:
@@ -941,6 +975,7 @@ def _ts_low(cur: _Cursor, edit: _Edit) -> None:
 
 
 def _persist_udt(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8201: whether user-defined timestamps are persisted (one byte)."""
     start = cur.pos
     value = cur.string("persist user-defined timestamps")
     if len(value) != 1:
@@ -949,10 +984,12 @@ def _persist_udt(cur: _Cursor, edit: _Edit) -> None:
 
 
 def _subcompaction(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8202: subcompaction progress, kept raw."""
     edit.lists["subcompaction_progress"].append(cur.string("subcompaction progress"))
 
 
 def _manifest_size(cur: _Cursor, edit: _Edit) -> None:
+    """Tag 8203: a varint64 inside a varstring."""
     inner = _inner(cur, "last compacted manifest file size")
     edit.fields["last_compacted_manifest_file_size"] = inner.varint(64, "manifest file size")
 

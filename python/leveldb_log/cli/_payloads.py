@@ -67,6 +67,7 @@ def decoder(
     if kind == "wal" and payloads == "pebble":
 
         def pebble_batch(offset: int, payload: bytes) -> str:
+            """The record at ``offset``, decoded; ValueError if it does not decode."""
             batch = pebble.decode_batch(payload)
             if fmt == "json":
                 return json.dumps(as_json.batch(offset, batch.sequence, batch.entries, batch.count))
@@ -77,6 +78,7 @@ def decoder(
     if kind == "wal":
 
         def write_batch(offset: int, payload: bytes) -> str:
+            """The record at ``offset``, decoded; ValueError if it does not decode."""
             batch = rocksdb.decode_write_batch(payload)
             if fmt == "json":
                 return json.dumps(as_json.batch(offset, batch.sequence, batch.ops, batch.count))
@@ -86,6 +88,7 @@ def decoder(
         return write_batch
 
     def version_edit(offset: int, payload: bytes) -> str:
+        """The record at ``offset``, decoded; ValueError if it does not decode."""
         edit = rocksdb.decode_version_edit(payload)
         if fmt == "json":
             return json.dumps({"offset": offset, **as_json.value(edit)})
