@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from leveldb_log.cli._common import EXIT_OK, UsageError, add_log, parse_size, source
+from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.splits import splits
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="BYTES",
         help="ranges of about BYTES each (whole 32 KiB blocks; suffixes k, M, G)",
     )
+    add_dialect(p, "; the ranges are the same in every dialect: pass it on to the readers")
     p.set_defaults(run=run)
 
 

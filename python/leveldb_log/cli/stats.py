@@ -13,6 +13,7 @@ from leveldb_log.cli._common import (
     add_no_verify_checksums,
     source,
 )
+from leveldb_log.cli._dialect import add_dialect, reader_options, resolve
 from leveldb_log.stats import LogStats, stats
 
 if TYPE_CHECKING:
@@ -32,12 +33,14 @@ def register(subparsers: Subparsers) -> None:
     add_log(p)
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     add_no_verify_checksums(p)
+    add_dialect(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the statistics of LOG; exit status 1 if it is corrupt."""
-    figures = stats(source(args.log), verify_checksums=args.verify_checksums)
+    options = reader_options(resolve(args))
+    figures = stats(source(args.log), verify_checksums=args.verify_checksums, **options)
     if args.json:
         print(json.dumps(_json(figures)))
     else:

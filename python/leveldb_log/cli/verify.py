@@ -17,9 +17,9 @@ from leveldb_log.cli._common import (
     Damage,
     add_log,
     add_reading_options,
-    open_reader,
     records,
 )
+from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -57,6 +57,7 @@ def register(subparsers: Subparsers) -> None:
         help="never show a progress bar",
     )
     add_reading_options(p)
+    add_dialect(p)
     p.set_defaults(run=run)
 
 
@@ -108,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
     progress = _Progress(size, args.progress)
     damage = Damage(progress.write if not args.quiet else (lambda line: None))
     count = 0
+    dialect = resolve(args)
     try:
-        with open_reader(args, damage) as reader:
+        with open_reader(args, damage, dialect) as reader:
             for _ in records(reader, args.log):
                 count += 1
                 if progress.bar is not None:
@@ -119,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     seen = len(damage.found)
-    not_a_log = _check_the_end(args, damage)
+    # The end-of-file check is mode "a"'s rule, which knows LevelDB's layout only.
+    not_a_log = _check_the_end(args, damage) if dialect == "leveldb" else None
     if args.quiet:
         return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK
     if not_a_log:
