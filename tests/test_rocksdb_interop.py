@@ -356,7 +356,9 @@ def test_plain_wal_of_rocksdb_9_holds_every_write_in_order(tmp_path: pathlib.Pat
     read = read_wal(tmp_path / "copy" / log.name)
     assert read.reports == []
     assert_batches(decode_wal(read.records), written, first=1)
-    assert (tmp_path / "copy" / log.name).stat().st_size > 40 * B  # values of up to 1 MiB: FIRST/MIDDLE/LAST used
+    assert (
+        tmp_path / "copy" / log.name
+    ).stat().st_size > 40 * B  # values of up to 1 MiB: FIRST/MIDDLE/LAST used
     for cf in range(3):
         assert contents[cf] == expected_contents(written, cf)
     # The copy is a database RocksDB opens, replaying the WAL we read.
@@ -419,6 +421,14 @@ def test_recycled_wal_of_rocksdb_9_ends_at_the_old_records(tmp_path: pathlib.Pat
             assert read.log_number == int(log.stem)
             assert_batches(decode_wal(read.records), rounds[r], first=first)
         first += len(rounds[r])
+    # Closing flushed into a new WAL, a reused file in which RocksDB wrote nothing: it
+    # still holds an older log's records from offset 0, none of them this log's.
+    log = current_wal(tmp_path / "db")
+    data = log.read_bytes()
+    assert data[6] == 5 and int.from_bytes(data[7:11], "little") < int(log.stem)
+    for recovery in ("point_in_time", "skip"):
+        read = read_wal(log, recovery=recovery)
+        assert (read.records, read.reports) == ([], [])
 
 
 def test_recycled_wal_of_rocksdb_9_with_mixed_records(tmp_path: pathlib.Path) -> None:
