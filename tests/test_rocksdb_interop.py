@@ -88,46 +88,44 @@ def batch_header(record: bytes) -> tuple[int, int]:
     return sequence, count
 
 
-_KINDS = {
-    "put": "put",
-    "value": "put",
-    "delete": "delete",
-    "deletion": "delete",
-    "singledelete": "single_delete",
-    "singledeletion": "single_delete",
-    "merge": "merge",
-    "deleterange": "delete_range",
-    "rangedeletion": "delete_range",
-    "rangedelete": "delete_range",
-    "widecolumnentity": "entity",
-    "putentity": "entity",
-    "entity": "entity",
-    "logdata": "log_data",
-}
-
-
-def _field(op: object, *names: str) -> Any:
-    for name in names:
-        if hasattr(op, name):
-            return getattr(op, name)
-    raise AssertionError(f"{op!r} has none of the fields {names}")
-
-
 def normalise_op(op: object) -> Op:
     """A decoded operation of leveldb_log.rocksdb as the tuple the tests write."""
-    kind = _KINDS.get(type(op).__name__.lower())
-    assert kind is not None, f"operation of an unexpected kind: {op!r}"
-    if kind == "log_data":
-        return (kind, bytes(_field(op, "blob", "data", "value")))
-    cf = _field(op, "cf", "column_family")
-    if kind == "delete_range":
-        begin = _field(op, "begin", "begin_key", "start", "start_key")
-        end = _field(op, "end", "end_key", "limit")
-        return (kind, cf, bytes(begin), bytes(end))
-    key = bytes(_field(op, "key"))
-    if kind in ("put", "merge"):
-        return (kind, cf, key, bytes(_field(op, "value")))
-    return (kind, cf, key)
+    from leveldb_log import rocksdb
+
+    if isinstance(op, rocksdb.LogData):
+        return ("log_data", op.blob)
+    if isinstance(op, rocksdb.DeleteRange):
+        return ("delete_range", op.cf, op.begin, op.end)
+    if isinstance(op, rocksdb.WideColumnEntity):
+        return ("entity", op.cf, op.key)
+    if isinstance(op, (rocksdb.Put, rocksdb.Merge)):
+        return (type(op).__name__.lower(), op.cf, op.key, op.value)
+    if isinstance(op, rocksdb.Delete):
+        return ("delete", op.cf, op.key)
+    if isinstance(op, rocksdb.SingleDelete):
+        return ("single_delete", op.cf, op.key)
+    raise AssertionError(f"an operation the tests never write: {op!r}")
+
+
+def as_operations(ops: Batch) -> list[object]:
+    """The tests' tuples as leveldb_log.rocksdb operations (for its encoder)."""
+    from leveldb_log import rocksdb
+
+    out: list[object] = []
+    for kind, *fields in ops:
+        if kind == "log_data":
+            out.append(rocksdb.LogData(fields[0]))
+        elif kind == "delete_range":
+            out.append(rocksdb.DeleteRange(fields[1], fields[2], cf=fields[0]))
+        else:
+            cls = {
+                "put": rocksdb.Put,
+                "merge": rocksdb.Merge,
+                "delete": rocksdb.Delete,
+                "single_delete": rocksdb.SingleDelete,
+            }[kind]
+            out.append(cls(*fields[1:], cf=fields[0]))
+    return out
 
 
 def decode_wal(records: Sequence[bytes]) -> list[tuple[int, Batch]]:
@@ -449,9 +447,45 @@ def test_recycled_wal_of_rocksdb_9_with_mixed_records(tmp_path: pathlib.Path) ->
         copy.close()
 
 
-def test_manifest_of_rocksdb_9_after_flushes_and_compactions(tmp_path: pathlib.Path) -> None:
+def manifest_edits(db: pathlib.Path) -> list[Any]:
+    """The VersionEdits of the database's MANIFEST, read in both dialects (a MANIFEST uses
+    LevelDB's record types only) with nothing reported."""
     from leveldb_log.rocksdb import decode_version_edit
 
+    manifest = db / (db / "CURRENT").read_text().strip()
+    found = []
+    for dialect in ("leveldb", "rocksdb"):
+        reports: list[object] = []
+        with leveldb_log.Reader(
+            manifest, dialect=dialect, recovery="absolute", on_corruption=reports.append
+        ) as r:
+            found.append([decode_version_edit(record) for record in r])
+        assert reports == []
+    assert found[0] == found[1]
+    return found[0]
+
+
+def replay_manifest(edits: Sequence[Any]) -> tuple[dict[int, str], dict[int, int]]:
+    """Column family names by id, and live table files (number -> size) after the edits."""
+    live: dict[int, int] = {}
+    families = {0: "default"}
+    for edit in edits:
+        if edit.column_family_add is not None:
+            families[edit.column_family] = edit.column_family_add
+        for deleted in edit.deleted_files:
+            del live[deleted.number]
+        for f in edit.new_files:
+            live[f.number] = f.file_size
+            assert f.tag == 103 and f.smallest.user_key <= f.largest.user_key
+            assert f.oldest_ancester_time is not None and f.file_creation_time is not None
+    return families, live
+
+
+def table_files(db: pathlib.Path) -> dict[int, int]:
+    return {int(p.stem): p.stat().st_size for p in db.glob("*.sst")}
+
+
+def test_manifest_of_rocksdb_9_after_flushes_and_compactions(tmp_path: pathlib.Path) -> None:
     db = RocksDict(tmp_path)
     for session in range(4):
         for batch in workload(seed=20 + session, n=300, cfs=3):
@@ -460,29 +494,15 @@ def test_manifest_of_rocksdb_9_after_flushes_and_compactions(tmp_path: pathlib.P
     for cf in db.cfs:
         cf.compact_range(None, None)
     db.close()
-    manifest = tmp_path / (tmp_path / "CURRENT").read_text().strip()
-    for dialect in ("leveldb", "rocksdb"):  # a MANIFEST uses LevelDB's record types only
-        reports: list[str] = []
-        with leveldb_log.Reader(
-            manifest, dialect=dialect, recovery="absolute", on_corruption=reports.append
-        ) as r:
-            edits = [decode_version_edit(record) for record in r]
-        assert reports == []
-    live: dict[int, int] = {}
-    families = {0: "default"}
-    for edit in edits:
-        cf = getattr(edit, "column_family", 0) or 0
-        name = getattr(edit, "column_family_add", None) or getattr(edit, "add_column_family", None)
-        if name is not None:
-            families[cf] = name
-        for deleted in edit.deleted_files:
-            del live[deleted.number]
-        for f in edit.new_files:
-            live[f.number] = f.file_size
+    edits = manifest_edits(tmp_path)
+    families, live = replay_manifest(edits)
     assert families == dict(enumerate(CF_NAMES))
-    tables = {int(p.stem): p.stat().st_size for p in tmp_path.glob("*.sst")}
-    assert live == tables
-    assert edits[0].comparator == "leveldb.BytewiseComparator"
+    assert live == table_files(tmp_path)
+    assert any(edit.deleted_files for edit in edits)  # the compactions
+    assert all(f.epoch_number for edit in edits for f in edit.new_files)  # 9.x: custom field 13
+    assert any(edit.min_log_number_to_keep for edit in edits)  # tag 10
+    assert [e.comparator for e in edits if e.comparator] == ["leveldb.BytewiseComparator"] * 3
+    assert sum(e.db_id is not None for e in edits) == 1
 
 
 def current_wal(db: pathlib.Path) -> pathlib.Path:
@@ -491,10 +511,16 @@ def current_wal(db: pathlib.Path) -> pathlib.Path:
 
 
 def write_our_wal(log: pathlib.Path, first: int, batches: Sequence[Batch], **options: Any) -> None:
+    """Our WAL at `log`: the batches numbered from `first`, encoded by hand and checked
+    against leveldb_log.rocksdb.encode_write_batch."""
+    from leveldb_log.rocksdb import encode_write_batch
+
     with leveldb_log.Writer(log, dialect="rocksdb", **options) as w:
         sequence = first
         for ops in batches:
-            w.write(encode_batch(sequence, ops))
+            record = encode_batch(sequence, ops)
+            assert encode_write_batch(sequence, as_operations(ops)) == record
+            w.write(record)
             sequence += counted(ops)
 
 
@@ -680,6 +706,43 @@ def ldb_dump_wal(path: pathlib.Path) -> list[tuple[int, Batch]]:
     return out
 
 
+_DUMP_KINDS = {
+    "put": "put",
+    "del": "delete",
+    "single_delete": "single_delete",
+    "merge": "merge",
+    "delete_range": "delete_range",
+    "put_entity": "entity",
+}
+_DUMP_OP = re.compile(r"  (\w+)(?: cf=(\d+))?((?: '[0-9a-f]*')*)$")
+
+
+def our_dump(path: pathlib.Path) -> list[tuple[int, Batch]]:
+    """(sequence, operations) per batch as `leveldb-log dump --dialect rocksdb --decode
+    --format hex` prints them ("--- offset N; sequence S", then lines such as
+    "  put cf=1 'KEY' 'VALUE'"), without LogData, as ldb_dump_wal returns them."""
+    out: list[tuple[int, Batch]] = []
+    ops: list[Op] = []
+    text = run_cli("dump", "--dialect", "rocksdb", "--decode", "--format", "hex", str(path))
+    for line in text.splitlines():
+        if line.startswith("--- "):
+            if out:
+                out[-1] = (out[-1][0], tuple(ops))
+            out.append((int(line.rsplit("sequence ", 1)[1].split(";")[0]), ()))
+            ops = []
+            continue
+        m = _DUMP_OP.match(line)
+        assert m, line[:200]
+        if m[1] == "log_data":
+            continue
+        strings = [bytes.fromhex(s) for s in re.findall(r"'([0-9a-f]*)'", m[3])]
+        kind = _DUMP_KINDS[m[1]]
+        ops.append((kind, int(m[2] or 0), *(strings[:1] if kind == "entity" else strings)))
+    if out:
+        out[-1] = (out[-1][0], tuple(ops))
+    return out
+
+
 def as_ldb_prints(batches: Sequence[Batch], first: int) -> list[tuple[int, Batch]]:
     """What ldb_dump_wal returns for these batches: sequences, and no LogData."""
     out = []
@@ -710,7 +773,7 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
     data = log.read_bytes()
     if "--zstd" in flags:  # the SetCompression record: 7-byte header, fixed32 7 (zstd)
         assert data[4:11] == b"\x04\x00\x09\x07\x00\x00\x00"
-    assert ldb_dump_wal(log) == as_ldb_prints(written, first=1)
+    assert ldb_dump_wal(log) == as_ldb_prints(written, first=1) == our_dump(log)
     read = read_wal(log)
     assert read.reports == []
     assert read.compression == ("zstd" if "--zstd" in flags else None)
@@ -735,8 +798,10 @@ def test_rocksdb_7_8_replays_a_wal_we_wrote(
     assert log.stat().st_size == 0
     ours = debian_workload(seed=42, n=800)
     write_our_wal(log, last + 1, ours, compression=compression, recycle=recycle)
-    assert ldb_dump_wal(log) == as_ldb_prints(ours, first=last + 1)
+    assert ldb_dump_wal(log) == as_ldb_prints(ours, first=last + 1) == our_dump(log)
     contents, new_last = rocksdb_7_read(rocksdb_wal, tmp_path, "pit" if recycle else "absolute")
     assert new_last == last + sum(counted(b) for b in ours)
     for cf in range(3):
         assert contents[cf] == expected_contents(theirs + ours, cf)
+    families, live = replay_manifest(manifest_edits(tmp_path))
+    assert families == dict(enumerate(CF_NAMES)) and live == table_files(tmp_path)
