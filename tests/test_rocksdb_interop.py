@@ -773,14 +773,14 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
     data = log.read_bytes()
     if "--zstd" in flags:  # the SetCompression record: 7-byte header, fixed32 7 (zstd)
         assert data[4:11] == b"\x04\x00\x09\x07\x00\x00\x00"
+    first_type = data[17 if "--zstd" in flags else 6]
+    assert first_type in ((5, 6) if "--recycle" in flags else (1, 2))  # FULL or FIRST
     assert ldb_dump_wal(log) == as_ldb_prints(written, first=1) == our_dump(log)
     read = read_wal(log)
     assert read.reports == []
     assert read.compression == ("zstd" if "--zstd" in flags else None)
     assert_batches(decode_wal(read.records), written, first=1)
-    contents, last = rocksdb_7_read(
-        rocksdb_wal, tmp_path, "pit" if "--recycle" in flags else "absolute"
-    )
+    contents, last = rocksdb_7_read(rocksdb_wal, tmp_path)
     assert last == sum(counted(b) for b in written)
     for cf in range(3):
         assert contents[cf] == expected_contents(written, cf)
@@ -799,9 +799,102 @@ def test_rocksdb_7_8_replays_a_wal_we_wrote(
     ours = debian_workload(seed=42, n=800)
     write_our_wal(log, last + 1, ours, compression=compression, recycle=recycle)
     assert ldb_dump_wal(log) == as_ldb_prints(ours, first=last + 1) == our_dump(log)
-    contents, new_last = rocksdb_7_read(rocksdb_wal, tmp_path, "pit" if recycle else "absolute")
+    contents, new_last = rocksdb_7_read(rocksdb_wal, tmp_path)
     assert new_last == last + sum(counted(b) for b in ours)
     for cf in range(3):
         assert contents[cf] == expected_contents(theirs + ours, cf)
     families, live = replay_manifest(manifest_edits(tmp_path))
     assert families == dict(enumerate(CF_NAMES)) and live == table_files(tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# damage: our reader's recovery modes against RocksDB 7.8's
+# ---------------------------------------------------------------------------
+
+MODES = {
+    "skip": "skip",
+    "tolerate_tail": "tolerate",
+    "point_in_time": "pit",
+    "absolute": "absolute",
+}
+
+
+def ldb_offsets(path: pathlib.Path) -> list[int]:
+    """The physical offset of each batch's first header, as ldb prints it."""
+    proc = subprocess.run(
+        ["ldb", "dump_wal", f"--walfile={path}"], capture_output=True, text=True, check=True
+    )
+    return [int(line.split(",")[3]) for line in proc.stdout.splitlines()]
+
+
+def damaged_database(
+    program: pathlib.Path, db: pathlib.Path, damage: str, recycle: bool
+) -> list[Batch]:
+    """A 7.8 database of single puts (the last of 3 blocks), its WAL then damaged."""
+    rng = random.Random(50)
+    written: list[Batch] = [(("put", 0, b"key-%03d" % i, rng.randbytes(3000)),) for i in range(60)]
+    written.append((("put", 0, b"last", rng.randbytes(3 * B)),))
+    rocksdb_7_write(program, db, written, *(["--recycle"] if recycle else []))
+    (log,) = wal_files(db)
+    offsets = ldb_offsets(log)
+    data = bytearray(log.read_bytes())
+    if damage == "checksum":  # a payload byte of record 20, in the WAL's second block
+        data[offsets[20] + 30] ^= 0x10
+    elif damage == "torn_record":  # the file ends inside the last record's second fragment
+        del data[offsets[-1] + B + 100 :]
+    elif damage == "torn_header":  # ... or inside the header of the last record
+        del data[offsets[-1] + 3 :]
+    log.write_bytes(bytes(data))
+    return written
+
+
+def our_outcome(log: pathlib.Path, recovery: str) -> dict[bytes, bytes] | str:
+    """The contents our reader's records make in `recovery` mode, or "fails"."""
+    try:
+        with leveldb_log.Reader(
+            log, dialect="rocksdb", recovery=recovery, on_corruption=lambda c: None
+        ) as r:
+            records = [bytes(record) for record in r]
+    except leveldb_log.CorruptionError:
+        return "fails"
+    return expected_contents(ops for _, ops in decode_wal(records))
+
+
+def rocksdb_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> dict[bytes, bytes] | str:
+    """The contents RocksDB 7.8 recovers in `mode` (on a copy), or "fails"."""
+    copy = db.with_name(f"{db.name}-{mode}")
+    shutil.copytree(db, copy)
+    proc = subprocess.run(
+        [str(program), "read", str(copy), "--mode", mode], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        assert "Corruption" in proc.stderr, proc.stderr
+        return "fails"
+    return {
+        bytes.fromhex(key): bytes.fromhex(value)
+        for cf, key, value in (line.split("\t") for line in proc.stdout.splitlines()[:-1])
+        if cf == "0"
+    }
+
+
+@pytest.mark.parametrize("damage", ["checksum", "torn_record", "torn_header"])
+@pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
+def test_recovery_modes_keep_what_rocksdb_7_8_recovers(
+    tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, damage: str, recycle: bool
+) -> None:
+    db = tmp_path / "db"
+    written = damaged_database(rocksdb_wal, db, damage, recycle)
+    (log,) = wal_files(db)
+    outcomes = {}
+    for ours, theirs in MODES.items():
+        outcomes[ours] = (our_outcome(log, ours), rocksdb_outcome(rocksdb_wal, db, theirs))
+    complete = expected_contents(written)
+    for mode, (found, recovered) in outcomes.items():
+        assert found == recovered, (mode, _summary(found, complete), _summary(recovered, complete))
+
+
+def _summary(outcome: dict[bytes, bytes] | str, complete: dict[bytes, bytes]) -> str:
+    if isinstance(outcome, str):
+        return outcome
+    missing = sorted(set(complete) - set(outcome))
+    return f"{len(outcome)} keys, missing {missing[:3]}...{missing[-2:]} ({len(missing)})"

@@ -152,9 +152,10 @@ int do_write(const std::string &path, const std::vector<std::string> &args) {
         if (args[i] == "--zstd") {
             options.wal_compression = rocksdb::kZSTD;
         } else if (args[i] == "--recycle") {
+            // 7.8 turns recycling off in point-in-time mode (9.x allows it)
             options.recycle_log_file_num = 2;
             options.wal_recovery_mode =
-                rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+                rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
         } else if (args[i] == "--cf" && i + 1 < args.size()) {
             names.push_back(args[++i]);
         }
