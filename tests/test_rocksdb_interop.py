@@ -287,7 +287,9 @@ CF_NAMES = ("default", "one", "two")
 class RocksDict:
     """A rocksdict database with the column families CF_NAMES (ids 0, 1, 2)."""
 
-    def __init__(self, path: pathlib.Path, *, recycle: bool = False) -> None:
+    def __init__(
+        self, path: pathlib.Path, *, recycle: bool = False, mode: str = "point_in_time"
+    ) -> None:
         rd = rocksdict_module()
         self.rd = rd
         self.path = path
@@ -295,7 +297,7 @@ class RocksDict:
         options.create_if_missing(True)
         if recycle:
             options.set_recycle_log_file_num(2)
-            options.set_wal_recovery_mode(rd.DBRecoveryMode.point_in_time())
+            options.set_wal_recovery_mode(getattr(rd.DBRecoveryMode, mode)())
         existing = rd.Rdict.list_cf(str(path)) if (path / "CURRENT").exists() else ["default"]
         families = {name: self.options() for name in existing if name != "default"}
         self.db = rd.Rdict(str(path), options, column_families=families)
@@ -379,13 +381,15 @@ def test_rocksdb_9_wide_column_entity_is_one_operation(tmp_path: pathlib.Path) -
     ]
 
 
-def recycled_database(path: pathlib.Path, rounds: list[list[Batch]]) -> list[pathlib.Path]:
+def recycled_database(
+    path: pathlib.Path, rounds: list[list[Batch]], mode: str = "point_in_time"
+) -> list[pathlib.Path]:
     """Rounds of writes with recycling on, each ended by a flush of every column family.
 
     Returns a copy of the open database taken before each flush: from the third round on,
     its WAL is an earlier WAL's file reused, with that log's records after the new ones.
     """
-    db = RocksDict(path, recycle=True)
+    db = RocksDict(path, recycle=True, mode=mode)
     copies = []
     for i, batches in enumerate(rounds):
         for batch in batches:
@@ -402,9 +406,13 @@ def uniform_round(r: int, n: int) -> list[Batch]:
     return [(("put", 0, b"r%d-%05d" % (r, i), b"v" * 50),) for i in range(n)]
 
 
-def test_recycled_wal_of_rocksdb_9_ends_at_the_old_records(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("mode", ["point_in_time", "skip_any_corrupted_record"])
+def test_recycled_wal_of_rocksdb_9_ends_at_the_old_records(
+    tmp_path: pathlib.Path, mode: str
+) -> None:
+    # RocksDB recycles WALs only in these two modes (it turns recycling off in the others).
     rounds = [uniform_round(r, n) for r, n in enumerate([1000, 800, 400, 100])]
-    copies = recycled_database(tmp_path / "db", rounds)
+    copies = recycled_database(tmp_path / "db", rounds, mode)
     first = 1
     for r, copy in enumerate(copies):
         log = current_wal(copy)
@@ -524,9 +532,10 @@ def write_our_wal(log: pathlib.Path, first: int, batches: Sequence[Batch], **opt
             sequence += counted(ops)
 
 
+@pytest.mark.parametrize("compression", [None, "zstd"])
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_rocksdb_9_replays_a_wal_we_wrote_in_place_of_its_own(
-    tmp_path: pathlib.Path, recycle: bool
+    tmp_path: pathlib.Path, recycle: bool, compression: str | None
 ) -> None:
     theirs = list(workload(seed=30, n=300, cfs=3))
     db = RocksDict(tmp_path, recycle=recycle)
@@ -537,9 +546,12 @@ def test_rocksdb_9_replays_a_wal_we_wrote_in_place_of_its_own(
     assert first == 1 + sum(counted(b) for b in theirs)
     log = current_wal(tmp_path)
     ours = list(workload(seed=31, n=1500, cfs=3))
-    write_our_wal(log, first, ours, recycle=recycle)
+    write_our_wal(log, first, ours, recycle=recycle, compression=compression)
+    data = log.read_bytes()
+    if compression:  # RocksDB reads a compressed WAL whatever its own wal_compression
+        assert data[4:11] == b"\x04\x00\x09\x07\x00\x00\x00"
+        data = data[11:]
     if recycle:
-        data = log.read_bytes()
         assert data[6] == 5 and int.from_bytes(data[7:11], "little") == int(log.stem)
     db = RocksDict(tmp_path, recycle=recycle)
     try:
