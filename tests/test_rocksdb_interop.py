@@ -449,17 +449,24 @@ def rocksdb_reports(db: pathlib.Path, wal: str) -> list[tuple[int, str]]:
     return [(int(size), reason.strip()) for size, reason in found]
 
 
-def test_recycled_wal_of_rocksdb_9_with_mixed_records(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize(
+    ("mode", "recovery"),
+    [("point_in_time", "point_in_time"), ("skip_any_corrupted_record", "skip")],
+)
+def test_recycled_wal_of_rocksdb_9_with_mixed_records(
+    tmp_path: pathlib.Path, mode: str, recovery: str
+) -> None:
     # Records of other sizes than the old ones: the old data after the new records starts
-    # mid-record, and RocksDB's own recovery reports it (in point-in-time mode: "bad record
-    # length", then the end). Our reader must keep the same records and report the same.
+    # mid-record, and RocksDB's own recovery reports it ("bad record length"; then the end
+    # in point-in-time mode, the old records skipped in skip-any mode). Our reader must
+    # keep the same records and report the same.
     rounds = [list(workload(seed=10 + r, n=n, cfs=3)) for r, n in enumerate([600, 500, 150])]
-    copies = recycled_database(tmp_path / "db", rounds)
+    copies = recycled_database(tmp_path / "db", rounds, mode)
     first = 1 + sum(counted(b) for b in rounds[0] + rounds[1])
     log = current_wal(copies[2])
-    read = read_wal(log, recovery="point_in_time")
+    read = read_wal(log, recovery=recovery)
     assert_batches(decode_wal(read.records), rounds[2], first=first)
-    copy = RocksDict(copies[2], recycle=True)
+    copy = RocksDict(copies[2], recycle=True, mode=mode)
     try:
         for cf in range(3):
             assert copy.contents(cf) == expected_contents(rounds[0] + rounds[1] + rounds[2], cf)
