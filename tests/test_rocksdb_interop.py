@@ -295,9 +295,9 @@ class RocksDict:
         self.path = path
         options = self.options()
         options.create_if_missing(True)
+        options.set_wal_recovery_mode(getattr(rd.DBRecoveryMode, mode)())
         if recycle:
             options.set_recycle_log_file_num(2)
-            options.set_wal_recovery_mode(getattr(rd.DBRecoveryMode, mode)())
         existing = rd.Rdict.list_cf(str(path)) if (path / "CURRENT").exists() else ["default"]
         families = {name: self.options() for name in existing if name != "default"}
         self.db = rd.Rdict(str(path), options, column_families=families)
@@ -823,7 +823,20 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
         assert contents[cf] == expected_contents(written, cf)
 
 
-@pytest.mark.parametrize("compression", [None, "zstd"])
+@pytest.mark.parametrize(
+    "compression",
+    [
+        None,
+        pytest.param(
+            "zstd",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="core: Writer cuts a zstd frame only at block ends; RocksDB 7.8 reads "
+                "records of 3+ fragments only in its writer's chunks (FINDINGS.md, point 6)",
+            ),
+        ),
+    ],
+)
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_rocksdb_7_8_replays_a_wal_we_wrote(
     tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, compression: str | None, recycle: bool
@@ -865,15 +878,22 @@ def ldb_offsets(path: pathlib.Path) -> list[int]:
     return [int(line.split(",")[3]) for line in proc.stdout.splitlines()]
 
 
-def damaged_database(
-    program: pathlib.Path, db: pathlib.Path, damage: str, recycle: bool
-) -> list[Batch]:
-    """A 7.8 database of single puts (the last of 3 blocks), its WAL then damaged."""
+Outcome = tuple[dict[bytes, bytes] | str, list[tuple[int, str]]]
+
+
+def damage_workload() -> list[Batch]:
+    """60 single puts of 3,000 bytes (about 10 a block) and a last one of 3 blocks."""
     rng = random.Random(50)
     written: list[Batch] = [(("put", 0, b"key-%03d" % i, rng.randbytes(3000)),) for i in range(60)]
     written.append((("put", 0, b"last", rng.randbytes(3 * B)),))
-    rocksdb_7_write(program, db, written, *(["--recycle"] if recycle else []))
-    (log,) = wal_files(db)
+    return written
+
+
+DAMAGES = ["checksum", "torn_record", "torn_header", "torn_between"]
+
+
+def damage_wal(log: pathlib.Path, damage: str) -> None:
+    """Flip a payload byte of record 20, or cut the file in or before the last record."""
     offsets = ldb_offsets(log)
     data = bytearray(log.read_bytes())
     if damage == "checksum":  # a payload byte of record 20, in the WAL's second block
@@ -882,53 +902,37 @@ def damaged_database(
         del data[offsets[-1] + B + 100 :]
     elif damage == "torn_header":  # ... or inside the header of the last record
         del data[offsets[-1] + 3 :]
+    elif damage == "torn_between":  # ... or after its first fragment (at a block's start)
+        del data[offsets[-1] + B - offsets[-1] % B :]
     log.write_bytes(bytes(data))
-    return written
 
 
-def our_outcome(log: pathlib.Path, recovery: str) -> dict[bytes, bytes] | str:
-    """The contents our reader's records make in `recovery` mode, or "fails"."""
+def our_outcome(log: pathlib.Path, recovery: str) -> Outcome:
+    """The contents our reader's records make in `recovery` mode (or "fails"), and its
+    reports as (bytes dropped, reason)."""
     try:
-        with leveldb_log.Reader(
-            log, dialect="rocksdb", recovery=recovery, on_corruption=lambda c: None
-        ) as r:
-            records = [bytes(record) for record in r]
+        read = read_wal(log, recovery=recovery)
     except leveldb_log.CorruptionError:
-        return "fails"
-    return expected_contents(ops for _, ops in decode_wal(records))
+        return "fails", []
+    contents = expected_contents(ops for _, ops in decode_wal(read.records))
+    return contents, [(c.size, c.reason) for c in read.reports]
 
 
-def rocksdb_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> dict[bytes, bytes] | str:
-    """The contents RocksDB 7.8 recovers in `mode` (on a copy), or "fails"."""
-    copy = db.with_name(f"{db.name}-{mode}")
-    shutil.copytree(db, copy)
-    proc = subprocess.run(
-        [str(program), "read", str(copy), "--mode", mode], capture_output=True, text=True
-    )
-    if proc.returncode != 0:
-        assert "Corruption" in proc.stderr, proc.stderr
-        return "fails"
-    return {
-        bytes.fromhex(key): bytes.fromhex(value)
-        for cf, key, value in (line.split("\t") for line in proc.stdout.splitlines()[:-1])
-        if cf == "0"
-    }
-
-
-@pytest.mark.parametrize("damage", ["checksum", "torn_record", "torn_header"])
-@pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
-def test_recovery_modes_keep_what_rocksdb_7_8_recovers(
-    tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, damage: str, recycle: bool
+def assert_same_outcome(
+    ours: str, found: Outcome, recovered: Outcome, complete: dict[bytes, bytes]
 ) -> None:
-    db = tmp_path / "db"
-    written = damaged_database(rocksdb_wal, db, damage, recycle)
-    (log,) = wal_files(db)
-    outcomes = {}
-    for ours, theirs in MODES.items():
-        outcomes[ours] = (our_outcome(log, ours), rocksdb_outcome(rocksdb_wal, db, theirs))
-    complete = expected_contents(written)
-    for mode, (found, recovered) in outcomes.items():
-        assert found == recovered, (mode, _summary(found, complete), _summary(recovered, complete))
+    """Our reader keeps what RocksDB recovers, and reports what RocksDB logs."""
+    assert found[0] == recovered[0], (
+        ours,
+        _summary(found[0], complete),
+        _summary(recovered[0], complete),
+    )
+    logged = recovered[1]
+    if ours == "point_in_time":
+        # RocksDB's reader reads on to the next intact record before the recovery stops,
+        # logging what it drops on the way; ours stops at the first.
+        logged = logged[:1]
+    assert found[1] == logged, ours
 
 
 def _summary(outcome: dict[bytes, bytes] | str, complete: dict[bytes, bytes]) -> str:
@@ -936,3 +940,106 @@ def _summary(outcome: dict[bytes, bytes] | str, complete: dict[bytes, bytes]) ->
         return outcome
     missing = sorted(set(complete) - set(outcome))
     return f"{len(outcome)} keys, missing {missing[:3]}...{missing[-2:]} ({len(missing)})"
+
+
+# Where our reader's reports differ from RocksDB's (FINDINGS.md, point 11): the tests
+# stay strict, and are expected to fail until the core agrees.
+_TORN_FRAGMENTED = pytest.mark.xfail(
+    strict=True,
+    reason="core: a fragmented record torn at EOF is reported with other sizes/reasons "
+    "than RocksDB's (see the branch's FINDINGS.md, point 11)",
+)
+
+
+def _damages() -> list[Any]:
+    return [
+        pytest.param(d, marks=_TORN_FRAGMENTED) if d in ("torn_record", "torn_between") else d
+        for d in DAMAGES
+    ]
+
+
+def rocksdb_7_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> Outcome:
+    """What RocksDB 7.8 recovers in `mode` (on a copy), or "fails"; and what it logged."""
+    copy = db.with_name(f"{db.name}-{mode}")
+    shutil.copytree(db, copy)
+    proc = subprocess.run(
+        [str(program), "read", str(copy), "--mode", mode], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        assert "Corruption" in proc.stderr, proc.stderr
+        return "fails", []
+    contents = {
+        bytes.fromhex(key): bytes.fromhex(value)
+        for cf, key, value in (line.split("\t") for line in proc.stdout.splitlines()[:-1])
+        if cf == "0"
+    }
+    # 7.8's text for EOF inside a fragmented record; 9.x adds " due to encountering EOF"
+    logged = [
+        (
+            size,
+            reason + " due to encountering EOF"
+            if reason == "error reading trailing data"
+            else reason,
+        )
+        for size, reason in rocksdb_reports(copy, "000004.log")
+    ]
+    return contents, logged
+
+
+@pytest.mark.parametrize("damage", _damages())
+@pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
+def test_recovery_modes_keep_and_report_what_rocksdb_7_8_does(
+    tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, damage: str, recycle: bool
+) -> None:
+    db = tmp_path / "db"
+    written = damage_workload()
+    rocksdb_7_write(rocksdb_wal, db, written, *(["--recycle"] if recycle else []))
+    log = db / "000004.log"
+    assert log.read_bytes()[6] == (5 if recycle else 1)
+    damage_wal(log, damage)
+    for ours, theirs in MODES.items():
+        recovered = rocksdb_7_outcome(rocksdb_wal, db, theirs)
+        assert_same_outcome(ours, our_outcome(log, ours), recovered, expected_contents(written))
+
+
+RD_MODES = {
+    "skip": "skip_any_corrupted_record",
+    "tolerate_tail": "tolerate_corrupted_tail_records",
+    "point_in_time": "point_in_time",
+    "absolute": "absolute_consistency",
+}
+
+
+def rocksdb_9_outcome(db: pathlib.Path, mode: str, recycle: bool) -> Outcome:
+    """What RocksDB 9.x recovers in `mode` (on a copy), or "fails"; and what it logged."""
+    copy = db.with_name(f"{db.name}-{mode}")
+    shutil.copytree(db, copy)
+    try:
+        reopened = RocksDict(copy, recycle=recycle, mode=mode)
+    except Exception as e:  # rocksdict raises Exception with RocksDB's status text
+        assert "Corruption" in str(e), e
+        return "fails", []
+    try:
+        contents = reopened.contents(0)
+    finally:
+        reopened.close()
+    return contents, rocksdb_reports(copy, "000004.log")
+
+
+@pytest.mark.parametrize("damage", _damages())
+@pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
+def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
+    tmp_path: pathlib.Path, damage: str, recycle: bool
+) -> None:
+    written = damage_workload()
+    db = RocksDict(tmp_path / "live", recycle=recycle, mode="skip_any_corrupted_record")
+    for batch in written:
+        db.apply(batch)
+    shutil.copytree(tmp_path / "live", tmp_path / "db")  # the WAL as the open database has it
+    db.close()
+    log = tmp_path / "db" / "000004.log"
+    assert log.read_bytes()[6] == (5 if recycle else 1)
+    damage_wal(log, damage)
+    for ours, theirs in RD_MODES.items():
+        recovered = rocksdb_9_outcome(tmp_path / "db", theirs, recycle)
+        assert_same_outcome(ours, our_outcome(log, ours), recovered, expected_contents(written))
