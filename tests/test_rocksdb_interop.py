@@ -870,12 +870,25 @@ MODES = {
 }
 
 
-def ldb_offsets(path: pathlib.Path) -> list[int]:
-    """The physical offset of each batch's first header, as ldb prints it."""
-    proc = subprocess.run(
-        ["ldb", "dump_wal", f"--walfile={path}"], capture_output=True, text=True, check=True
-    )
-    return [int(line.split(",")[3]) for line in proc.stdout.splitlines()]
+def record_offsets(records: Sequence[bytes], header: int) -> list[int]:
+    """Where RocksDB's writer puts each record's first header in a WAL of these records
+    (and nothing else): fragments fill blocks, a block's tail shorter than a header is
+    padded."""
+    offsets, pos = [], 0
+    for record in records:
+        if B - pos % B < header:
+            pos += B - pos % B
+        offsets.append(pos)
+        left = len(record)
+        while True:
+            if B - pos % B < header:
+                pos += B - pos % B
+            fragment = min(left, B - pos % B - header)
+            pos += header + fragment
+            left -= fragment
+            if left == 0:
+                break
+    return offsets
 
 
 Outcome = tuple[dict[bytes, bytes] | str, list[tuple[int, str]]]
@@ -892,10 +905,16 @@ def damage_workload() -> list[Batch]:
 DAMAGES = ["checksum", "torn_record", "torn_header", "torn_between"]
 
 
-def damage_wal(log: pathlib.Path, damage: str) -> None:
+def damage_wal(log: pathlib.Path, damage: str, written: Sequence[Batch]) -> None:
     """Flip a payload byte of record 20, or cut the file in or before the last record."""
-    offsets = ldb_offsets(log)
     data = bytearray(log.read_bytes())
+    header = 11 if data[6] == 5 else 7
+    offsets = record_offsets([encode_batch(i + 1, ops) for i, ops in enumerate(written)], header)
+    # record 20 is whole (FULL) and the last one begins (FIRST) where they were put
+    assert (data[offsets[20] + 6], data[offsets[-1] + 6]) == ((5, 6) if header == 11 else (1, 2))
+    assert int.from_bytes(data[offsets[20] + 4 : offsets[20] + 6], "little") == len(
+        encode_batch(21, written[20])
+    )
     if damage == "checksum":  # a payload byte of record 20, in the WAL's second block
         data[offsets[20] + 30] ^= 0x10
     elif damage == "torn_record":  # the file ends inside the last record's second fragment
@@ -996,7 +1015,7 @@ def test_recovery_modes_keep_and_report_what_rocksdb_7_8_does(
     rocksdb_7_write(rocksdb_wal, db, written, *(["--recycle"] if recycle else []))
     log = db / "000004.log"
     assert log.read_bytes()[6] == (5 if recycle else 1)
-    damage_wal(log, damage)
+    damage_wal(log, damage, written)
     for ours, theirs in MODES.items():
         recovered = rocksdb_7_outcome(rocksdb_wal, db, theirs)
         assert_same_outcome(ours, our_outcome(log, ours), recovered, expected_contents(written))
@@ -1039,7 +1058,7 @@ def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
     db.close()
     log = tmp_path / "db" / "000004.log"
     assert log.read_bytes()[6] == (5 if recycle else 1)
-    damage_wal(log, damage)
+    damage_wal(log, damage, written)
     for ours, theirs in RD_MODES.items():
         recovered = rocksdb_9_outcome(tmp_path / "db", theirs, recycle)
         assert_same_outcome(ours, our_outcome(log, ours), recovered, expected_contents(written))
