@@ -29,16 +29,16 @@ the header sizes the dialects give it, and keeps going while a chunk's CRC check
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING
 
 from leveldb_log._core import BLOCK_SIZE, crc32c, mask_crc
+from leveldb_log._dialects import Dialect
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
 __all__ = ["Dialect", "detect_dialect"]
 
-Dialect: TypeAlias = Literal["leveldb", "rocksdb", "pebble"]
 
 _HEADER = struct.Struct("<IHB")  # masked CRC, payload length, type
 _LEGACY, _RECYCLABLE, _WAL_SYNC = 7, 11, 19
