@@ -823,20 +823,7 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
         assert contents[cf] == expected_contents(written, cf)
 
 
-@pytest.mark.parametrize(
-    "compression",
-    [
-        None,
-        pytest.param(
-            "zstd",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="core: Writer cuts a zstd frame only at block ends; RocksDB 7.8 reads "
-                "records of 3+ fragments only in its writer's chunks (FINDINGS.md, point 6)",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("compression", [None, "zstd"])
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_rocksdb_7_8_replays_a_wal_we_wrote(
     tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, compression: str | None, recycle: bool
@@ -961,22 +948,6 @@ def _summary(outcome: dict[bytes, bytes] | str, complete: dict[bytes, bytes]) ->
     return f"{len(outcome)} keys, missing {missing[:3]}...{missing[-2:]} ({len(missing)})"
 
 
-# Where our reader's reports differ from RocksDB's (FINDINGS.md, point 11): the tests
-# stay strict, and are expected to fail until the core agrees.
-_TORN_FRAGMENTED = pytest.mark.xfail(
-    strict=True,
-    reason="core: a fragmented record torn at EOF is reported with other sizes/reasons "
-    "than RocksDB's (see the branch's FINDINGS.md, point 11)",
-)
-
-
-def _damages() -> list[Any]:
-    return [
-        pytest.param(d, marks=_TORN_FRAGMENTED) if d in ("torn_record", "torn_between") else d
-        for d in DAMAGES
-    ]
-
-
 def rocksdb_7_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> Outcome:
     """What RocksDB 7.8 recovers in `mode` (on a copy), or "fails"; and what it logged."""
     copy = db.with_name(f"{db.name}-{mode}")
@@ -1005,7 +976,7 @@ def rocksdb_7_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> Out
     return contents, logged
 
 
-@pytest.mark.parametrize("damage", _damages())
+@pytest.mark.parametrize("damage", DAMAGES)
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_recovery_modes_keep_and_report_what_rocksdb_7_8_does(
     tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, damage: str, recycle: bool
@@ -1045,7 +1016,7 @@ def rocksdb_9_outcome(db: pathlib.Path, mode: str, recycle: bool) -> Outcome:
     return contents, rocksdb_reports(copy, "000004.log")
 
 
-@pytest.mark.parametrize("damage", _damages())
+@pytest.mark.parametrize("damage", DAMAGES)
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
     tmp_path: pathlib.Path, damage: str, recycle: bool

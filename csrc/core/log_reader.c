@@ -431,15 +431,23 @@ static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     uint64_t data_end = r->block_offset + r->block_len;
     llog_event *ev = push(r, LLOG_EV_EOF);
     uint64_t at = r->in_record ? r->record_offset : r->pos;
+    uint64_t size = data_end > at ? data_end - at : 0;
     if (left == 0 || tail == NULL)
         tail = !r->in_record ? NULL
                : r->rocksdb  ? "error reading trailing data due to "
                                "encountering EOF"
                              : "fragmented record open at end of file";
+    if (tail != NULL && r->rocksdb) {
+        /* RocksDB's first report: the physical record cut short, else the
+         * open record's payload (the start of what is torn is
+         * llog_reader_position) */
+        at = left > 0 ? r->pos : r->record_offset;
+        size = left > 0 ? left : r->open_size;
+    }
     if (tail != NULL && in_range(r, at)) {
         ev->torn = 1;
         ev->offset = at;
-        ev->size = data_end > at ? data_end - at : 0;
+        ev->size = size;
         ev->reason = tail;
     }
     /* Keep pos and the open record: the same block is asked for again and,
@@ -461,10 +469,8 @@ static void torn_physical(llog_reader *r, size_t in, size_t left,
     const char *reason = whole ? "truncated payload at end of file"
                                : "truncated header at end of file";
     if (r->rocksdb) /* RocksDB's texts */
-        reason = r->in_record ? "error reading trailing data due to "
-                                "encountering EOF"
-                 : whole && left >= h->header_size ? "truncated record body"
-                                                   : "truncated header";
+        reason = whole && left >= h->header_size ? "truncated record body"
+                                                 : "truncated header";
     llog_event *ev = end_of_data(r, left, reason);
     unsigned role = whole ? llog_type_role(r->opt.dialect, h->type) : 0;
     ev->implausible = ev->torn && whole &&

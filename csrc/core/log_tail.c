@@ -177,8 +177,8 @@ static int scan_step(llog_tail *t) {
             break;
         case LLOG_EV_EOF:
         case LLOG_EV_DONE:
-            if (ev.kind == LLOG_EV_EOF && ev.torn)
-                t->torn_at = ev.offset;
+            if (ev.kind == LLOG_EV_EOF && ev.torn) /* where it begins */
+                t->torn_at = llog_reader_position(t->reader);
             scan_finished(t);
             return 0;
         case LLOG_EV_ERROR:
