@@ -156,7 +156,7 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
     assert inspect.signature(leveldb_log.crc32c).parameters["value"].default == 0
     assert parameters(leveldb_log.mask_crc) == ["crc"]
     assert parameters(leveldb_log.unmask_crc) == ["masked"]
-    assert parameters(Writer) == ["target", "mode", "buffering", "closefd"]
+    assert parameters(Writer) == ["target", "mode", "buffering", "closefd", "storage_options"]
     assert parameters(Reader) == [
         "source",
         "recovery",
@@ -164,6 +164,7 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
         "start",
         "end",
         "on_corruption",
+        "storage_options",
     ]
     assert parameters(Writer.write) == ["self", "data"]
     assert parameters(Writer.write_many) == ["self", "records"]

@@ -5,9 +5,9 @@ that an IDE shows what help() shows.
 """
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from typing_extensions import Buffer
 
@@ -135,6 +135,13 @@ class Writer:
         returns; n > 0 a buffer of about n bytes (n at most 2**30).
       closefd: True also closes a file object when the writer closes (a
         path the writer opened is always closed).
+      storage_options: for a target given as a URL (scheme://...: s3://,
+        gcs://, memory://, file://, ...), which fsspec opens (pip install
+        'leveldb-log[fsspec]'): the file system's options, such as
+        {'anon': True}; None for none. A local file system's URL is
+        written as a path. Other stores take 'w' and 'x', not 'a'
+        (ValueError, before anything is opened); the writer owns the
+        object it opens there, and close() closes (so commits) it.
 
     Returns
       A Writer; write(), write_many(), flush(), sync(), tell(), close().
@@ -177,10 +184,13 @@ class Writer:
         write(); a file object whose write() refuses bytes (a text file:
         open it with 'wb' or 'ab'); mode or buffering of the wrong type.
       ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'
-        for a file object); buffering below -1 or above 2**30 (the
-        message names buffering).
+        for a file object, other than 'w' or 'x' for a URL of a store
+        other than the local file system); buffering below -1 or above
+        2**30 (the message names buffering); storage_options with a
+        target that is no URL.
       FileExistsError ('x'), OSError: the path cannot be opened.
       CorruptionError: mode 'a' on a file that does not end like a log.
+      ImportError: a URL without fsspec (the message names the extra).
     """
 
     def __init__(
@@ -190,6 +200,7 @@ class Writer:
         *,
         buffering: int = -1,
         closefd: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None: ...
     @property
     def closed(self) -> bool:
@@ -309,6 +320,7 @@ class Reader(Iterator[bytes]):
     Arguments
       source: the log, opened here (a missing path raises at the call):
         - a path (str or os.PathLike);
+        - a URL (scheme://...), opened with fsspec: see storage_options;
         - a bytes-like object (bytes, bytearray, memoryview, mmap, ...),
           read in place, never copied whole, and released when the
           reader is closed or exhausted;
@@ -322,6 +334,12 @@ class Reader(Iterator[bytes]):
         [start, end); end=None reads to the end. See "Ranges".
       on_corruption: None, or a callable given a Corruption(offset,
         size, reason) for each damage reported; see "Reports".
+      storage_options: for a source given as a URL (s3://, gcs://,
+        memory://, file://, ...), which fsspec opens (pip install
+        'leveldb-log[fsspec]'): the file system's options, such as
+        {'anon': True}; None for none. A local file system's URL is read
+        as a path; any other store's object through a file object the
+        reader owns and closes.
 
     Returns
       An iterator: next() gives the next record's payload (bytes).
@@ -374,8 +392,9 @@ class Reader(Iterator[bytes]):
       a restart too.
 
     Pickling
-      A reader over a path pickles as what reopens it: the path, its
-      options (on_corruption must be picklable) and its progress.
+      A reader over a path or a URL pickles as what reopens it: the
+      path or URL, its options (on_corruption and storage_options must
+      be picklable) and its progress.
       Unpickled (or copied with copy.copy or copy.deepcopy) it goes on
       exactly where the original stood; a file that is gone by then
       raises FileNotFoundError. A reader over a buffer or a file object,
@@ -393,9 +412,11 @@ class Reader(Iterator[bytes]):
         type; on_corruption not callable.
       ValueError: an unknown recovery mode; start or end negative or
         above 2**64 - 1 (the message names which); end < start; next()
-        on a closed reader.
+        on a closed reader; storage_options with a source that is no
+        URL.
       CorruptionError, TruncatedRecordError: from next(), as the
         recovery mode says.
+      ImportError: a URL without fsspec (the message names the extra).
     """
 
     def __init__(
@@ -407,6 +428,7 @@ class Reader(Iterator[bytes]):
         start: int = 0,
         end: int | None = None,
         on_corruption: Callable[[Corruption], object] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None: ...
     @property
     def last_record_offset(self) -> int | None:
@@ -500,8 +522,9 @@ class Reader(Iterator[bytes]):
     def close(self) -> None:
         """Release the source; calling it again does nothing.
 
-        A path the reader opened is closed; a buffer is released; a file
-        object is left open. Iterating a closed reader raises ValueError.
+        A path or URL the reader opened is closed; a buffer is released; a
+        file object is left open. Iterating a closed reader raises
+        ValueError.
 
         Returns
           None.
