@@ -12,13 +12,15 @@ Reader or Writer owns and closes.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-if TYPE_CHECKING:
-    from fsspec import AbstractFileSystem
+#: An fsspec file system. fsspec is optional and untyped: it is imported by name, so that
+#: type checkers need neither it nor stubs for it.
+AbstractFileSystem = Any
 
 __all__ = ["FsspecMissingError", "filesystem", "is_url", "open_url", "size"]
 
@@ -66,7 +68,7 @@ def filesystem(
       TypeError: storage_options is not a mapping.
     """
     try:
-        from fsspec.core import url_to_fs
+        core = importlib.import_module("fsspec.core")
     except ImportError as e:
         raise FsspecMissingError(
             f"opening {url!r} needs fsspec: pip install 'leveldb-log[fsspec]' "
@@ -78,14 +80,13 @@ def filesystem(
         raise TypeError(
             f"storage_options must be a mapping or None, not {type(storage_options).__name__}"
         )
-    fs, path = url_to_fs(url, **storage_options)
-    return fs, path
+    fs, path = core.url_to_fs(url, **storage_options)
+    return fs, str(path)
 
 
 def _is_local(fs: AbstractFileSystem) -> bool:
-    from fsspec.implementations.local import LocalFileSystem
-
-    return isinstance(fs, LocalFileSystem)
+    local = importlib.import_module("fsspec.implementations.local")
+    return isinstance(fs, local.LocalFileSystem)
 
 
 def open_url(
