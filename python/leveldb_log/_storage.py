@@ -12,17 +12,19 @@ Reader or Writer owns and closes.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 #: An fsspec file system. fsspec is optional and untyped: it is imported by name, so that
 #: type checkers need neither it nor stubs for it.
 AbstractFileSystem = Any
 
-__all__ = ["FsspecMissingError", "filesystem", "is_url", "open_url", "size"]
+__all__ = ["FsspecMissingError", "filesystem", "is_url", "local_path", "open_url", "size"]
 
 #: A scheme (RFC 3986: a letter, then letters, digits, "+", "-", ".") and "://".
 #: csrc/py/io.c (llpy_is_url) applies the same test before importing this module.
@@ -89,6 +91,18 @@ def _is_local(fs: AbstractFileSystem) -> bool:
     return isinstance(fs, local.LocalFileSystem)
 
 
+def local_path(
+    url: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> str | None:
+    """The plain path of a URL of the local file system (``file://``), else None.
+
+    Raises
+      FsspecMissingError (an ImportError): fsspec is not installed.
+    """
+    fs, path = filesystem(os.fspath(url), storage_options)
+    return path if _is_local(fs) else None
+
+
 def open_url(
     url: str | os.PathLike[str], mode: str, storage_options: Mapping[str, Any] | None = None
 ) -> IO[bytes] | str:
@@ -124,15 +138,16 @@ def open_url(
             f"torn one back, which {_protocol(fs)}:// cannot do; got {text!r}"
         )
     if mode == "xb" and fs.exists(path):
-        raise FileExistsError(f"{text!r} exists (mode 'x')")
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), text)
     if mode == "rb" and fs.isdir(path):
-        raise IsADirectoryError(f"{text!r} is a directory")
-    try:
-        opened: IO[bytes] = fs.open(path, mode)
-    except ValueError:
-        if mode != "xb":
-            raise
-        opened = fs.open(path, "wb")  # a store that cannot create exclusively
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), text)
+    with _naming(text):
+        try:
+            opened: IO[bytes] = fs.open(path, mode)
+        except ValueError:
+            if mode != "xb":
+                raise
+            opened = fs.open(path, "wb")  # a store that cannot create exclusively
     return opened
 
 
@@ -147,10 +162,21 @@ def size(url: str | os.PathLike[str], storage_options: Mapping[str, Any] | None 
     fs, path = filesystem(text, storage_options)
     if _is_local(fs):
         return os.stat(path).st_size
-    length = fs.size(path)
+    with _naming(text):
+        length = fs.size(path)
     if length is None:
         raise OSError(f"{text!r}: the store gives no size")
     return int(length)
+
+
+@contextlib.contextmanager
+def _naming(url: str) -> Iterator[None]:
+    """A missing object raises FileNotFoundError naming the URL (stores name their own
+    path, or nothing)."""
+    try:
+        yield
+    except FileNotFoundError as e:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), url) from e
 
 
 def _protocol(fs: AbstractFileSystem) -> str:

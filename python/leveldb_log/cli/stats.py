@@ -12,6 +12,7 @@ from leveldb_log.cli._common import (
     add_log,
     add_no_verify_checksums,
     source,
+    storage_options,
 )
 from leveldb_log.stats import LogStats, stats
 
@@ -37,7 +38,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the statistics of LOG; exit status 1 if it is corrupt."""
-    figures = stats(source(args.log), verify_checksums=args.verify_checksums)
+    figures = stats(source(args.log, storage_options(args)), verify_checksums=args.verify_checksums)
     if args.json:
         print(json.dumps(_json(figures)))
     else:
