@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib
+import io
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -148,6 +149,10 @@ def open_url(
             if mode != "xb":
                 raise
             opened = fs.open(path, "wb")  # a store that cannot create exclusively
+    if mode == "rb" and isinstance(opened, io.BytesIO):
+        # memory:// hands every opener the one BytesIO it stores: a reader gets its own
+        # view of the bytes, so that readers do not move each other's position.
+        opened = io.BytesIO(opened.getvalue())
     return opened
 
 
