@@ -25,7 +25,15 @@ from typing import IO, Any
 #: type checkers need neither it nor stubs for it.
 AbstractFileSystem = Any
 
-__all__ = ["FsspecMissingError", "filesystem", "is_url", "local_path", "open_url", "size"]
+__all__ = [
+    "FsspecMissingError",
+    "filesystem",
+    "is_local",
+    "is_url",
+    "local_path",
+    "open_url",
+    "size",
+]
 
 #: A scheme (RFC 3986: a letter, then letters, digits, "+", "-", ".") and "://".
 #: csrc/py/io.c (llpy_is_url) applies the same test before importing this module.
@@ -87,7 +95,8 @@ def filesystem(
     return fs, str(path)
 
 
-def _is_local(fs: AbstractFileSystem) -> bool:
+def is_local(fs: AbstractFileSystem) -> bool:
+    """Whether an fsspec file system is the local one (its paths are plain paths)."""
     local = importlib.import_module("fsspec.implementations.local")
     return isinstance(fs, local.LocalFileSystem)
 
@@ -101,7 +110,7 @@ def local_path(
       FsspecMissingError (an ImportError): fsspec is not installed.
     """
     fs, path = filesystem(os.fspath(url), storage_options)
-    return path if _is_local(fs) else None
+    return path if is_local(fs) else None
 
 
 def open_url(
@@ -131,7 +140,7 @@ def open_url(
         raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
     text = os.fspath(url)
     fs, path = filesystem(text, storage_options)
-    if _is_local(fs):
+    if is_local(fs):
         return str(path)
     if mode == "ab":
         raise ValueError(
@@ -165,7 +174,7 @@ def size(url: str | os.PathLike[str], storage_options: Mapping[str, Any] | None 
     """
     text = os.fspath(url)
     fs, path = filesystem(text, storage_options)
-    if _is_local(fs):
+    if is_local(fs):
         return os.stat(path).st_size
     with _naming(text):
         length = fs.size(path)
