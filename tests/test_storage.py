@@ -252,8 +252,10 @@ def test_storage_options_belong_to_urls(tmp_path: Path, mem: str) -> None:
     ],
 )
 def test_the_binding_and_storage_agree_on_what_a_url_is(
-    text: str, monkeypatch: pytest.MonkeyPatch
+    text: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # Writer(text, "x") makes the files that are no URL
+
     class Asked(Exception):
         pass
 
