@@ -556,7 +556,8 @@ static enum step_result end_of_log(llog_reader *r) {
  * recycled file holds an older log's bytes after the current one's end. */
 static int damage_ends_log(const llog_reader *r) {
     return r->rocksdb && r->recycled &&
-           r->opt.recovery == LLOG_RECOVER_TOLERATE_TAIL;
+           r->opt.recovery == LLOG_RECOVER_TOLERATE_TAIL &&
+           r->pos >= r->opt.start; /* an end before a range ends nothing */
 }
 
 /*
@@ -569,10 +570,15 @@ static int damage_ends_log(const llog_reader *r) {
 static enum step_result old_record(llog_reader *r, const llog_header *h) {
     int trailer = r->opt.dialect == LLOG_DIALECT_PEBBLE && !r->in_record &&
                   h->log_number == (uint32_t)(r->log_number + 1);
-    if (r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) {
+    if ((r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) ||
+        r->pos < r->opt.start) { /* (an end before a range ends nothing) */
         bad_physical(r);
         r->pos += h->header_size + h->length;
         return STEP_CONTINUE;
+    }
+    if (trailer) { /* a closed log: consumed, the end */
+        r->pos += h->header_size + h->length;
+        return end_of_log(r);
     }
     if (r->in_record && (r->opt.recovery == LLOG_RECOVER_ABSOLUTE ||
                          r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
@@ -606,10 +612,10 @@ static void emit_meta(llog_reader *r, unsigned type, uint64_t at,
  * every data record is a zstd frame (the only kind RocksDB writes: 7). */
 static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
                            size_t n) {
-    size_t size = LLOG_HEADER_SIZE + n;
+    size_t size = n; /* RocksDB counts the payload */
     if (r->compression_seen)
         report(r, at, size, "read multiple SetCompressionType records");
-    else if (records_read(r))
+    if (records_read(r))
         report(r, at, size, "SetCompressionType not the first record");
     r->compression_seen = 1;
     if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
@@ -629,68 +635,78 @@ static int family_known(const llog_reader *r, uint32_t family) {
     return 0;
 }
 
-/* The text of what is wrong in a timestamp-size record, or NULL. */
-static const char *timestamp_sizes_error(const llog_reader *r,
-                                         const uint8_t *p, size_t n) {
-    if (n % 6 != 0)
-        return "could not decode user-defined timestamp size record";
-    for (size_t i = 0; i < n; i += 6) {
-        if ((p[i + 4] | p[i + 5]) == 0)
-            return "User-defined timestamp size record contains zero "
-                   "timestamp size.";
-        if (family_known(r, llog_load32(p + i)))
-            return "User-defined timestamp size record contains update to "
-                   "recorded column family.";
-    }
+/* The text of what is wrong with the entry at p, or NULL. */
+static const char *timestamp_size_error(const llog_reader *r,
+                                        const uint8_t *p) {
+    if ((p[4] | p[5]) == 0)
+        return "User-defined timestamp size record contains zero "
+               "timestamp size.";
+    if (family_known(r, llog_load32(p)))
+        return "User-defined timestamp size record contains update to "
+               "recorded column family.";
     return NULL;
 }
 
-static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
-                               const uint8_t *p, size_t n, size_t size) {
-    if (r->in_record) {
-        report(r, r->record_offset, r->open_size,
-               "user-defined timestamp size record interspersed partial "
-               "record");
-        r->in_record = 0;
-    }
-    const char *error = timestamp_sizes_error(r, p, n);
-    if (error != NULL) {
-        report(r, at, size, error);
-        return;
-    }
+/* Records the column families of the entries at p (n bytes, whole ones);
+ * 0 when out of memory. */
+static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
     if (r->ts_count + n / 6 > r->ts_cap) {
         size_t cap = r->ts_cap * 2 + n / 6;
         uint32_t *grown = realloc(r->ts_families, cap * sizeof *grown);
         if (grown == NULL) {
             r->failure = LLOG_ERR_NOMEM;
-            return;
+            return 0;
         }
         r->ts_families = grown;
         r->ts_cap = cap;
     }
     for (size_t i = 0; i < n; i += 6)
         r->ts_families[r->ts_count++] = llog_load32(p + i);
-    if (in_range(r, at))
-        emit_meta(r, type, at, p, n);
+    return 1;
+}
+
+/* The entries before a bad one hold, as RocksDB records them one by one. */
+static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
+                               const uint8_t *p, size_t n) {
+    if (r->in_record && r->open_size > 0) /* (an empty one is no loss) */
+        report(r, r->record_offset, r->open_size,
+               "user-defined timestamp size record interspersed partial "
+               "record");
+    r->in_record = 0;
+    const char *error = n % 6 != 0 ? "could not decode user-defined "
+                                     "timestamp size record"
+                                   : NULL;
+    size_t good = 0;
+    while (error == NULL && good < n &&
+           (error = timestamp_size_error(r, p + good)) == NULL) {
+        if (!record_families(r, p + good, 6))
+            return;
+        good += 6;
+    }
+    if (good > 0 && in_range(r, at))
+        emit_meta(r, type, at, p, good);
+    if (error != NULL)
+        report(r, at, n, error);
 }
 
 /* A RocksDB metadata record (llog_type_role: LLOG_ROLE_META). */
 static void on_meta(llog_reader *r, unsigned type, uint64_t at,
                     const uint8_t *p, size_t n) {
-    size_t size = llog_type_header_size(r->opt.dialect, type) + n;
     r->meta_end = r->pos; /* a log may be cut back to just after it */
+    if (type != LLOG_RDB_TIMESTAMP_SIZE &&
+        type != LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE)
+        bad_physical(r); /* not a fragment: the open record cannot go on */
     switch (type) {
     case LLOG_RDB_SET_COMPRESSION:
         on_compression(r, at, p, n);
         break;
     case LLOG_RDB_TIMESTAMP_SIZE:
     case LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE:
-        on_timestamp_sizes(r, type, at, p, n, size);
+        on_timestamp_sizes(r, type, at, p, n);
         break;
     default: /* the predecessor WAL's number, size and last sequence */
         if (n != 24)
-            report(r, at, size,
-                   "could not decode PredecessorWALInfoType record");
+            report(r, at, n, "could not decode PredecessorWALInfoType record");
         else if (in_range(r, at))
             emit_meta(r, type, at, p, n);
         break;
@@ -725,6 +741,15 @@ static enum step_result step_dialect(llog_reader *r) {
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE;
     const uint8_t *p = left > 0 ? r->block + in : NULL;
+    if (left >= LLOG_HEADER_SIZE &&
+        llog_type_header_size(r->opt.dialect, p[6]) > LLOG_HEADER_SIZE) {
+        /* RocksDB checks this first: a recyclable record after legacy
+         * ones is damage (RocksDB drops it silently) */
+        if (r->rocksdb && records_read(r) && !r->recycled)
+            return drop_rest(r, left,
+                             "recyclable record after legacy records");
+        r->recycled = 1;
+    }
     llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
     switch (llog_region_at_dialect(r->opt.dialect, p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
@@ -744,13 +769,8 @@ static enum step_result step_dialect(llog_reader *r) {
     case LLOG_REGION_RECORD:
         break;
     }
-    if (h.header_size > LLOG_HEADER_SIZE) {
-        if (r->rocksdb && records_read(r) && !r->recycled)
-            return drop_rest(r, left,
-                             "recyclable record after legacy records");
-        if (is_old(r, &h))
-            return old_record(r, &h);
-    }
+    if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h))
+        return old_record(r, &h);
     const uint8_t *payload = p + h.header_size;
     if (r->opt.verify_checksums && !llog_checksum_ok_dialect(p, &h, payload))
         return damage_ends_log(r) ? end_of_log(r)

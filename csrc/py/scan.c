@@ -66,6 +66,10 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
             break;
         }
         const uint8_t *payload = b + p + h.header_size;
+        if (d == LLOG_DIALECT_PEBBLE && h.type == 5 && h.length == 0 &&
+            h.masked_crc == 0) /* Pebble's end of a closed log */
+            return add_region(list, p, "end", 5, size - p, -1, NULL,
+                              NO_HEADER);
         int ok = verify ? llog_checksum_ok_dialect(b + p, &h, payload) : -1;
         region_header rh = {h.header_size, h.header_size > LLOG_HEADER_SIZE
                                                ? (long)h.log_number

@@ -96,7 +96,7 @@ def _scan_block(
 ) -> list[
     tuple[
         int,
-        Literal["record", "trailer", "zero", "garbage", "truncated"],
+        Literal["record", "trailer", "zero", "garbage", "truncated", "end"],
         int | None,
         int,
         bool | None,

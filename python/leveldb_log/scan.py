@@ -21,6 +21,9 @@ kind                  region
                       of the block. ``reason`` holds the reader's reason.
 ``"truncated"``       the cut-short end of the file (a torn tail): a partial header or
                       a payload that runs past the end of the final, short block.
+``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): an empty
+                      recyclable record with checksum 0, and what follows it in its
+                      block (an older log's bytes, in a recycled file).
 ====================  ==============================================================
 
 For every kind but ``"record"``, ``length`` is the region's size. ``type`` is the header's
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BAD_RECORD_LENGTH", "CHECKSUM_MISMATCH", "Kind", "PhysicalRecord", "scan"]
 
-Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated"]
+Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated", "end"]
 
 # The reader's reason texts for the two kinds of garbage.
 BAD_RECORD_LENGTH = "bad record length"
@@ -70,8 +73,9 @@ class PhysicalRecord(NamedTuple):
     offset: where the region begins in the file.
     kind: "record" (a header and its payload), "trailer" (the last 1 to 6
       bytes of a block), "zero" (preallocated space: a type 0, length 0 header
-      and the rest of its block), "garbage" (bytes a reader drops as damage)
-      or "truncated" (a torn tail: the cut-short end of the file).
+      and the rest of its block), "garbage" (bytes a reader drops as damage),
+      "truncated" (a torn tail: the cut-short end of the file) or "end"
+      (Pebble's trailer of a closed log, and the rest of its block).
     type: the header's type byte (any value, see RecordType) when a whole
       header was read at offset, else None.
     length: a record's payload length (from its header); for the other
