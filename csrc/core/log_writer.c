@@ -24,8 +24,9 @@ void llog_writer_set_chunk(llog_writer *w, size_t chunk) { w->chunk = chunk; }
 
 /* The payload bytes of the next fragment: what is left of the record, of
  * the block past the header, and of the chunk (chunk_left: updated). */
-static size_t fragment_length(size_t chunk, size_t *chunk_left, int first,
-                              uint64_t remaining, size_t avail) {
+LLOG_HOT_INLINE size_t fragment_length(size_t chunk, size_t *chunk_left,
+                                       int first, uint64_t remaining,
+                                       size_t avail) {
     size_t n = remaining < avail ? (size_t)remaining : avail;
     if (chunk == 0)
         return n;
@@ -38,8 +39,8 @@ static size_t fragment_length(size_t chunk, size_t *chunk_left, int first,
 
 /* Writes a header of w->header_size bytes at h, for `type` (types 1-4: the
  * writer's header decides the byte) over n payload bytes at data. */
-static void put_header(const llog_writer *w, uint8_t *h, size_t hs,
-                       unsigned type, const uint8_t *data, size_t n) {
+LLOG_HOT_INLINE void put_header(const llog_writer *w, uint8_t *h, size_t hs,
+                                unsigned type, const uint8_t *data, size_t n) {
     h[4] = (uint8_t)(n & 0xff);
     h[5] = (uint8_t)(n >> 8);
     h[6] = (uint8_t)type;

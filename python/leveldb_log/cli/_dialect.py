@@ -73,16 +73,4 @@ def open_reader(
     args: argparse.Namespace, on_corruption: Callable[[Corruption], object], dialect: Dialect
 ) -> Reader:
     """A Reader over LOG with the reading options of ``args``, in ``dialect``."""
-    if dialect == "leveldb":
-        return _common.open_reader(args, on_corruption)
-    if args.end is not None and args.end < args.start:
-        raise _common.UsageError(f"--end {args.end} is before --start {args.start}")
-    return Reader(
-        _common.source(args.log),
-        recovery=args.recovery,
-        verify_checksums=args.verify_checksums,
-        start=args.start,
-        end=args.end,
-        on_corruption=on_corruption,
-        **reader_options(dialect),
-    )
+    return _common.open_reader(args, on_corruption, **reader_options(dialect))

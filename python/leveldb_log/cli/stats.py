@@ -12,6 +12,7 @@ from leveldb_log.cli._common import (
     add_log,
     add_no_verify_checksums,
     source,
+    storage_options,
 )
 from leveldb_log.cli._dialect import add_dialect, reader_options, resolve
 from leveldb_log.stats import LogStats, stats
@@ -40,7 +41,11 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the statistics of LOG; exit status 1 if it is corrupt."""
     options = reader_options(resolve(args))
-    figures = stats(source(args.log), verify_checksums=args.verify_checksums, **options)
+    figures = stats(
+        source(args.log, storage_options(args)),
+        verify_checksums=args.verify_checksums,
+        **options,
+    )
     if args.json:
         print(json.dumps(_json(figures)))
     else:
