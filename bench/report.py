@@ -311,6 +311,21 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
             "x",
         ),
     ]
+    rr, rz = "read/100 B/rocksdb-recycled", "read/1 MiB/rocksdb-zstd"
+    ts += [
+        Target(
+            "read 100 B, recycled RocksDB WAL vs LevelDB log",
+            f.versus(rr, "ours_rocksdb", "leveldb"),
+            0.9,
+            "x",
+        ),
+        Target(
+            "read 1 MiB, zstd RocksDB WAL vs decompressing the frames alone",
+            f.versus(rz, "ours_zstd", "zstd"),
+            0.7,
+            "x",
+        ),
+    ]
     w1m = "write/1 MiB/file"
     ts.append(
         Target(
