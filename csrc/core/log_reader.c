@@ -967,6 +967,92 @@ LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
     return 0;
 }
 
+/* The payload of the FULL record at pos, in range and whole in the block
+ * fed (its length in *len), else NULL. */
+LLOG_HOT_INLINE const uint8_t *run_record(const llog_reader *r, uint64_t pos,
+                                          size_t *len) {
+    uint64_t end = r->block_offset + r->block_len;
+    if (pos >= r->opt.end || end - pos < LLOG_HEADER_SIZE)
+        return NULL;
+    const uint8_t *p = r->block + (size_t)(pos - r->block_offset);
+    *len = (size_t)p[4] | (size_t)p[5] << 8;
+    if (p[6] != LLOG_FULL || LLOG_HEADER_SIZE + *len > end - pos)
+        return NULL;
+    return p + LLOG_HEADER_SIZE;
+}
+
+/* 1 when the checksum stored before payload (a FULL record's) is crc's. */
+static int run_crc_ok(const uint8_t *payload, uint32_t crc) {
+    return llog_unmask_crc(llog_load32(payload - LLOG_HEADER_SIZE)) == crc;
+}
+
+LLOG_HOT_INLINE void run_take(llog_run *run, uint64_t pos, const uint8_t *p,
+                              size_t len) {
+    memcpy(run->data + run->data_len, p, len);
+    run->data_len += len;
+    run->offsets[run->n++] = pos;
+    run->ends[run->n] = (int64_t)run->data_len;
+}
+
+/* Three records at pos at once (their checksums side by side): the new
+ * position, or pos when they are not three good ones within the limits. */
+static uint64_t run_three(const llog_reader *r, llog_run *run, uint64_t pos) {
+    const uint8_t *p[3];
+    size_t len[3];
+    uint64_t at[3];
+    for (int i = 0; i < 3; i++) {
+        at[i] = i ? at[i - 1] + LLOG_HEADER_SIZE + len[i - 1] : pos;
+        p[i] = run_record(r, at[i], &len[i]);
+        if (p[i] == NULL ||
+            (i < 2 &&
+             run->data_len + len[0] + (i ? len[1] : 0) >= run->budget))
+            return pos;
+    }
+    uint32_t crc[3];
+    for (int i = 0; i < 3; i++)
+        crc[i] = llog_type_crc[LLOG_FULL];
+    if (r->opt.verify_checksums) {
+        llog_crc32c_extend3(crc, p, len);
+        if (!run_crc_ok(p[0], crc[0]) || !run_crc_ok(p[1], crc[1]) ||
+            !run_crc_ok(p[2], crc[2]))
+            return pos;
+    }
+    for (int i = 0; i < 3; i++)
+        run_take(run, at[i], p[i], len[i]);
+    return at[2] + LLOG_HEADER_SIZE + len[2];
+}
+
+size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
+    if (r->phase != PHASE_READ || r->queue_head < r->queue_len ||
+        r->in_record || r->resync || r->rest != NULL || !r->have_block ||
+        r->pos - r->pos % LLOG_BLOCK_SIZE != r->block_offset ||
+        r->pos < r->opt.start)
+        return 0;
+    size_t first = run->n;
+    uint64_t pos = r->pos;
+    while (run->n + 3 <= run->max && run->data_len < run->budget) {
+        uint64_t next = run_three(r, run, pos);
+        if (next == pos)
+            break;
+        pos = next;
+    }
+    /* One at a time: the last ones, or the three that were not */
+    while (run->n < run->max && run->data_len < run->budget) {
+        size_t len;
+        const uint8_t *p = run_record(r, pos, &len);
+        if (p == NULL ||
+            (r->opt.verify_checksums &&
+             !run_crc_ok(
+                 p, llog_crc32c_extend(llog_type_crc[LLOG_FULL], p, len))))
+            break; /* the general path says what it is */
+        run_take(run, pos, p, len);
+        pos += LLOG_HEADER_SIZE + len;
+    }
+    if (run->n > first)
+        r->pos = r->clean_end = pos;
+    return run->n - first;
+}
+
 /* Every phase but LevelDB's reading; 1 when the caller is answered now. */
 static int other_phase(llog_reader *r, llog_event *ev) {
     switch (r->phase) {
