@@ -204,10 +204,12 @@ def peak_table(peaks: list[dict[str, Any]], markdown: bool) -> str | None:
             f"{p['delta_bytes'] / MiB:.2f} MiB",
             fmt_num(p["delta_per_largest_record"]),
             f"{p['delta_per_log']:.2%}",
+            f"{p['delta_bytes'] / p['bound_bytes']:.2f}" if "bound_bytes" in p else "-",
         ]
         for p in peaks
     ]
     heads = ["peak memory", "log", "baseline RSS", "extra RSS", "/ largest record", "/ log"]
+    heads.append("/ bound (batch + block + record)")
     return "Peak memory reading a log (peak RSS minus that of a process that only imports)\n" + (
         table(heads, rows, markdown)
     )

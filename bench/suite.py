@@ -44,9 +44,7 @@ def _record_cases(data: Data, cfg: Config, only: set[str], progress: bool) -> li
     return cases
 
 
-def _extra_cases(
-    makers: tuple[Any, ...], data: Data, cfg: Config, progress: bool
-) -> list[Case]:
+def _extra_cases(makers: tuple[Any, ...], data: Data, cfg: Config, progress: bool) -> list[Case]:
     """Cases of one section each maker returns (None: not on this machine)."""
     cases = []
     for make in makers:

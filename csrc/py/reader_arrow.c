@@ -21,6 +21,7 @@
 #define DEFAULT_MAX_BYTES ((Py_ssize_t)64 << 20)
 #define FIRST_ROWS 256
 #define FIRST_BYTES ((size_t)64 * 1024)
+#define RESERVE_AT_ONCE ((size_t)16 << 20)
 
 /* ---- the columns of one batch, shared by every export of it ----------- */
 
@@ -33,6 +34,8 @@ typedef struct arrow_cols {
     int64_t *ends;     /* large_binary offsets: n + 1 of them */
     uint8_t *data;
     size_t len, cap_len;
+    size_t cap_limit; /* grow data no further unless a record needs it (a
+                         batch's max_bytes and a block), or 0 */
 } arrow_cols;
 
 static void cols_ref(arrow_cols *c) {
@@ -99,6 +102,11 @@ static int cols_grow_data(arrow_cols *c, size_t n) {
         return -1; /* overflow */
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
+    /* A batch ends near max_bytes: no further than that, and a small one
+     * at once rather than by copies (pages never written cost no memory) */
+    if (c->cap_limit > 0 && need <= c->cap_limit &&
+        (cap > c->cap_limit || c->cap_limit <= RESERVE_AT_ONCE))
+        cap = c->cap_limit;
     uint8_t *data = realloc(c->data, cap);
     if (data == NULL)
         return -1;
@@ -462,6 +470,9 @@ static arrow_cols *batches_next_cols(batches_object *it) {
     arrow_cols *c = cols_new();
     if (c == NULL)
         return NULL;
+    c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
+                       ? 0
+                       : it->max_bytes + LLOG_BLOCK_SIZE;
     if (llpy_lock_acquire(&r->lock) < 0) {
         cols_unref(c);
         return NULL;
