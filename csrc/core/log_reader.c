@@ -73,6 +73,7 @@ struct llog_reader {
      * recyclable record's checksum goes on over its payload. */
     uint8_t types[256];
     uint32_t recyclable_crc[4];
+    uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
 };
 
 /* The reading phase of the reader's dialect. */
@@ -135,7 +136,7 @@ int llog_reader_recycled(const llog_reader *r) { return r->recycled; }
 
 uint64_t llog_reader_wanted(const llog_reader *r) {
     if (r->phase == PHASE_PROLOGUE)
-        return 0;
+        return r->prologue_at;
     if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
         return r->probe;
     return r->pos - r->pos % LLOG_BLOCK_SIZE;
@@ -493,8 +494,9 @@ static void next_block(llog_reader *r) {
 static void torn_physical(llog_reader *r, size_t in, size_t left,
                           llog_header h) {
     int whole = left >= LLOG_HEADER_SIZE;
-    const char *reason = whole ? "truncated payload at end of file"
-                               : "truncated header at end of file";
+    const char *reason = whole && left >= h.header_size
+                             ? "truncated payload at end of file"
+                             : "truncated header at end of file";
     if (r->rocksdb) /* RocksDB's texts */
         reason = whole && left >= h.header_size ? "truncated record body"
                                                 : "truncated header";
@@ -569,6 +571,10 @@ static enum step_result step(llog_reader *r) {
  * that is rewritten there (a recycled file) reads on once it has been. */
 static enum step_result end_of_log(llog_reader *r) {
     r->in_record = 0;
+    if (r->pos >= r->opt.end) { /* and the range is over */
+        r->phase = PHASE_DONE;
+        return STEP_CONTINUE;
+    }
     end_of_data(r, 0, NULL);
     return STEP_EOF;
 }
@@ -597,9 +603,10 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
         r->pos += h->header_size + h->length;
         return STEP_CONTINUE;
     }
-    if (trailer) { /* a closed log: consumed, the end */
+    if (trailer) { /* a closed log: consumed, the end for good */
         r->pos += h->header_size + h->length;
-        return end_of_log(r);
+        r->phase = PHASE_DONE;
+        return STEP_CONTINUE;
     }
     if (r->in_record && (r->opt.recovery == LLOG_RECOVER_ABSOLUTE ||
                          r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
@@ -667,12 +674,14 @@ static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
         report(r, at, size, "read multiple SetCompressionType records");
     if (records_read(r))
         report(r, at, size, "SetCompressionType not the first record");
-    r->compression_seen = 1;
     if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
         if (n != 4 || llog_load32(p) != 0)
             report(r, at, size, "could not decode SetCompressionType record");
+        else
+            r->compression_seen = 1; /* "no compression", decoded */
         return;
     }
+    r->compression_seen = 1;
     r->compressed = 1;
     emit_meta(r, LLOG_RDB_SET_COMPRESSION, at, p, n); /* whatever the range */
 }
@@ -915,30 +924,56 @@ static void sync_step(llog_reader *r) {
         r->probe -= LLOG_BLOCK_SIZE;
 }
 
-/* A range reader of another dialect reads the start of block 0 first: the
- * compression record and the log number of the first recyclable record
- * hold for the whole log. */
-static void prologue_step(llog_reader *r) {
+/*
+ * A range reader of another dialect first walks the log from block 0 as a
+ * whole read would, physical record by physical record, for what holds for
+ * the whole log: the log number of the first recyclable header, and the
+ * compression record. It stops at the first data record of LevelDB's
+ * layout (no recyclable record counts after it) or at the range's block.
+ * Returns 1 when done, 0 to be fed the next block.
+ */
+static int prologue_walk(llog_reader *r) {
+    const uint8_t *b = r->block;
     size_t at = 0;
     llog_header h;
-    const uint8_t *b = r->block;
-    int final = r->block_len < LLOG_BLOCK_SIZE;
-    while (b != NULL &&
-           llog_region_at_dialect(r->opt.dialect, b + at, r->block_len - at,
-                                  final, &h) == LLOG_REGION_RECORD &&
-           llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size)) {
-        unsigned role = llog_type_role(r->opt.dialect, h.type);
-        if (h.header_size > LLOG_HEADER_SIZE)
+    while (b != NULL) {
+        if (r->block_len - at >= LLOG_HEADER_SIZE &&
+            r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
+            r->recycled = 1; /* as a whole read marks it, even if bad */
+        llog_region k = region_at(r, b + at, r->block_len - at, 0, &h);
+        if (k != LLOG_REGION_RECORD)
+            return 0; /* the rest of the block is skipped */
+        unsigned role = r->types[h.type] & 7;
+        if (h.header_size > LLOG_HEADER_SIZE) {
             (void)is_old(r, &h); /* learns the number, if not given */
-        if (h.type == LLOG_RDB_SET_COMPRESSION && role == LLOG_ROLE_META)
+            return 1;
+        }
+        if (!llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size))
+            return 0;
+        if (role == LLOG_ROLE_META && h.type == LLOG_RDB_SET_COMPRESSION)
             on_compression(r, at, b + at + h.header_size, h.length);
-        if (role != LLOG_ROLE_META) {
-            r->first_record_read = role != LLOG_ROLE_UNKNOWN;
-            break;
+        else if (role >= LLOG_ROLE_FULL && role <= LLOG_ROLE_LAST) {
+            r->first_record_read = 1;
+            return 1;
         }
         at += h.header_size + h.length;
     }
-    r->phase = PHASE_SYNC_START;
+    return 0;
+}
+
+static void prologue_step(llog_reader *r) {
+    if (r->block_len < LLOG_BLOCK_SIZE) {
+        /* The range lies past the data: wait until there is some (the
+         * same block is asked for again). */
+        push(r, LLOG_EV_EOF);
+        r->have_block = 0;
+        return;
+    }
+    uint64_t next = r->block_offset + LLOG_BLOCK_SIZE;
+    if (prologue_walk(r) || next >= r->probe)
+        r->phase = PHASE_SYNC_START;
+    else
+        r->prologue_at = next;
 }
 
 static int range_done(const llog_reader *r) {
@@ -1057,7 +1092,7 @@ size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
 static int other_phase(llog_reader *r, llog_event *ev) {
     switch (r->phase) {
     case PHASE_PROLOGUE:
-        if (!r->have_block || r->block_offset != 0) {
+        if (!r->have_block || r->block_offset != r->prologue_at) {
             answer(r, ev, LLOG_EV_NEED_BLOCK);
             return 1;
         }
