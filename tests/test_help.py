@@ -21,7 +21,13 @@ STUB = Path(leveldb_log.__file__).resolve().parent / "_core.pyi"
 
 # Public names that are plain values: they have no docstring of their own (docs/api.md
 # describes them).
-DATA = {"BLOCK_SIZE", "HEADER_SIZE", "crc32c_implementation", "crc32c_implementations"}
+DATA = {
+    "BLOCK_SIZE",
+    "DIALECTS",
+    "HEADER_SIZE",
+    "crc32c_implementation",
+    "crc32c_implementations",
+}
 
 # Slots whose doc CPython writes ("Implement next(self)."): the stub leaves them bare.
 SLOTS = {"__init__", "__iter__", "__next__"}
@@ -156,9 +162,21 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
     assert inspect.signature(leveldb_log.crc32c).parameters["value"].default == 0
     assert parameters(leveldb_log.mask_crc) == ["crc"]
     assert parameters(leveldb_log.unmask_crc) == ["masked"]
-    assert parameters(Writer) == ["target", "mode", "buffering", "closefd"]
+    assert parameters(Writer) == [
+        "target",
+        "mode",
+        "buffering",
+        "closefd",
+        "dialect",
+        "log_number",
+        "recycle",
+        "compression",
+        "sync_offsets",
+    ]
     assert parameters(Reader) == [
         "source",
+        "dialect",
+        "log_number",
         "recovery",
         "verify_checksums",
         "start",

@@ -88,6 +88,59 @@ typedef enum llog_recovery {
 /* Name of a recovery mode ("skip"), or NULL when out of range. */
 const char *llog_recovery_name(unsigned mode);
 
+/*
+ * The dialects: LevelDB's format and the two that extend it
+ * (docs/rocksdb.md). X(enum name, name)
+ */
+#define LLOG_DIALECT_LIST(X)                                                  \
+    X(LLOG_DIALECT_LEVELDB, "leveldb")                                        \
+    X(LLOG_DIALECT_ROCKSDB, "rocksdb")                                        \
+    X(LLOG_DIALECT_PEBBLE, "pebble")
+
+// clang-format off
+typedef enum llog_dialect {
+#define LLOG_DIALECT_ENUM(name, text) name,
+    LLOG_DIALECT_LIST(LLOG_DIALECT_ENUM)
+#undef LLOG_DIALECT_ENUM
+    LLOG_DIALECT_COUNT
+} llog_dialect;
+// clang-format on
+
+/* Name of a dialect ("rocksdb"), or NULL when out of range. */
+const char *llog_dialect_name(unsigned dialect);
+
+/* Header sizes of the dialects' physical records: LevelDB's, the
+ * recyclable one (+ the low 32 bits of the log number) and Pebble's walSync
+ * chunk (+ the 64-bit offset synced before it was written). */
+#define LLOG_RECYCLABLE_HEADER_SIZE 11
+#define LLOG_SYNC_HEADER_SIZE 19
+#define LLOG_MAX_HEADER_SIZE LLOG_SYNC_HEADER_SIZE
+
+/* RocksDB's metadata types, and the bit that lets a reader skip a type it
+ * does not know. */
+#define LLOG_RDB_SET_COMPRESSION 9
+#define LLOG_RDB_TIMESTAMP_SIZE 10
+#define LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE 11
+#define LLOG_RDB_PREDECESSOR 130
+#define LLOG_RDB_PREDECESSOR_RECYCLABLE 131
+#define LLOG_RDB_SAFE_IGNORE 0x80
+
+/* What a type byte is in a dialect. The fragments' roles have the values
+ * of LevelDB's types, so LevelDB's type is its own role. */
+typedef enum llog_role {
+    LLOG_ROLE_UNKNOWN = 0, /* no writer of the dialect writes it (or ZERO) */
+    LLOG_ROLE_FULL = LLOG_FULL,
+    LLOG_ROLE_FIRST = LLOG_FIRST,
+    LLOG_ROLE_MIDDLE = LLOG_MIDDLE,
+    LLOG_ROLE_LAST = LLOG_LAST,
+    LLOG_ROLE_META /* a RocksDB metadata record: never a user record */
+} llog_role;
+
+/* The role of a type byte in a dialect, and its header size there (7, 11
+ * or 19). A type LevelDB does not know has a 7-byte header everywhere. */
+llog_role llog_type_role(llog_dialect dialect, unsigned type);
+size_t llog_type_header_size(llog_dialect dialect, unsigned type);
+
 /* CRC-32C (from 0) of each known type byte alone: a physical record's
  * checksum covers its type byte, then its payload, so it starts from here. */
 extern const uint32_t llog_type_crc[LLOG_MAX_TYPE + 1];
@@ -130,11 +183,19 @@ typedef struct llog_header {
     uint32_t masked_crc; /* as stored (llog_unmask_crc gives the CRC-32C) */
     size_t length;       /* payload bytes */
     unsigned type;       /* the type byte, known or not */
+    size_t header_size;  /* LLOG_HEADER_SIZE; more in other dialects */
+    uint32_t log_number; /* recyclable headers: the low 32 bits */
+    uint64_t synced;     /* Pebble's walSync chunks: offset synced */
 } llog_header;
 
 /* Decodes the LLOG_HEADER_SIZE bytes at p (any alignment). */
 static inline llog_header llog_header_decode(const uint8_t *p) {
-    llog_header h = {llog_load32(p), (size_t)p[4] | (size_t)p[5] << 8, p[6]};
+    llog_header h = {llog_load32(p),
+                     (size_t)p[4] | (size_t)p[5] << 8,
+                     p[6],
+                     LLOG_HEADER_SIZE,
+                     0,
+                     0};
     return h;
 }
 
@@ -172,6 +233,21 @@ static inline llog_region llog_region_at(const uint8_t *p, size_t left,
         return LLOG_REGION_ZERO;
     return LLOG_REGION_RECORD;
 }
+
+/*
+ * llog_region_at for any dialect: the header is 7, 11 or 19 bytes by type
+ * (llog_type_header_size), and h->log_number and h->synced are filled from
+ * the longer ones. A block whose rest is too short for the header its type
+ * needs ends there (LLOG_REGION_TRAILER), as RocksDB's reader reads on at
+ * the next block. LLOG_DIALECT_LEVELDB gives llog_region_at's answers.
+ */
+llog_region llog_region_at_dialect(llog_dialect dialect, const uint8_t *p,
+                                   size_t left, int final, llog_header *h);
+
+/* 1 when the checksum stored in the header at p (decoded in *h, of any
+ * size) covers its bytes from the type byte on, then the payload. */
+int llog_checksum_ok_dialect(const uint8_t *p, const llog_header *h,
+                             const uint8_t *payload);
 
 /* The reasons for dropping a region, whatever reads it (the reader, the
  * scan): LevelDB's texts. */

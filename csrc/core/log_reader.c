@@ -14,6 +14,7 @@
 #include <string.h>
 
 enum phase {
+    PHASE_PROLOGUE,   /* other dialects: what block 0 states (see header) */
     PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
     PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
     PHASE_READ,
@@ -54,6 +55,17 @@ struct llog_reader {
     int queue_len;
     llog_status failure;
     char reason[32]; /* "unknown record type N" */
+
+    /* Other dialects (docs/rocksdb.md) */
+    int rocksdb;           /* RocksDB's dialect: its texts and endings */
+    int recycled;          /* a recyclable record was read */
+    int first_record_read; /* a user record was completed */
+    int compressed;        /* the log said its records are zstd frames */
+    int compression_seen;
+    int have_log_number;
+    uint64_t log_number;
+    uint32_t *ts_families; /* column families whose timestamp size is known */
+    size_t ts_count, ts_cap;
 };
 
 llog_reader *llog_reader_new(const llog_reader_options *options) {
@@ -61,12 +73,16 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
     if (r == NULL)
         return NULL;
     r->opt = *options;
+    r->rocksdb = r->opt.dialect == LLOG_DIALECT_ROCKSDB;
+    r->have_log_number = r->opt.has_log_number;
+    r->log_number = r->opt.log_number;
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
         r->phase = PHASE_READ; /* from block 0, where no record is open */
     else {
-        r->phase = PHASE_SYNC_START;
+        r->phase = r->opt.dialect == LLOG_DIALECT_LEVELDB ? PHASE_SYNC_START
+                                                          : PHASE_PROLOGUE;
         r->probe = r->opt.start - r->opt.start % LLOG_BLOCK_SIZE;
     }
     return r;
@@ -76,11 +92,21 @@ void llog_reader_free(llog_reader *r) {
     if (r != NULL) {
         if (r->opt.reserve == NULL)
             free(r->buf);
+        free(r->ts_families);
         free(r);
     }
 }
 
+int llog_reader_log_number(const llog_reader *r, uint64_t *log_number) {
+    *log_number = r->log_number;
+    return r->have_log_number;
+}
+
+int llog_reader_recycled(const llog_reader *r) { return r->recycled; }
+
 uint64_t llog_reader_wanted(const llog_reader *r) {
+    if (r->phase == PHASE_PROLOGUE)
+        return 0;
     if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
         return r->probe;
     return r->pos - r->pos % LLOG_BLOCK_SIZE;
@@ -113,7 +139,8 @@ static const uint8_t *block_at(const llog_reader *r, size_t in) {
 }
 
 uint64_t llog_reader_position(const llog_reader *r) {
-    if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
+    if (r->phase == PHASE_PROLOGUE || r->phase == PHASE_SYNC_START ||
+        r->phase == PHASE_SYNC_BACK)
         return r->opt.start;
     uint64_t at = r->in_record ? r->record_offset : r->pos;
     /* Before start, nothing is returned or reported: resume at start. */
@@ -125,6 +152,8 @@ uint64_t llog_reader_clean_end(const llog_reader *r) { return r->clean_end; }
 size_t llog_reader_next_length(const llog_reader *r) {
     if (r->phase != PHASE_READ || !r->have_block || r->pos < r->block_offset)
         return 0;
+    if (r->compressed)
+        return 0; /* decoding calls the caller back: keep its lock held */
     size_t in = (size_t)(r->pos - r->block_offset);
     if (in >= r->block_len || r->block_len - in < LLOG_HEADER_SIZE)
         return 0;
@@ -224,10 +253,10 @@ static int make_room(llog_reader *r, size_t n) {
     return r->buf_len + n <= r->buf_cap || reserve(r, r->buf_len + n);
 }
 
-static int append(llog_reader *r, const uint8_t *data, size_t n) {
-    r->open_size += n;
-    if (r->record_offset < r->opt.start || n == 0)
-        return 1; /* never returned: count it, do not keep it */
+/* Keeps n more bytes of the open record (a kept one: see kept()). */
+static int keep(llog_reader *r, const uint8_t *data, size_t n) {
+    if (n == 0)
+        return 1;
     if (!make_room(r, n))
         return 0;
     if (data != r->buf + r->buf_len) /* else read in place */
@@ -236,10 +265,17 @@ static int append(llog_reader *r, const uint8_t *data, size_t n) {
     return 1;
 }
 
+/* 1 when the open record is returned (it begins in range): else its bytes
+ * are only counted. */
+static int kept(const llog_reader *r) {
+    return r->record_offset >= r->opt.start;
+}
+
 int llog_reader_in_place(const llog_reader *r, size_t *assembled) {
     if (r->phase != PHASE_READ || r->opt.reserve == NULL || !r->in_record ||
-        r->resync || r->record_offset < r->opt.start ||
-        r->failure != LLOG_OK || r->pos % LLOG_BLOCK_SIZE != 0 ||
+        r->opt.dialect != LLOG_DIALECT_LEVELDB || r->resync ||
+        r->record_offset < r->opt.start || r->failure != LLOG_OK ||
+        r->pos % LLOG_BLOCK_SIZE != 0 ||
         (r->have_block && r->block_offset == r->pos))
         return 0;
     *assembled = r->buf_len;
@@ -253,13 +289,26 @@ uint8_t *llog_reader_append_point(llog_reader *r, size_t more) {
     return make_room(r, more) ? r->buf + r->buf_len : NULL;
 }
 
+/* A joining error's text: LevelDB's, or RocksDB's, which numbers the two
+ * cases of each (1: FULL or MIDDLE, 2: FIRST or LAST). */
+static const char *joining_reason(const llog_reader *r, const char *leveldb,
+                                  const char *rocksdb1, const char *rocksdb2,
+                                  unsigned role) {
+    if (!r->rocksdb)
+        return leveldb;
+    return role == LLOG_ROLE_FULL || role == LLOG_ROLE_MIDDLE ? rocksdb1
+                                                              : rocksdb2;
+}
+
 /* A FULL or FIRST arrived: an open record can never end now. */
-static void drop_unfinished(llog_reader *r) {
+static void drop_unfinished(llog_reader *r, unsigned role) {
     /* An empty open record is what old LevelDB writers left (an empty FIRST
      * at a block's end): not worth a report. */
     if (r->in_record && r->open_size > 0)
         report(r, r->record_offset, r->open_size,
-               "partial record without end");
+               joining_reason(r, "partial record without end",
+                              "partial record without end(1)",
+                              "partial record without end(2)", role));
     r->in_record = 0;
 }
 
@@ -272,6 +321,10 @@ static void bad_physical(llog_reader *r) {
 }
 
 static void on_unknown(llog_reader *r, unsigned type, uint64_t at, size_t n) {
+    if (r->rocksdb && (type & LLOG_RDB_SAFE_IGNORE)) {
+        r->in_record = 0; /* a newer writer's: skipped, as RocksDB does */
+        return;
+    }
     snprintf(r->reason, sizeof r->reason, "unknown record type %u", type);
     if (r->in_record)
         report(r, r->record_offset, n + r->open_size, r->reason);
@@ -280,37 +333,90 @@ static void on_unknown(llog_reader *r, unsigned type, uint64_t at, size_t n) {
     r->in_record = 0;
 }
 
-static void on_fragment(llog_reader *r, unsigned type, uint64_t at,
-                        const uint8_t *payload, size_t n) {
+/* A completed record; first_record_read is RocksDB's flag of the same
+ * name (a compression record after it is damage). */
+static void complete(llog_reader *r, uint64_t offset, const uint8_t *data,
+                     size_t len, int assembled) {
+    r->first_record_read = 1;
+    emit_record(r, offset, data, len, assembled);
+}
+
+/*
+ * A data fragment of a compressed log, decoded when its record is returned
+ * (*n becomes the decoded length). Returns NULL when it does not decode:
+ * the record is dropped and reported.
+ */
+static const uint8_t *decode(llog_reader *r, unsigned role, uint64_t at,
+                             const uint8_t *payload, size_t *n) {
+    int first = role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
+    int last = role == LLOG_ROLE_FULL || role == LLOG_ROLE_LAST;
+    uint64_t begin = first ? at : r->record_offset;
+    if (first ? !in_range(r, at) : !kept(r))
+        return payload; /* never returned: not worth decoding */
+    if (role == LLOG_ROLE_FULL && *n == 0)
+        return payload; /* an empty record has no frame */
+    size_t raw = *n;
+    const uint8_t *out =
+        r->opt.decode == NULL
+            ? NULL
+            : r->opt.decode(r->opt.decode_ctx, payload, raw, first, last, n);
+    if (out == NULL) {
+        report(r, begin, raw + (first ? 0 : r->open_size),
+               "could not decompress record");
+        r->in_record = 0;
+    }
+    return out;
+}
+
+/* Joins a fragment: `role` is the type's role in the dialect (LevelDB's
+ * types are their own roles), `type` the byte itself. */
+static void on_fragment(llog_reader *r, unsigned role, unsigned type,
+                        uint64_t at, const uint8_t *payload, size_t n) {
     if (r->resync) { /* fragments of a record that began before us */
-        if (type == LLOG_MIDDLE)
+        if (role == LLOG_ROLE_MIDDLE)
             return;
         r->resync = 0;
-        if (type == LLOG_LAST)
+        if (role == LLOG_ROLE_LAST)
             return;
     }
-    switch (type) {
-    case LLOG_FULL:
-        drop_unfinished(r);
-        emit_record(r, at, payload, n, 0);
+    size_t raw = n;
+    if (r->compressed && role != LLOG_ROLE_UNKNOWN &&
+        (role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST || r->in_record)) {
+        if (role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST)
+            drop_unfinished(r, role);
+        payload = decode(r, role, at, payload, &n);
+        if (payload == NULL)
+            return;
+    }
+    switch (role) {
+    case LLOG_ROLE_FULL:
+        drop_unfinished(r, role);
+        complete(r, at, payload, n, 0);
         break;
-    case LLOG_FIRST:
-        drop_unfinished(r);
+    case LLOG_ROLE_FIRST:
+        drop_unfinished(r, role);
         open_record(r, at);
-        append(r, payload, n);
+        r->open_size += raw;
+        if (kept(r))
+            keep(r, payload, n);
         break;
-    case LLOG_MIDDLE:
-    case LLOG_LAST:
+    case LLOG_ROLE_MIDDLE:
+    case LLOG_ROLE_LAST:
         if (!r->in_record) {
-            report(r, at, n, "missing start of fragmented record");
+            report(r, at, n,
+                   joining_reason(r, "missing start of fragmented record",
+                                  "missing start of fragmented record(1)",
+                                  "missing start of fragmented record(2)",
+                                  role));
             break;
         }
-        if (!append(r, payload, n))
+        r->open_size += raw;
+        if (kept(r) && !keep(r, payload, n))
             break;
-        if (type == LLOG_LAST) {
+        if (role == LLOG_ROLE_LAST) {
             r->in_record = 0;
-            emit_record(r, r->record_offset, r->buf, r->buf_len,
-                        r->opt.reserve != NULL && r->buf != NULL);
+            complete(r, r->record_offset, r->buf, r->buf_len,
+                     r->opt.reserve != NULL && r->buf != NULL);
         }
         break;
     default:
@@ -328,7 +434,10 @@ static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     llog_event *ev = push(r, LLOG_EV_EOF);
     uint64_t at = r->in_record ? r->record_offset : r->pos;
     if (left == 0 || tail == NULL)
-        tail = r->in_record ? "fragmented record open at end of file" : NULL;
+        tail = !r->in_record ? NULL
+               : r->rocksdb  ? "error reading trailing data due to "
+                               "encountering EOF"
+                             : "fragmented record open at end of file";
     if (tail != NULL && in_range(r, at)) {
         ev->torn = 1;
         ev->offset = at;
@@ -351,12 +460,18 @@ static void next_block(llog_reader *r) {
 static void torn_physical(llog_reader *r, size_t in, size_t left,
                           const llog_header *h) {
     int whole = left >= LLOG_HEADER_SIZE;
-    llog_event *ev = end_of_data(r, left,
-                                 whole ? "truncated payload at end of file"
-                                       : "truncated header at end of file");
+    const char *reason = whole ? "truncated payload at end of file"
+                               : "truncated header at end of file";
+    if (r->rocksdb) /* RocksDB's texts */
+        reason = r->in_record ? "error reading trailing data due to "
+                                "encountering EOF"
+                 : whole && left >= h->header_size ? "truncated record body"
+                                                   : "truncated header";
+    llog_event *ev = end_of_data(r, left, reason);
+    unsigned role = whole ? llog_type_role(r->opt.dialect, h->type) : 0;
     ev->implausible = ev->torn && whole &&
-                      (h->type < LLOG_FULL || h->type > LLOG_LAST ||
-                       LLOG_HEADER_SIZE + h->length > LLOG_BLOCK_SIZE - in);
+                      (role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
+                       h->header_size + h->length > LLOG_BLOCK_SIZE - in);
 }
 
 /* A bad physical record or zero fill: the rest of the block goes. */
@@ -369,7 +484,11 @@ static enum step_result drop_rest(llog_reader *r, size_t left,
     return STEP_CONTINUE;
 }
 
+static enum step_result step_dialect(llog_reader *r);
+
 static enum step_result step(llog_reader *r) {
+    if (r->opt.dialect != LLOG_DIALECT_LEVELDB)
+        return step_dialect(r);
     uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
     if (!r->have_block || r->block_offset != block_offset)
         return STEP_NEED_BLOCK;
@@ -413,7 +532,210 @@ static enum step_result step(llog_reader *r) {
         return drop_rest(r, left, LLOG_REASON_CHECKSUM);
     uint64_t at = r->pos;
     r->pos += LLOG_HEADER_SIZE + h.length;
-    on_fragment(r, h.type, at, payload, h.length);
+    on_fragment(r, h.type, h.type, at, payload, h.length);
+    return STEP_CONTINUE;
+}
+
+/* ---- other dialects (docs/rocksdb.md) ---------------------------------- */
+
+/* The log ends before the record at pos: nothing is consumed, so a log
+ * that is rewritten there (a recycled file) reads on once it has been. */
+static enum step_result end_of_log(llog_reader *r) {
+    r->in_record = 0;
+    end_of_data(r, 0, NULL);
+    return STEP_EOF;
+}
+
+/* RocksDB ends a recycled log at damage in "tolerate_tail" mode: a
+ * recycled file holds an older log's bytes after the current one's end. */
+static int damage_ends_log(const llog_reader *r) {
+    return r->rocksdb && r->recycled &&
+           r->opt.recovery == LLOG_RECOVER_TOLERATE_TAIL;
+}
+
+/*
+ * A recyclable record of another log number: an older log's bytes, left in
+ * a recycled file. Pebble's writer ends a log with an empty record of the
+ * next number. "skip" reads on past old records (RocksDB's
+ * kSkipAnyCorruptedRecords); every other mode ends the log there, reporting
+ * a record it cuts short where RocksDB does ("absolute", "point_in_time").
+ */
+static enum step_result old_record(llog_reader *r, const llog_header *h) {
+    int trailer = r->opt.dialect == LLOG_DIALECT_PEBBLE && !r->in_record &&
+                  h->log_number == (uint32_t)(r->log_number + 1);
+    if (r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) {
+        bad_physical(r);
+        r->pos += h->header_size + h->length;
+        return STEP_CONTINUE;
+    }
+    if (r->in_record && (r->opt.recovery == LLOG_RECOVER_ABSOLUTE ||
+                         r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
+        report(r, r->record_offset, r->open_size,
+               "error reading trailing data due to encountering old record");
+    return end_of_log(r);
+}
+
+/* The recyclable-header checks, before the checksum: STEP_CONTINUE when
+ * the record is the current log's. */
+static int is_old(llog_reader *r, const llog_header *h) {
+    if (!r->have_log_number) {
+        r->have_log_number = 1;
+        r->log_number = h->log_number;
+    }
+    r->recycled = 1;
+    return h->log_number != (uint32_t)r->log_number;
+}
+
+/* Hands out a checked metadata record. */
+static void emit_meta(llog_reader *r, unsigned type, uint64_t at,
+                      const uint8_t *payload, size_t n) {
+    llog_event *ev = push(r, LLOG_EV_META);
+    ev->offset = at;
+    ev->size = type;
+    ev->data = payload;
+    ev->len = n;
+}
+
+/* RocksDB's compression record: the first record of a log, saying that
+ * every data record is a zstd frame (the only kind RocksDB writes: 7). */
+static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
+                           size_t n) {
+    size_t size = LLOG_HEADER_SIZE + n;
+    if (r->compression_seen)
+        report(r, at, size, "read multiple SetCompressionType records");
+    else if (r->first_record_read)
+        report(r, at, size, "SetCompressionType not the first record");
+    r->compression_seen = 1;
+    if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
+        if (n != 4 || llog_load32(p) != 0)
+            report(r, at, size, "could not decode SetCompressionType record");
+        return;
+    }
+    r->compressed = 1;
+    emit_meta(r, LLOG_RDB_SET_COMPRESSION, at, p, n); /* whatever the range */
+}
+
+/* 1 when the column family's timestamp size was recorded before. */
+static int family_known(const llog_reader *r, uint32_t family) {
+    for (size_t i = 0; i < r->ts_count; i++)
+        if (r->ts_families[i] == family)
+            return 1;
+    return 0;
+}
+
+/* The text of what is wrong in a timestamp-size record, or NULL. */
+static const char *timestamp_sizes_error(const llog_reader *r,
+                                         const uint8_t *p, size_t n) {
+    if (n % 6 != 0)
+        return "could not decode user-defined timestamp size record";
+    for (size_t i = 0; i < n; i += 6) {
+        if ((p[i + 4] | p[i + 5]) == 0)
+            return "User-defined timestamp size record contains zero "
+                   "timestamp size.";
+        if (family_known(r, llog_load32(p + i)))
+            return "User-defined timestamp size record contains update to "
+                   "recorded column family.";
+    }
+    return NULL;
+}
+
+static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
+                               const uint8_t *p, size_t n, size_t size) {
+    if (r->in_record) {
+        report(r, r->record_offset, r->open_size,
+               "user-defined timestamp size record interspersed partial "
+               "record");
+        r->in_record = 0;
+    }
+    const char *error = timestamp_sizes_error(r, p, n);
+    if (error != NULL) {
+        report(r, at, size, error);
+        return;
+    }
+    if (r->ts_count + n / 6 > r->ts_cap) {
+        size_t cap = r->ts_cap * 2 + n / 6;
+        uint32_t *grown = realloc(r->ts_families, cap * sizeof *grown);
+        if (grown == NULL) {
+            r->failure = LLOG_ERR_NOMEM;
+            return;
+        }
+        r->ts_families = grown;
+        r->ts_cap = cap;
+    }
+    for (size_t i = 0; i < n; i += 6)
+        r->ts_families[r->ts_count++] = llog_load32(p + i);
+    if (in_range(r, at))
+        emit_meta(r, type, at, p, n);
+}
+
+/* A RocksDB metadata record (llog_type_role: LLOG_ROLE_META). */
+static void on_meta(llog_reader *r, unsigned type, uint64_t at,
+                    const uint8_t *p, size_t n) {
+    size_t size = llog_type_header_size(r->opt.dialect, type) + n;
+    r->clean_end = r->pos; /* a log may be cut back to just after it */
+    switch (type) {
+    case LLOG_RDB_SET_COMPRESSION:
+        on_compression(r, at, p, n);
+        break;
+    case LLOG_RDB_TIMESTAMP_SIZE:
+    case LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE:
+        on_timestamp_sizes(r, type, at, p, n, size);
+        break;
+    default: /* the predecessor WAL's number, size and last sequence */
+        if (n != 24)
+            report(r, at, size,
+                   "could not decode PredecessorWALInfoType record");
+        else if (in_range(r, at))
+            emit_meta(r, type, at, p, n);
+        break;
+    }
+}
+
+static enum step_result step_dialect(llog_reader *r) {
+    uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
+    if (!r->have_block || r->block_offset != block_offset)
+        return STEP_NEED_BLOCK;
+    size_t in = (size_t)(r->pos - block_offset);
+    size_t left = r->block_len > in ? r->block_len - in : 0;
+    int final = r->block_len < LLOG_BLOCK_SIZE;
+    const uint8_t *p = left > 0 ? r->block + in : NULL;
+    llog_header h;
+    switch (llog_region_at_dialect(r->opt.dialect, p, left, final, &h)) {
+    case LLOG_REGION_TRAILER:
+        next_block(r);
+        return STEP_CONTINUE;
+    case LLOG_REGION_TRUNCATED:
+        torn_physical(r, in, left, &h);
+        return STEP_EOF;
+    case LLOG_REGION_BAD_LENGTH:
+        if (damage_ends_log(r))
+            return end_of_log(r);
+        return drop_rest(r, left, LLOG_REASON_BAD_LENGTH);
+    case LLOG_REGION_ZERO:
+        if (final && !r->in_record)
+            return end_of_log(r);
+        return drop_rest(r, left, NULL);
+    case LLOG_REGION_RECORD:
+        break;
+    }
+    if (h.header_size > LLOG_HEADER_SIZE) {
+        if (r->rocksdb && r->first_record_read && !r->recycled)
+            return drop_rest(r, left,
+                             "recyclable record after legacy records");
+        if (is_old(r, &h))
+            return old_record(r, &h);
+    }
+    const uint8_t *payload = p + h.header_size;
+    if (r->opt.verify_checksums && !llog_checksum_ok_dialect(p, &h, payload))
+        return damage_ends_log(r) ? end_of_log(r)
+                                  : drop_rest(r, left, LLOG_REASON_CHECKSUM);
+    uint64_t at = r->pos;
+    r->pos += h.header_size + h.length;
+    unsigned role = llog_type_role(r->opt.dialect, h.type);
+    if (role == LLOG_ROLE_META)
+        on_meta(r, h.type, at, payload, h.length);
+    else
+        on_fragment(r, role, h.type, at, payload, h.length);
     return STEP_CONTINUE;
 }
 
@@ -427,17 +749,17 @@ static void begin_at(llog_reader *r, uint64_t block_offset, int resync) {
 
 /* 1 when the block holds only MIDDLE fragments up to its trailer, so the
  * state after it (record open or not) is the state before it. */
-static int only_middles(const uint8_t *b, size_t len) {
+static int only_middles(llog_dialect d, const uint8_t *b, size_t len) {
     size_t at = 0;
     if (len < LLOG_BLOCK_SIZE)
         return 0;
     llog_header h;
-    while (llog_region_at(b + at, LLOG_BLOCK_SIZE - at, 0, &h) !=
+    while (llog_region_at_dialect(d, b + at, LLOG_BLOCK_SIZE - at, 0, &h) !=
            LLOG_REGION_TRAILER) {
-        if (h.type != LLOG_MIDDLE ||
-            LLOG_HEADER_SIZE + h.length > LLOG_BLOCK_SIZE - at)
+        if (llog_type_role(d, h.type) != LLOG_ROLE_MIDDLE ||
+            h.header_size + h.length > LLOG_BLOCK_SIZE - at)
             return 0;
-        at += LLOG_HEADER_SIZE + h.length;
+        at += h.header_size + h.length;
     }
     return 1;
 }
@@ -454,14 +776,16 @@ static int only_middles(const uint8_t *b, size_t len) {
  * FULL or FIRST that fits (only the open record, before us, is dropped),
  * zero fill, or a bad length in a full block. MIDDLE, LAST, an unknown type
  * and a torn tail depend on it. */
-static int starts_fresh(const uint8_t *b, size_t len) {
+static int starts_fresh(llog_dialect d, const uint8_t *b, size_t len) {
     llog_header h;
-    switch (llog_region_at(b, len, len < LLOG_BLOCK_SIZE, &h)) {
+    switch (llog_region_at_dialect(d, b, len, len < LLOG_BLOCK_SIZE, &h)) {
     case LLOG_REGION_BAD_LENGTH:
     case LLOG_REGION_ZERO:
         return 1;
-    case LLOG_REGION_RECORD:
-        return h.type == LLOG_FULL || h.type == LLOG_FIRST;
+    case LLOG_REGION_RECORD: {
+        unsigned role = llog_type_role(d, h.type);
+        return role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
+    }
     case LLOG_REGION_TRAILER:   /* (an empty block is never probed) */
     case LLOG_REGION_TRUNCATED: /* whose tail it is depends on the state */
         break;
@@ -479,7 +803,7 @@ static void sync_step(llog_reader *r) {
             r->have_block = 0;
             return;
         }
-        if (starts_fresh(b, r->block_len)) {
+        if (starts_fresh(r->opt.dialect, b, r->block_len)) {
             begin_at(r, r->probe, 1);
             return;
         }
@@ -487,12 +811,38 @@ static void sync_step(llog_reader *r) {
         r->probe -= LLOG_BLOCK_SIZE;
         return;
     }
-    if (!only_middles(b, r->block_len))
+    if (!only_middles(r->opt.dialect, b, r->block_len))
         begin_at(r, r->probe, 1);
     else if (r->probe == 0)
         begin_at(r, 0, 0); /* no record is open at the start of a log */
     else
         r->probe -= LLOG_BLOCK_SIZE;
+}
+
+/* A range reader of another dialect reads the start of block 0 first: the
+ * compression record and the log number of the first recyclable record
+ * hold for the whole log. */
+static void prologue_step(llog_reader *r) {
+    size_t at = 0;
+    llog_header h;
+    const uint8_t *b = r->block;
+    int final = r->block_len < LLOG_BLOCK_SIZE;
+    while (b != NULL &&
+           llog_region_at_dialect(r->opt.dialect, b + at, r->block_len - at,
+                                  final, &h) == LLOG_REGION_RECORD &&
+           llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size)) {
+        unsigned role = llog_type_role(r->opt.dialect, h.type);
+        if (h.header_size > LLOG_HEADER_SIZE)
+            (void)is_old(r, &h); /* learns the number, if not given */
+        if (h.type == LLOG_RDB_SET_COMPRESSION && role == LLOG_ROLE_META)
+            on_compression(r, at, b + at + h.header_size, h.length);
+        if (role != LLOG_ROLE_META) {
+            r->first_record_read = role != LLOG_ROLE_UNKNOWN;
+            break;
+        }
+        at += h.header_size + h.length;
+    }
+    r->phase = PHASE_SYNC_START;
 }
 
 static int range_done(const llog_reader *r) {
@@ -517,6 +867,13 @@ void llog_reader_next(llog_reader *r, llog_event *ev) {
         if (r->failure != LLOG_OK)
             r->phase = PHASE_FAILED;
         switch (r->phase) {
+        case PHASE_PROLOGUE:
+            if (!r->have_block || r->block_offset != 0) {
+                answer(r, ev, LLOG_EV_NEED_BLOCK);
+                return;
+            }
+            prologue_step(r);
+            break;
         case PHASE_SYNC_START:
         case PHASE_SYNC_BACK:
             if (!r->have_block || r->block_offset != r->probe) {

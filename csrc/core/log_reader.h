@@ -19,6 +19,14 @@
  * - At the end of the data it keeps the incomplete tail unconsumed: feeding
  *   the same block again once it has grown continues from where it stopped.
  *
+ * Other dialects (options.dialect) follow RocksDB's and Pebble's readers
+ * (docs/rocksdb.md): longer headers, the log number of recyclable records
+ * (a record of another number is old data: the log ends before it, except
+ * in "skip" mode, which skips it), metadata records handed out as META
+ * events, RocksDB's reason texts, and endings that depend on the recovery
+ * mode. A reader of a range past the first block reads block 0 first, for
+ * what a log states at its start (compression, log number).
+ *
  * Where dropped bytes begin: at the bad physical record's header for
  * "checksum mismatch", "bad record length", "missing start of fragmented
  * record" and an unknown type outside a record; at the open record's first
@@ -38,8 +46,10 @@ typedef enum llog_event_kind {
     LLOG_EV_NEED_BLOCK, /* feed the block at llog_reader_wanted() */
     LLOG_EV_EOF,        /* end of the data fed so far; torn tail if torn */
     LLOG_EV_DONE,       /* the range is finished: nothing more, ever */
-    LLOG_EV_ERROR       /* out of memory or a record too large: size holds
+    LLOG_EV_ERROR,      /* out of memory or a record too large: size holds
                            the llog_status; the reader cannot go on */
+    LLOG_EV_META        /* a RocksDB metadata record, checked: offset, data,
+                           len; size holds its type byte */
 } llog_event_kind;
 
 typedef struct llog_event {
@@ -76,6 +86,18 @@ typedef struct llog_reader llog_reader;
 typedef uint8_t *(*llog_reserve_fn)(void *ctx, size_t len, size_t need,
                                     size_t *cap);
 
+/*
+ * Decodes one data fragment of a compressed log (RocksDB's zstd WALs: a
+ * record is one frame, cut into fragments). `first` is 1 for a record's
+ * first fragment (a new frame starts), `last` 1 for its last (the frame
+ * must end there). Returns the decoded bytes, valid until the next call,
+ * with their count in *out_len; NULL when the fragment does not decode
+ * (the record is dropped and reported).
+ */
+typedef const uint8_t *(*llog_decode_fn)(void *ctx, const uint8_t *in,
+                                         size_t n, int first, int last,
+                                         size_t *out_len);
+
 typedef struct llog_reader_options {
     uint64_t start;       /* first offset of the range (0: whole log) */
     uint64_t end;         /* end of the range, exclusive, or LLOG_NO_END */
@@ -84,6 +106,13 @@ typedef struct llog_reader_options {
                              before one already fed (reads from block 0) */
     llog_reserve_fn reserve; /* NULL: the reader's own buffer */
     void *reserve_ctx;
+    /* The dialects (docs/rocksdb.md); all zero: LevelDB's reader. */
+    llog_dialect dialect;
+    llog_recovery recovery; /* RocksDB decides some endings by mode */
+    int has_log_number;     /* else learnt from the first recyclable record */
+    uint64_t log_number;    /* recyclable records of another number are old */
+    llog_decode_fn decode;  /* for compressed logs; NULL: they fail */
+    void *decode_ctx;
 } llog_reader_options;
 
 /* Returns a new reader, or NULL when out of memory. */
@@ -98,6 +127,13 @@ void llog_reader_free(llog_reader *r);
  * stay valid until the next call to a function of this reader.
  */
 void llog_reader_next(llog_reader *r, llog_event *ev);
+
+/* The log number the reader holds recyclable records to (learnt or given),
+ * and whether it has one. */
+int llog_reader_log_number(const llog_reader *r, uint64_t *log_number);
+
+/* 1 once a recyclable record (one with a log number) was read. */
+int llog_reader_recycled(const llog_reader *r);
 
 /* File offset of the block the reader wants; always a multiple of 32768. */
 uint64_t llog_reader_wanted(const llog_reader *r);

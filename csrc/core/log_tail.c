@@ -160,6 +160,7 @@ static int scan_step(llog_tail *t) {
             t->last_bad = ev.offset;
             break;
         case LLOG_EV_RECORD:
+        case LLOG_EV_META:
             break;
         case LLOG_EV_EOF:
         case LLOG_EV_DONE:

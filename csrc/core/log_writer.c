@@ -1,5 +1,7 @@
 /*
- * log_writer.c - LevelDB's record splitting (db/log_writer.cc), with no I/O.
+ * log_writer.c - LevelDB's record splitting (db/log_writer.cc), with no I/O,
+ * and the longer headers and metadata records of RocksDB's and Pebble's
+ * writers (docs/rocksdb.md).
  */
 #include "log_writer.h"
 
@@ -9,7 +11,36 @@
 #include "crc32c.h"
 
 void llog_writer_init(llog_writer *w, uint64_t log_length) {
-    w->offset = log_length;
+    *w = (llog_writer){.offset = log_length, .header_size = LLOG_HEADER_SIZE};
+}
+
+void llog_writer_set_header(llog_writer *w, size_t header_size,
+                            uint64_t log_number) {
+    w->header_size = header_size;
+    w->log_number = (uint32_t)log_number;
+}
+
+/* Writes a header of w->header_size bytes at h, for `type` (types 1-4: the
+ * writer's header decides the byte) over n payload bytes at data. */
+static void put_header(const llog_writer *w, uint8_t *h, size_t hs,
+                       unsigned type, const uint8_t *data, size_t n) {
+    h[4] = (uint8_t)(n & 0xff);
+    h[5] = (uint8_t)(n >> 8);
+    h[6] = (uint8_t)type;
+    uint32_t crc;
+    if (hs == LLOG_HEADER_SIZE && type <= LLOG_MAX_TYPE) {
+        crc = llog_type_crc[type];
+    } else {
+        if (hs > LLOG_HEADER_SIZE)
+            llog_store32(h + LLOG_HEADER_SIZE, w->log_number);
+        if (hs == LLOG_SYNC_HEADER_SIZE) {
+            llog_store32(h + 11, (uint32_t)w->synced);
+            llog_store32(h + 15, (uint32_t)(w->synced >> 32));
+        }
+        crc = llog_crc32c_extend(0, h + 6, hs - 6);
+    }
+    crc = llog_crc32c_extend(crc, data, n);
+    llog_store32(h, llog_mask_crc(crc));
 }
 
 /* Bytes left in the current block. */
@@ -19,31 +50,27 @@ static size_t block_left(uint64_t offset) {
 
 void llog_writer_fragment(llog_writer *w, const uint8_t *data,
                           size_t remaining, int first, llog_fragment *out) {
-    size_t pad = 0;
+    size_t pad = 0, hs = w->header_size;
     size_t left = block_left(w->offset);
-    if (left < LLOG_HEADER_SIZE) {
+    if (left < hs) {
         /* No header fits: zero-fill the trailer and move to the next block. */
         pad = left;
         memset(out->prefix, 0, pad);
         left = LLOG_BLOCK_SIZE;
     }
-    size_t avail = left - LLOG_HEADER_SIZE;
+    size_t avail = left - hs;
     size_t n = remaining < avail ? remaining : avail;
     int last = (n == remaining);
-    llog_type type = first ? (last ? LLOG_FULL : LLOG_FIRST)
-                           : (last ? LLOG_LAST : LLOG_MIDDLE);
+    unsigned type = first ? (last ? LLOG_FULL : LLOG_FIRST)
+                          : (last ? LLOG_LAST : LLOG_MIDDLE);
+    /* Recyclable types are LevelDB's + 4, walSync ones + 8. */
+    type += hs == LLOG_HEADER_SIZE ? 0 : hs == LLOG_SYNC_HEADER_SIZE ? 8 : 4;
+    put_header(w, out->prefix + pad, hs, type, data, n);
 
-    uint8_t *h = out->prefix + pad;
-    uint32_t crc = llog_crc32c_extend(llog_type_crc[type], data, n);
-    llog_store32(h, llog_mask_crc(crc));
-    h[4] = (uint8_t)(n & 0xff);
-    h[5] = (uint8_t)(n >> 8);
-    h[6] = (uint8_t)type;
-
-    out->prefix_len = pad + LLOG_HEADER_SIZE;
+    out->prefix_len = pad + hs;
     out->payload_len = n;
     out->header_offset = w->offset + pad;
-    w->offset += pad + LLOG_HEADER_SIZE + n;
+    w->offset += pad + hs + n;
     /* A fragment never crosses a block: the next one starts in this block or
      * exactly at the next boundary. */
     assert(w->offset - out->header_offset <= LLOG_BLOCK_SIZE);
@@ -53,15 +80,16 @@ uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len) {
     uint64_t offset = w->offset;
     uint64_t remaining = len;
     int first = 1;
+    size_t hs = w->header_size;
     while (first || remaining > 0) {
         size_t left = block_left(offset);
-        if (left < LLOG_HEADER_SIZE) {
+        if (left < hs) {
             offset += left;
             left = LLOG_BLOCK_SIZE;
         }
-        size_t avail = left - LLOG_HEADER_SIZE;
+        size_t avail = left - hs;
         uint64_t n = remaining < avail ? remaining : avail;
-        offset += LLOG_HEADER_SIZE + n;
+        offset += hs + n;
         remaining -= n;
         first = 0;
     }
@@ -88,4 +116,38 @@ size_t llog_writer_add(llog_writer *w, const uint8_t *data, size_t len,
         first = 0;
     } while (len > 0);
     return (size_t)(out - dst);
+}
+
+uint64_t llog_writer_meta_size(const llog_writer *w, unsigned type,
+                               size_t len) {
+    size_t hs = llog_type_header_size(LLOG_DIALECT_ROCKSDB, type);
+    if (len > LLOG_BLOCK_SIZE - hs)
+        return 0;
+    size_t left = block_left(w->offset);
+    return (left < hs + len ? left : 0) + hs + len;
+}
+
+size_t llog_writer_meta(llog_writer *w, unsigned type, const uint8_t *data,
+                        size_t len, uint8_t *dst) {
+    size_t hs = llog_type_header_size(LLOG_DIALECT_ROCKSDB, type);
+    size_t left = block_left(w->offset);
+    size_t pad = left < hs + len ? left : 0;
+    assert(len <= LLOG_BLOCK_SIZE - hs);
+    memset(dst, 0, pad);
+    put_header(w, dst + pad, hs, type, data, len);
+    if (len > 0)
+        memcpy(dst + pad + hs, data, len);
+    w->offset += pad + hs + len;
+    return pad + hs + len;
+}
+
+size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst) {
+    size_t left = block_left(w->offset);
+    size_t pad = left < LLOG_RECYCLABLE_HEADER_SIZE ? left : 0;
+    memset(dst, 0, pad + LLOG_RECYCLABLE_HEADER_SIZE);
+    uint8_t *h = dst + pad;
+    h[6] = 5; /* a recyclable FULL record, empty, checksum 0 */
+    llog_store32(h + LLOG_HEADER_SIZE, w->log_number + 1);
+    w->offset += pad + LLOG_RECYCLABLE_HEADER_SIZE;
+    return pad + LLOG_RECYCLABLE_HEADER_SIZE;
 }

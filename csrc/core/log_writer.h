@@ -12,19 +12,33 @@
 #include "log_format.h"
 
 typedef struct llog_writer {
-    uint64_t offset; /* log length: where the next byte goes */
+    uint64_t offset;     /* log length: where the next byte goes */
+    size_t header_size;  /* LLOG_HEADER_SIZE, or a longer header's */
+    uint32_t log_number; /* recyclable headers: its low 32 bits */
+    uint64_t synced;     /* walSync headers: the offset synced before */
 } llog_writer;
 
-/* Starts a writer that appends to a log of log_length bytes (0: a new log). */
+/* Starts a writer that appends to a log of log_length bytes (0: a new log),
+ * with LevelDB's headers. */
 void llog_writer_init(llog_writer *w, uint64_t log_length);
 
 /*
+ * Switches the writer to the headers of other dialects (docs/rocksdb.md):
+ * LLOG_RECYCLABLE_HEADER_SIZE writes types 5-8 carrying log_number (RocksDB
+ * with recycling, Pebble), LLOG_SYNC_HEADER_SIZE Pebble's walSync types
+ * 9-12, which also carry w->synced; LLOG_HEADER_SIZE LevelDB's types 1-4.
+ * A block's tail shorter than the header is zero-filled.
+ */
+void llog_writer_set_header(llog_writer *w, size_t header_size,
+                            uint64_t log_number);
+
+/*
  * What to append for the next fragment of a record: `prefix` (zero trailer
- * filling the old block, if any, then the 7-byte header) followed by the
+ * filling the old block, if any, then the header) followed by the
  * first `payload_len` bytes of the record data not yet written.
  */
 typedef struct llog_fragment {
-    uint8_t prefix[LLOG_HEADER_SIZE - 1 + LLOG_HEADER_SIZE];
+    uint8_t prefix[LLOG_MAX_HEADER_SIZE - 1 + LLOG_MAX_HEADER_SIZE];
     size_t prefix_len;
     size_t payload_len;
     uint64_t header_offset; /* log offset of this fragment's header */
@@ -54,5 +68,24 @@ uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len);
  */
 size_t llog_writer_add(llog_writer *w, const uint8_t *data, size_t len,
                        uint8_t *dst, uint64_t *record_offset);
+
+/*
+ * RocksDB's metadata records (docs/rocksdb.md): `type` is one of
+ * LLOG_RDB_*, with its own header size, and the record is never split: the
+ * rest of the block is zero-filled first when it does not fit there.
+ * llog_writer_meta_size is what it adds to the log (0 when the payload
+ * cannot fit a block); llog_writer_meta writes that many bytes to dst.
+ */
+uint64_t llog_writer_meta_size(const llog_writer *w, unsigned type,
+                               size_t len);
+size_t llog_writer_meta(llog_writer *w, unsigned type, const uint8_t *data,
+                        size_t len, uint8_t *dst);
+
+/*
+ * Pebble's end of a log: an empty recyclable FULL header with checksum 0
+ * and the next log number. Writes at most LLOG_MAX_HEADER_SIZE - 1 +
+ * LLOG_RECYCLABLE_HEADER_SIZE bytes (padding first) to dst; returns them.
+ */
+size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst);
 
 #endif /* LLOG_LOG_WRITER_H */

@@ -9,10 +9,14 @@
  *   io.c           paths, descriptors and file objects: open, read, write
  *   reader.c       the Reader type (the per-record hot path)
  *   reader_fill.c  feeding the Reader's core one block, per source kind
+ *   reader_dialect.c  the Reader's RocksDB and Pebble options, metadata
+ *                  and the decoding of compressed records
  *   reader_arrow.c the Reader's records as Arrow batches and streams
  *   writer_arrow.c Writer.write_many from Arrow arrays and streams
  *                  (arrow.h: the Arrow C data and stream interfaces)
  *   writer.c       the Writer type
+ *   writer_dialect.c  the Writer's RocksDB and Pebble options, compression
+ *                  and trailer
  *   writer_append.c  where mode "a" resumes, and the cut back to there
  *   scan.c         _scan_block: the regions of a block, for scan.py
  *
@@ -201,6 +205,15 @@ typedef struct llpy_reader {
     uint8_t *in_place_body;   /* its payload */
 #endif
     uint64_t blocks_in_place; /* fed so, for tests (_blocks_in_place) */
+    /* Other dialects (reader_dialect.c) */
+    llog_dialect dialect;
+    int has_log_number, recycled; /* the core's, kept when it is freed */
+    uint64_t log_number;
+    int compression;           /* 1: the records are zstd frames */
+    PyObject *timestamp_sizes; /* dict: column family -> size */
+    PyObject *predecessor;     /* Predecessor, or NULL */
+    PyObject *decompressor;    /* the current record's frame decoder */
+    PyObject *decoded;         /* bytes it returned last (the core's) */
 } llpy_reader;
 
 /* Feeds the core the block it wants (llog_reader_wanted); 0, or -1 with an
@@ -218,6 +231,21 @@ size_t llpy_reader_assembly_hint(llpy_reader *self);
  * log offset and *damaged when other damage is left (the next record then
  * starts a fresh block). 0, or -1 with an exception set (naming `name`).
  */
+/* reader_dialect.c: fills opt's dialect and log number from the options
+ * (either may be NULL) and a path source's file name (path, or NULL). */
+int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
+                         PyObject *path, llog_reader_options *opt);
+/* Sets the core's decoder of compressed records to this reader's. */
+void llpy_dialect_decoder(llpy_reader *self, llog_reader_options *opt);
+/* Takes in what a META event states; 0, or -1 with an exception set. */
+int llpy_reader_on_meta(llpy_reader *self, const llog_event *ev);
+PyObject *llpy_reader_get_dialect(PyObject *op, void *closure);
+PyObject *llpy_reader_get_log_number(PyObject *op, void *closure);
+PyObject *llpy_reader_get_compression(PyObject *op, void *closure);
+PyObject *llpy_reader_get_timestamp_sizes(PyObject *op, void *closure);
+PyObject *llpy_reader_get_predecessor(PyObject *op, void *closure);
+PyObject *llpy_reader_get_recycled(PyObject *op, void *closure);
+
 /* Reader.__reduce__ and Reader._restore (reader_pickle.c). */
 PyObject *llpy_reader_reduce(PyObject *op, PyObject *unused);
 PyObject *llpy_reader_restore(PyObject *op, PyObject *args);
@@ -241,6 +269,12 @@ typedef struct llpy_writer {
     int pad_next;     /* a failed write left a torn record: start a block */
     int os_error;     /* errno of a descriptor write made without the GIL */
     int closed;
+    /* Other dialects (writer_dialect.c) */
+    llog_dialect dialect;
+    size_t header_size;
+    int has_log_number;
+    uint64_t log_number;
+    int compress; /* each record is written as one zstd frame */
 } llpy_writer;
 
 /* Encodes one record of any size into the buffer or straight to the
@@ -249,6 +283,23 @@ int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
                        uint64_t *offset);
 /* Hands the buffered bytes to the target; keeps what it refused. */
 int llpy_writer_flush_buffer(llpy_writer *self);
+
+/* writer_dialect.c: checks the options of other dialects before the
+ * target is touched; 0, or -1 with an exception set. */
+int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
+                                PyObject *dialect, PyObject *log_number,
+                                int recycle, PyObject *compression,
+                                int sync_offsets);
+/* Mode "a" of a rocksdb writer: refuses to mix compressed and plain
+ * records in one log (the log on fd, size bytes long). */
+int llpy_writer_check_append(llpy_writer *self, int fd, uint64_t size);
+/* Once the target is open: the core's header, RocksDB's compression record
+ * at the start of a new log. */
+int llpy_writer_start(llpy_writer *self);
+/* A record's bytes as one zstd frame (a new bytes object), or NULL. */
+PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
+/* Before closing: Pebble's end-of-log trailer. */
+int llpy_writer_finish(llpy_writer *self);
 
 /* Mode "a" on an open path (writer_append.c): where the log resumes and
  * whether a block must be started; the log cut back to *offset. 0, or -1

@@ -335,6 +335,11 @@ static void reader_eof(llpy_reader *self, llpy_state *st,
         reader_on_corruption(self, st, ev, 1);
         return;
     }
+    if (ev->torn && self->recovery == LLOG_RECOVER_POINT_IN_TIME &&
+        self->dialect == LLOG_DIALECT_ROCKSDB) {
+        reader_on_corruption(self, st, ev, 0); /* RocksDB reports it */
+        return;
+    }
     if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
         return;
     if (self->kind == LLPY_SRC_BUFFER)
@@ -362,6 +367,10 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
         case LLOG_EV_EOF:
             reader_eof(self, st, &ev);
             return NULL;
+        case LLOG_EV_META:
+            if (llpy_reader_on_meta(self, &ev) < 0)
+                return NULL;
+            break;
         case LLOG_EV_DONE:
             reader_finish(self);
             return NULL;
@@ -405,6 +414,10 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
         case LLOG_EV_EOF:
             reader_eof(self, st, ev);
             return PyErr_Occurred() ? -1 : 0;
+        case LLOG_EV_META:
+            if (llpy_reader_on_meta(self, ev) < 0)
+                return -1;
+            break;
         default: /* DONE, ERROR */
             reader_finish(self);
             if (ev->kind == LLOG_EV_ERROR)
@@ -564,25 +577,40 @@ static int reader_open_source(llpy_reader *self, PyObject *source,
     return 0;
 }
 
+/* The options of other dialects (reader_dialect.c). */
+static int reader_dialect(llpy_reader *self, PyObject *dialect,
+                          PyObject *log_number, PyObject *source,
+                          llog_reader_options *opt) {
+    opt->recovery = self->recovery;
+    if (llpy_dialect_options(dialect, log_number,
+                             llpy_is_path(source) ? source : NULL, opt) < 0)
+        return -1;
+    self->dialect = opt->dialect;
+    llpy_dialect_decoder(self, opt);
+    self->timestamp_sizes = PyDict_New();
+    return self->timestamp_sizes ? 0 : -1;
+}
+
 static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_reader *self = (llpy_reader *)op;
-    static char *kwlist[] = {"source", "recovery", "verify_checksums",
-                             "start",  "end",      "on_corruption",
-                             NULL};
+    static char *kwlist[] = {"source",   "dialect",          "log_number",
+                             "recovery", "verify_checksums", "start",
+                             "end",      "on_corruption",    NULL};
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
-    PyObject *on_corruption = Py_None;
+    PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
     int verify = 1;
     if (self->core != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OpOOO:Reader", kwlist,
-                                     &source, &recovery, &verify, &start, &end,
-                                     &on_corruption))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOpOOO:Reader", kwlist,
+                                     &source, &dialect, &log_number, &recovery,
+                                     &verify, &start, &end, &on_corruption))
         return -1;
     llog_reader_options opt;
     if (reader_options(self, recovery, verify, start, end, on_corruption,
                        &opt) < 0 ||
+        reader_dialect(self, dialect, log_number, source, &opt) < 0 ||
         reader_open_source(self, source, &opt) < 0)
         return -1;
     self->name = Py_NewRef(source);
@@ -609,6 +637,11 @@ static void reader_close_locked(llpy_reader *self) {
         return;
     self->closed = 1;
     reader_release_source(self);
+    if (self->core != NULL) { /* what the getters still say */
+        self->has_log_number =
+            llog_reader_log_number(self->core, &self->log_number);
+        self->recycled = llog_reader_recycled(self->core);
+    }
     llog_reader_free(self->core);
     self->core = NULL;
 #ifdef LLPY_IN_PLACE_BLOCKS
@@ -758,6 +791,9 @@ static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(self->on_corruption);
     Py_VISIT(self->file);
     Py_VISIT(self->view.obj);
+    Py_VISIT(self->timestamp_sizes);
+    Py_VISIT(self->predecessor);
+    Py_VISIT(self->decompressor);
     return 0;
 }
 
@@ -766,6 +802,10 @@ static int Reader_clear(PyObject *op) {
     Py_CLEAR(self->name);
     Py_CLEAR(self->on_corruption);
     Py_CLEAR(self->file);
+    Py_CLEAR(self->timestamp_sizes);
+    Py_CLEAR(self->predecessor);
+    Py_CLEAR(self->decompressor);
+    Py_CLEAR(self->decoded);
     return 0;
 }
 
@@ -855,6 +895,24 @@ static PyMethodDef Reader_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Reader_getset[] = {
+    {"dialect", llpy_reader_get_dialect, NULL,
+     "The dialect read: 'leveldb', 'rocksdb' or 'pebble'.", NULL},
+    {"log_number", llpy_reader_get_log_number, NULL,
+     "The log number recyclable records are held to (given, from the\n"
+     "file name, or the first recyclable record's), or None.",
+     NULL},
+    {"compression", llpy_reader_get_compression, NULL,
+     "'zstd' once the log said its records are compressed, else None.", NULL},
+    {"timestamp_sizes", llpy_reader_get_timestamp_sizes, NULL,
+     "Column family id -> user-defined timestamp size, as the log's\n"
+     "records stated them so far (a copy).",
+     NULL},
+    {"predecessor", llpy_reader_get_predecessor, NULL,
+     "The previous WAL as the log recorded it: Predecessor(log_number,\n"
+     "size, last_sequence), or None.",
+     NULL},
+    {"recycled", llpy_reader_get_recycled, NULL,
+     "True once a recyclable record (one with a log number) was read.", NULL},
     {"last_record_offset", Reader_get_last, NULL,
      "Offset of the first header of the record returned last (None\n"
      "before the first).",
@@ -889,10 +947,11 @@ static PyGetSetDef Reader_getset[] = {
 
 PyDoc_STRVAR(
     Reader_doc,
-    "Reader(source, *, recovery='skip', verify_checksums=True, start=0, "
-    "end=None, on_corruption=None)\n"
+    "Reader(source, *, dialect='leveldb', log_number=None, recovery='skip', "
+    "verify_checksums=True, start=0, end=None, on_corruption=None)\n"
     "--\n\n"
-    "Iterate over the records of a LevelDB log, as bytes, in write order.\n\n"
+    "Iterate over the records of a LevelDB log, as bytes, in write order.\n"
+    "\n"
     "Arguments\n"
     "  source: the log, opened here (a missing path raises at the call):\n"
     "    - a path (str or os.PathLike);\n"
@@ -908,15 +967,36 @@ PyDoc_STRVAR(
     "  start, end: only the records whose first header lies in\n"
     "    [start, end); end=None reads to the end. See \"Ranges\".\n"
     "  on_corruption: None, or a callable given a Corruption(offset,\n"
-    "    size, reason) for each damage reported; see \"Reports\".\n\n"
+    "    size, reason) for each damage reported; see \"Reports\".\n"
+    "  dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see\n"
+    "    \"Dialects\".\n"
+    "  log_number: the number recyclable records must carry (RocksDB,\n"
+    "    Pebble); None takes it from a path named NNNNNN.log, else from\n"
+    "    the first recyclable record.\n"
+    "\n"
     "Returns\n"
     "  An iterator: next() gives the next record's payload (bytes).\n"
     "  Properties: last_record_offset, dropped_bytes, position, closed and\n"
-    "  the options. close(), or a with statement, releases the source.\n\n"
+    "  the options. close(), or a with statement, releases the source.\n"
+    "\n"
+    "Dialects\n"
+    "  'rocksdb' reads RocksDB's WALs and MANIFESTs: recyclable records\n"
+    "  (11-byte headers with the log number), metadata records (never\n"
+    "  returned: see compression, timestamp_sizes, predecessor), unknown\n"
+    "  types with bit 0x80 skipped, RocksDB's reason texts. A recyclable\n"
+    "  record of another log number is an older log's data: the log ends\n"
+    "  before it, except in 'skip' mode, which skips it. In a recycled log\n"
+    "  'tolerate_tail' ends at damage; 'point_in_time' reports a torn tail.\n"
+    "  A zstd-compressed WAL is decompressed record by record (this needs\n"
+    "  the extra leveldb-log[rocksdb]). 'pebble' reads Pebble's WALs:\n"
+    "  recyclable and walSync chunks (19-byte headers), ending at its\n"
+    "  end-of-log trailer. See docs/rocksdb.md.\n"
+    "\n"
     "Recovery modes\n"
     "  A torn tail is what a crash leaves at the end of a log: a partial\n"
     "  header, a payload cut short, or a fragmented record without its\n"
-    "  last fragment. Any other damage is corruption.\n\n"
+    "  last fragment. Any other damage is corruption.\n"
+    "\n"
     "  recovery         corruption mid-file           torn tail\n"
     "  'skip'           reported and skipped;         stops before it,\n"
     "                   reading goes on (LevelDB's)   unreported\n"
@@ -925,8 +1005,10 @@ PyDoc_STRVAR(
     "  'point_in_time'  reported; iteration ends      stops before it,\n"
     "                   cleanly before it             unreported\n"
     "  'absolute'       raises CorruptionError        raises\n"
-    "                                                 TruncatedRecordError\n\n"
-    "  In every mode the records before the damage are returned first.\n\n"
+    "                                                 TruncatedRecordError\n"
+    "\n"
+    "  In every mode the records before the damage are returned first.\n"
+    "\n"
     "Reports\n"
     "  Without on_corruption, 'skip' and 'point_in_time' issue a\n"
     "  leveldb_log.CorruptionWarning (a UserWarning) through warnings for\n"
@@ -936,14 +1018,16 @@ PyDoc_STRVAR(
     "  warning: it is called for every corruption (in 'absolute', for the\n"
     "  torn tail too) before the mode acts on it, without the reader's\n"
     "  lock held, so it may use the reader; what it raises propagates\n"
-    "  from next().\n\n"
+    "  from next().\n"
+    "\n"
     "Ranges\n"
     "  A record belongs to the range that holds its first header: the\n"
     "  reader returns exactly the records whose first header lies in\n"
     "  [start, end), reading past end to finish the last of them. Readers\n"
     "  over consecutive ranges (see splits()) together return every\n"
     "  record and report every corruption exactly once, wherever the cuts\n"
-    "  fall (a corruption by the range its dropped bytes begin in).\n\n"
+    "  fall (a corruption by the range its dropped bytes begin in).\n"
+    "\n"
     "Following a growing log\n"
     "  Over a path or a file object, iteration stops at the current end\n"
     "  of the log; iterate again later for the records appended since. An\n"
@@ -951,28 +1035,34 @@ PyDoc_STRVAR(
     "  A buffer does not grow: the reader is finished at its end. Do not\n"
     "  follow a live log in 'absolute' mode: its torn tail raises.\n"
     "  Reader(source, start=position) resumes where a reader stood, after\n"
-    "  a restart too.\n\n"
+    "  a restart too.\n"
+    "\n"
     "Pickling\n"
     "  A reader over a path pickles as what reopens it: the path, its\n"
     "  options (on_corruption must be picklable) and its progress.\n"
     "  Unpickled (or copied with copy.copy or copy.deepcopy) it goes on\n"
     "  exactly where the original stood; a file that is gone by then\n"
     "  raises FileNotFoundError. A reader over a buffer or a file object,\n"
-    "  or a closed one, refuses with TypeError.\n\n"
+    "  or a closed one, refuses with TypeError.\n"
+    "\n"
     "Threads\n"
     "  A reader may be shared by threads: each call holds its lock. A\n"
     "  call on it from a file object's method it is calling raises\n"
-    "  RuntimeError instead of deadlocking.\n\n"
+    "  RuntimeError instead of deadlocking.\n"
+    "\n"
     "Raises\n"
     "  FileNotFoundError, OSError: the path cannot be opened (at the\n"
     "    call); reading fails (from next(): the original OSError).\n"
     "  TypeError: a source of another kind; an argument of the wrong\n"
     "    type; on_corruption not callable.\n"
-    "  ValueError: an unknown recovery mode; start or end negative or\n"
-    "    above 2**64 - 1 (the message names which); end < start; next()\n"
-    "    on a closed reader.\n"
+    "  ValueError: an unknown recovery mode or dialect; start or end\n"
+    "    negative or above 2**64 - 1 (the message names which); end <\n"
+    "    start; log_number with dialect 'leveldb'; next() on a closed\n"
+    "    reader.\n"
     "  CorruptionError, TruncatedRecordError: from next(), as the\n"
-    "    recovery mode says.");
+    "    recovery mode says.\n"
+    "  ImportError (ZstdMissingError): from next(), a compressed WAL with\n"
+    "    no zstd binding installed; the message names the extra.");
 
 static PyType_Slot Reader_slots[] = {
     {Py_tp_doc, (void *)Reader_doc},   {Py_tp_new, Reader_new},

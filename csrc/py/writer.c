@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #ifdef _WIN32
 #include <io.h>
 #else
@@ -64,8 +65,8 @@ static int writer_check_open(llpy_writer *self) {
 
 /* Writes the record at data, n bytes long (lock held), kept alive by the
  * caller; returns its offset in *offset. */
-static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
-                            uint64_t *offset) {
+static int writer_put_encoded(llpy_writer *self, const uint8_t *data, size_t n,
+                              uint64_t *offset) {
     writer_mark mark = writer_mark_now(self);
     int rc;
     if (self->file == NULL && n >= LLPY_GIL_THRESHOLD) {
@@ -82,6 +83,21 @@ static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
         return -1;
     }
     return 0;
+}
+
+/* A compressed log's record is written as its zstd frame. */
+static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
+                            uint64_t *offset) {
+    if (!self->compress || n == 0) /* an empty record has no frame */
+        return writer_put_encoded(self, data, n, offset);
+    PyObject *frame = llpy_writer_compress(data, n);
+    if (frame == NULL)
+        return -1;
+    int rc =
+        writer_put_encoded(self, (const uint8_t *)PyBytes_AS_STRING(frame),
+                           (size_t)PyBytes_GET_SIZE(frame), offset);
+    Py_DECREF(frame);
+    return rc;
 }
 
 /* Writes one record (lock held); returns its offset in *offset. */
@@ -244,9 +260,19 @@ static int fsync_fd(int fd) {
     return 0;
 }
 
+static int writer_fsync_target(llpy_writer *self);
+
 static int writer_sync_locked(llpy_writer *self) {
     if (writer_flush_locked(self) < 0)
         return -1;
+    uint64_t synced = self->written;
+    int rc = writer_fsync_target(self);
+    if (rc == 0) /* what Pebble's walSync headers say from now on */
+        self->core.synced = synced;
+    return rc;
+}
+
+static int writer_fsync_target(llpy_writer *self) {
     if (self->file == NULL)
         return fsync_fd(self->fd);
     PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
@@ -298,7 +324,10 @@ static int writer_close_locked(llpy_writer *self) {
     if (self->closed)
         return 0;
     int rc = 0;
-    if (self->buf != NULL && (self->len > 0 || !target_closed(self)))
+    if (self->buf != NULL && !target_closed(self))
+        rc = llpy_writer_finish(self);
+    if (rc == 0 && self->buf != NULL &&
+        (self->len > 0 || !target_closed(self)))
         rc = writer_flush_locked(self);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     self->closed = 1;
@@ -368,6 +397,10 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
         return -1;
     if (self->mode != 'a')
         return 0;
+    struct stat info;
+    if (fstat(self->fd, &info) == 0 &&
+        llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
+        return -1;
     return llpy_append_open(st, self->fd, self->name, &self->written,
                             &self->pad_next);
 }
@@ -486,19 +519,26 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
 
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
-    static char *kwlist[] = {"target", "mode", "buffering", "closefd", NULL};
-    PyObject *target, *mode = NULL, *buffering = NULL;
-    int closefd = 0;
+    static char *kwlist[] = {
+        "target",     "mode",    "buffering",   "closefd",      "dialect",
+        "log_number", "recycle", "compression", "sync_offsets", NULL};
+    PyObject *target, *mode = NULL, *buffering = NULL, *dialect = NULL;
+    PyObject *log_number = NULL, *compression = NULL;
+    int closefd = 0, recycle = 0, sync_offsets = 0;
     if (self->buf != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$Op:Writer", kwlist,
-                                     &target, &mode, &buffering, &closefd))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$OpOOpOp:Writer", kwlist,
+                                     &target, &mode, &buffering, &closefd,
+                                     &dialect, &log_number, &recycle,
+                                     &compression, &sync_offsets))
         return -1;
     self->mode = 'w';
     if ((mode != NULL && parse_mode(mode, &self->mode) < 0) ||
-        parse_buffering(buffering, &self->limit) < 0)
+        parse_buffering(buffering, &self->limit) < 0 ||
+        llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
+                                    compression, sync_offsets) < 0)
         return -1;
     self->cap =
         self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
@@ -510,7 +550,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         PyErr_NoMemory();
         return -1;
     }
-    return 0;
+    return llpy_writer_start(self);
 }
 
 static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
@@ -711,9 +751,12 @@ static PyGetSetDef Writer_getset[] = {
 
 PyDoc_STRVAR(
     Writer_doc,
-    "Writer(target, mode='w', *, buffering=-1, closefd=False)\n"
+    "Writer(target, mode='w', *, buffering=-1, closefd=False, "
+    "dialect='leveldb', log_number=None, recycle=False, compression=None, "
+    "sync_offsets=False)\n"
     "--\n\n"
-    "Write records to a LevelDB log.\n\n"
+    "Write records to a LevelDB log.\n"
+    "\n"
     "Arguments\n"
     "  target: a path (str or os.PathLike), or a binary file object with\n"
     "    write() that holds the log from its offset 0: the writer resumes\n"
@@ -727,10 +770,23 @@ PyDoc_STRVAR(
     "    each record to the OS (or the file object) before write()\n"
     "    returns; n > 0 a buffer of about n bytes (n at most 2**30).\n"
     "  closefd: True also closes a file object when the writer closes (a\n"
-    "    path the writer opened is always closed).\n\n"
+    "    path the writer opened is always closed).\n"
+    "  dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see\n"
+    "    \"Dialects\".\n"
+    "  log_number: the number recyclable records carry; None takes it\n"
+    "    from a path named NNNNNN.log.\n"
+    "  recycle: 'rocksdb' only: write recyclable records (types 5-8, with\n"
+    "    the log number), as RocksDB does with recycle_log_file_num.\n"
+    "  compression: 'rocksdb' only: None, or 'zstd' to write each record\n"
+    "    as one zstd frame after a compression record, as RocksDB's\n"
+    "    wal_compression does (needs the extra leveldb-log[rocksdb]).\n"
+    "  sync_offsets: 'pebble' only: write walSync chunks, which carry the\n"
+    "    offset last made durable by sync().\n"
+    "\n"
     "Returns\n"
     "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
-    "  In a with statement it is closed on exit.\n\n"
+    "  In a with statement it is closed on exit.\n"
+    "\n"
     "Mode 'a'\n"
     "  A crash can leave the end of a log torn: valid fragments of one\n"
     "  unfinished record, one incomplete record, zero fill. 'a' cuts\n"
@@ -741,31 +797,46 @@ PyDoc_STRVAR(
     "  non-empty file holds no valid record at all (a file of zeros is\n"
     "  fine), 'a' raises CorruptionError (\"<path> does not end like a log:\n"
     "  <why> at offset N; it was left as it was\") and does not change the\n"
-    "  file.\n\n"
+    "  file.\n"
+    "\n"
     "Buffering: flush() and sync()\n"
     "  Records wait in the buffer (unless buffering=0) until it fills, or\n"
     "  flush(), sync() or close(). flush() hands them to the OS: a crash\n"
     "  of the process no longer loses them, and readers of the file see\n"
     "  them. sync() is flush() then fsync: only that survives a power\n"
     "  loss. A failed write raises the original exception; the record is\n"
-    "  not written later, and no record is ever half returned as valid.\n\n"
+    "  not written later, and no record is ever half returned as valid.\n"
+    "\n"
     "Closing\n"
     "  close() flushes and closes; a closed writer raises ValueError. A\n"
     "  Writer never closed is flushed and closed when collected, with a\n"
     "  ResourceWarning if records were still buffered then, as an\n"
-    "  unclosed file does.\n\n"
+    "  unclosed file does.\n"
+    "\n"
+    "Dialects\n"
+    "  'rocksdb' writes what RocksDB replays: LevelDB's layout, or\n"
+    "  recyclable records (recycle=True), or a compressed WAL. 'pebble'\n"
+    "  always writes recyclable chunks (or walSync ones) and ends the log\n"
+    "  with Pebble's trailer when closed. Mode 'a' keeps a compressed\n"
+    "  WAL compressed: appending with another compression setting raises\n"
+    "  ValueError. See docs/rocksdb.md.\n"
+    "\n"
     "Threads and pickling\n"
     "  A Writer may be shared by threads: each call holds its lock. A\n"
     "  call on it from a file object's method it is calling raises\n"
     "  RuntimeError instead of deadlocking. A Writer cannot be pickled\n"
-    "  (TypeError).\n\n"
+    "  (TypeError).\n"
+    "\n"
     "Raises\n"
     "  TypeError: a target that is neither a path nor an object with\n"
     "    write(); a file object whose write() refuses bytes (a text file:\n"
     "    open it with 'wb' or 'ab'); mode or buffering of the wrong type.\n"
     "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
     "    for a file object); buffering below -1 or above 2**30 (the\n"
-    "    message names buffering).\n"
+    "    message names buffering); an unknown dialect, or options the\n"
+    "    dialect does not have; recyclable records without a log number.\n"
+    "  ImportError (ZstdMissingError): compression='zstd' with no zstd\n"
+    "    binding installed; the message names the extra.\n"
     "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
     "  CorruptionError: mode 'a' on a file that does not end like a log.");
 

@@ -142,7 +142,7 @@ static int writev_all(llpy_writer *self, struct iovec *iov, int count) {
  */
 static int encode_record_writev(llpy_writer *self, const uint8_t *data,
                                 size_t n, uint64_t *offset) {
-    uint8_t prefix[WRITEV_FRAGMENTS][LLOG_HEADER_SIZE * 2];
+    uint8_t prefix[WRITEV_FRAGMENTS][sizeof(((llog_fragment *)0)->prefix)];
     struct iovec iov[2 * WRITEV_FRAGMENTS + 1];
     int first = 1;
     do {

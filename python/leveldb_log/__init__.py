@@ -33,6 +33,7 @@ from leveldb_log._core import (
     mask_crc,
     unmask_crc,
 )
+from leveldb_log._dialects import DIALECTS, Predecessor
 from leveldb_log._errors import (
     Corruption,
     CorruptionError,
@@ -40,6 +41,7 @@ from leveldb_log._errors import (
     LogError,
     TruncatedRecordError,
 )
+from leveldb_log._zstd import ZstdMissingError
 from leveldb_log.scan import PhysicalRecord, scan
 from leveldb_log.splits import splits
 
@@ -68,16 +70,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BLOCK_SIZE",
+    "DIALECTS",
     "HEADER_SIZE",
     "Corruption",
     "CorruptionError",
     "CorruptionWarning",
     "LogError",
     "PhysicalRecord",
+    "Predecessor",
     "Reader",
     "RecordType",
     "TruncatedRecordError",
     "Writer",
+    "ZstdMissingError",
     "crc32c",
     "crc32c_implementation",
     "crc32c_implementations",

@@ -11,6 +11,7 @@ from typing import Literal, Protocol
 
 from typing_extensions import Buffer
 
+from leveldb_log._dialects import Dialect, Predecessor
 from leveldb_log._errors import Corruption
 
 BLOCK_SIZE: int
@@ -135,6 +136,17 @@ class Writer:
         returns; n > 0 a buffer of about n bytes (n at most 2**30).
       closefd: True also closes a file object when the writer closes (a
         path the writer opened is always closed).
+      dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see
+        "Dialects".
+      log_number: the number recyclable records carry; None takes it
+        from a path named NNNNNN.log.
+      recycle: 'rocksdb' only: write recyclable records (types 5-8, with
+        the log number), as RocksDB does with recycle_log_file_num.
+      compression: 'rocksdb' only: None, or 'zstd' to write each record
+        as one zstd frame after a compression record, as RocksDB's
+        wal_compression does (needs the extra leveldb-log[rocksdb]).
+      sync_offsets: 'pebble' only: write walSync chunks, which carry the
+        offset last made durable by sync().
 
     Returns
       A Writer; write(), write_many(), flush(), sync(), tell(), close().
@@ -166,6 +178,14 @@ class Writer:
       ResourceWarning if records were still buffered then, as an
       unclosed file does.
 
+    Dialects
+      'rocksdb' writes what RocksDB replays: LevelDB's layout, or
+      recyclable records (recycle=True), or a compressed WAL. 'pebble'
+      always writes recyclable chunks (or walSync ones) and ends the log
+      with Pebble's trailer when closed. Mode 'a' keeps a compressed
+      WAL compressed: appending with another compression setting raises
+      ValueError. See docs/rocksdb.md.
+
     Threads and pickling
       A Writer may be shared by threads: each call holds its lock. A
       call on it from a file object's method it is calling raises
@@ -178,7 +198,10 @@ class Writer:
         open it with 'wb' or 'ab'); mode or buffering of the wrong type.
       ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'
         for a file object); buffering below -1 or above 2**30 (the
-        message names buffering).
+        message names buffering); an unknown dialect, or options the
+        dialect does not have; recyclable records without a log number.
+      ImportError (ZstdMissingError): compression='zstd' with no zstd
+        binding installed; the message names the extra.
       FileExistsError ('x'), OSError: the path cannot be opened.
       CorruptionError: mode 'a' on a file that does not end like a log.
     """
@@ -190,6 +213,11 @@ class Writer:
         *,
         buffering: int = -1,
         closefd: bool = False,
+        dialect: Dialect = "leveldb",
+        log_number: int | None = None,
+        recycle: bool = False,
+        compression: Literal["zstd"] | None = None,
+        sync_offsets: bool = False,
     ) -> None: ...
     @property
     def closed(self) -> bool:
@@ -322,11 +350,29 @@ class Reader(Iterator[bytes]):
         [start, end); end=None reads to the end. See "Ranges".
       on_corruption: None, or a callable given a Corruption(offset,
         size, reason) for each damage reported; see "Reports".
+      dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see
+        "Dialects".
+      log_number: the number recyclable records must carry (RocksDB,
+        Pebble); None takes it from a path named NNNNNN.log, else from
+        the first recyclable record.
 
     Returns
       An iterator: next() gives the next record's payload (bytes).
       Properties: last_record_offset, dropped_bytes, position, closed and
       the options. close(), or a with statement, releases the source.
+
+    Dialects
+      'rocksdb' reads RocksDB's WALs and MANIFESTs: recyclable records
+      (11-byte headers with the log number), metadata records (never
+      returned: see compression, timestamp_sizes, predecessor), unknown
+      types with bit 0x80 skipped, RocksDB's reason texts. A recyclable
+      record of another log number is an older log's data: the log ends
+      before it, except in 'skip' mode, which skips it. In a recycled log
+      'tolerate_tail' ends at damage; 'point_in_time' reports a torn tail.
+      A zstd-compressed WAL is decompressed record by record (this needs
+      the extra leveldb-log[rocksdb]). 'pebble' reads Pebble's WALs:
+      recyclable and walSync chunks (19-byte headers), ending at its
+      end-of-log trailer. See docs/rocksdb.md.
 
     Recovery modes
       A torn tail is what a crash leaves at the end of a log: a partial
@@ -391,23 +437,52 @@ class Reader(Iterator[bytes]):
         call); reading fails (from next(): the original OSError).
       TypeError: a source of another kind; an argument of the wrong
         type; on_corruption not callable.
-      ValueError: an unknown recovery mode; start or end negative or
-        above 2**64 - 1 (the message names which); end < start; next()
-        on a closed reader.
+      ValueError: an unknown recovery mode or dialect; start or end
+        negative or above 2**64 - 1 (the message names which); end <
+        start; log_number with dialect 'leveldb'; next() on a closed
+        reader.
       CorruptionError, TruncatedRecordError: from next(), as the
         recovery mode says.
+      ImportError (ZstdMissingError): from next(), a compressed WAL with
+        no zstd binding installed; the message names the extra.
     """
 
     def __init__(
         self,
         source: StrPath | Buffer | _ReadableFile,
         *,
+        dialect: Dialect = "leveldb",
+        log_number: int | None = None,
         recovery: Recovery = "skip",
         verify_checksums: bool = True,
         start: int = 0,
         end: int | None = None,
         on_corruption: Callable[[Corruption], object] | None = None,
     ) -> None: ...
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect read: 'leveldb', 'rocksdb' or 'pebble'."""
+    @property
+    def log_number(self) -> int | None:
+        """The log number recyclable records are held to (given, from the
+        file name, or the first recyclable record's), or None.
+        """
+    @property
+    def compression(self) -> Literal["zstd"] | None:
+        """'zstd' once the log said its records are compressed, else None."""
+    @property
+    def timestamp_sizes(self) -> dict[int, int]:
+        """Column family id -> user-defined timestamp size, as the log's
+        records stated them so far (a copy).
+        """
+    @property
+    def predecessor(self) -> Predecessor | None:
+        """The previous WAL as the log recorded it: Predecessor(log_number,
+        size, last_sequence), or None.
+        """
+    @property
+    def recycled(self) -> bool:
+        """True once a recyclable record (one with a log number) was read."""
     @property
     def last_record_offset(self) -> int | None:
         """Offset of the first header of the record returned last (None

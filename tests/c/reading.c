@@ -69,6 +69,11 @@ void want_torn(tevs *l, uint64_t offset, uint64_t size, const char *reason) {
     tevs_add(l, LLOG_EV_EOF, offset, size, NULL, 0, reason, 1);
 }
 
+void want_meta(tevs *l, uint64_t offset, unsigned type, const void *data,
+               size_t len) {
+    tevs_add(l, LLOG_EV_META, offset, type, data, len, NULL, 0);
+}
+
 static const char *kind_name(llog_event_kind k) {
     switch (k) {
     case LLOG_EV_RECORD:
@@ -83,6 +88,8 @@ static const char *kind_name(llog_event_kind k) {
         return "DONE";
     case LLOG_EV_ERROR:
         return "ERROR";
+    case LLOG_EV_META:
+        return "META";
     }
     return "?";
 }
@@ -95,6 +102,11 @@ static const char *describe(const tev *e) {
     case LLOG_EV_RECORD:
         snprintf(out, 200, "RECORD @%llu, %zu bytes",
                  (unsigned long long)e->offset, e->len);
+        break;
+    case LLOG_EV_META:
+        snprintf(out, 200, "META type %llu @%llu, %zu bytes",
+                 (unsigned long long)e->size, (unsigned long long)e->offset,
+                 e->len);
         break;
     case LLOG_EV_CORRUPTION:
         snprintf(out, 200, "CORRUPTION @%llu, %llu bytes, \"%s\"",
@@ -127,6 +139,10 @@ static int same_event(const tev *a, const tev *b) {
     case LLOG_EV_CORRUPTION:
         return a->offset == b->offset && a->size == b->size &&
                strcmp(a->reason, b->reason) == 0;
+    case LLOG_EV_META:
+        return a->offset == b->offset && a->size == b->size &&
+               a->len == b->len &&
+               (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
     case LLOG_EV_EOF:
         return a->torn == b->torn &&
                (!a->torn || (a->offset == b->offset && a->size == b->size &&
@@ -271,7 +287,11 @@ read_info read_log(const uint8_t *log, size_t len, read_opts o, tevs *out) {
                                .verify_checksums = o.verify,
                                .sequential = o.sequential,
                                .reserve = o.in_place ? assembly_reserve : NULL,
-                               .reserve_ctx = &a};
+                               .reserve_ctx = &a,
+                               .dialect = o.dialect,
+                               .recovery = o.recovery,
+                               .has_log_number = o.has_log_number,
+                               .log_number = o.log_number};
     llog_reader *r = llog_reader_new(&opt);
     read_info info = {LLOG_EV_ERROR, 0, 0, 0, 0};
     if (!CHECK(r != NULL))

@@ -43,6 +43,8 @@ void want_rec(tevs *l, uint64_t offset, const void *data, size_t len);
 void want_bad(tevs *l, uint64_t offset, uint64_t size, const char *reason);
 void want_eof(tevs *l);
 void want_torn(tevs *l, uint64_t offset, uint64_t size, const char *reason);
+void want_meta(tevs *l, uint64_t offset, unsigned type, const void *data,
+               size_t len);
 
 /* Checks that got and want hold the same events in the same order. */
 int check_events_at(const tevs *got, const tevs *want, const char *what,
@@ -74,6 +76,11 @@ typedef struct read_opts {
     uint64_t start, end;
     int verify, sequential;
     int in_place; /* read payloads where their record goes on (see feed) */
+    /* other dialects (zero: LevelDB's) */
+    llog_dialect dialect;
+    llog_recovery recovery;
+    int has_log_number;
+    uint64_t log_number;
 } read_opts;
 
 extern const read_opts WHOLE; /* the whole log, checksums verified */

@@ -206,6 +206,21 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
             seen_push(s, &e);
             break;
         }
+        case LLOG_EV_META: {
+            /* Only RocksDB's metadata; the compression record, at offset
+             * 0, is handed to every reader of a range (it holds for all). */
+            FUZZ_CHECK(opt->dialect == LLOG_DIALECT_ROCKSDB);
+            FUZZ_CHECK(ev.offset + ev.len <= visible);
+            if (ev.size == LLOG_RDB_SET_COMPRESSION) {
+                FUZZ_CHECK(ev.offset == 0);
+                break;
+            }
+            FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
+            seen_event e = {2, ev.offset, ev.size, hash_bytes(ev.data, ev.len),
+                            ""};
+            seen_push(s, &e);
+            break;
+        }
         case LLOG_EV_CORRUPTION: {
             FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
             FUZZ_CHECK(ev.offset + ev.size <= visible);
