@@ -458,7 +458,7 @@ R_BAD_UDT = "could not decode user-defined timestamp size record"
 R_UDT_ZERO = "User-defined timestamp size record contains zero timestamp size."
 R_UDT_UPDATE = "User-defined timestamp size record contains update to recorded column family."
 # CHOICE: our own texts where RocksDB reports nothing (see CHOICES.md 9 and 14)
-R_RECYCLABLE_NOT_FIRST = "recyclable record not first"
+R_RECYCLABLE_NOT_FIRST = "recyclable record after legacy records"
 R_DECOMPRESS = "could not decompress record"
 # Pebble's invalid chunks (our texts; Pebble only has ErrZeroedChunk / ErrInvalidChunk)
 P_ZEROED = "zeroed chunk"
@@ -654,7 +654,9 @@ class End:
 @dataclasses.dataclass(frozen=True)
 class Meta:
     """A metadata record at `offset`: kind "compression" (value None or "zstd"),
-    "timestamp_size" (value (column family, size)) or "predecessor" (value a Predecessor)."""
+    "timestamp_size" (value (column family, size)) or "predecessor" (value a Predecessor);
+    or what the reader learnt there: "recycled" (the first recyclable header) and
+    "log_number" (the number taken from it when none was given)."""
 
     offset: int
     kind: str
@@ -893,6 +895,8 @@ class _RocksDBReader:
                     a.report(p, left, R_RECYCLABLE_NOT_FIRST)
                     a.middle_error()
                     return True
+                if not self.recycled:
+                    a.events.append(Meta(p, "recycled", True))
                 self.recycled = True
                 if left < hs:
                     if short:
@@ -911,6 +915,7 @@ class _RocksDBReader:
                 number = _u32(data, p + 7)
                 if self.log_number is None:
                     self.log_number = number
+                    a.events.append(Meta(p, "log_number", number))
                 if number != self.log_number & _MASK32:
                     self.old_record(p)
                     p += hs + length
@@ -1024,10 +1029,13 @@ class _PebbleReader:
                         a.drop_open()
                         return False
                     return self.invalid(block_start, p, p, left, TRUNCATED_HEADER)
+                if not self.recycled:
+                    a.events.append(Meta(p, "recycled", True))
                 self.recycled = True
                 number = _u32(data, p + 7)
                 if self.log_number is None:
                     self.log_number = number
+                    a.events.append(Meta(p, "log_number", number))
                 if number != self.log_number & _MASK32:
                     if number == (self.log_number + 1) & _MASK32 and not a.is_open:
                         a.events.append(End(p))  # the EOF trailer: a clean end
@@ -1128,14 +1136,21 @@ def read_dialect(
         verify_checksums=verify_checksums,
         decompress=decompress,
     )
-    out = DialectResult([], [], None, 0, log_number=number, recycled=recycled)
+    del number, recycled  # as far as the read went (below), not the whole file's
+    out = DialectResult([], [], None, 0, log_number=log_number)
     # CHOICE (CHOICES.md 15): compression is the file's (its record sits at offset 0)
     for event in events:
         if isinstance(event, Meta) and event.kind == "compression":
             if end is None or event.offset < end:
                 out.compression = event.value  # type: ignore[assignment]
     for event in events:
-        if event.offset < start or (end is not None and event.offset >= end):
+        if end is not None and event.offset >= end:
+            continue
+        if isinstance(event, Meta) and event.kind == "recycled":
+            out.recycled = True  # learnt from the file's start, also for a range
+        elif isinstance(event, Meta) and event.kind == "log_number":
+            out.log_number = event.value  # type: ignore[assignment]
+        if event.offset < start:
             continue
         if isinstance(event, Record):
             out.records.append(event)

@@ -495,7 +495,7 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
             assert zstd_decompress(frame) == record
         else:
             assert frame == b""
-    it = iter(frames)
+    it = iter([f for f in frames if f])  # the model compresses non-empty records only
     want, _ = model.encode_rocksdb(
         records, log_number=12, recycle=recycle, compress=lambda r: next(it)
     )

@@ -310,7 +310,7 @@ def test_model_recyclable_record_after_a_legacy_one_is_reported() -> None:
     got = model.read_dialect(data, dialect="rocksdb")
     assert got.payloads == [b"a", b"c"]
     assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
-        (8, B - 8, "recyclable record not first")
+        (8, B - 8, "recyclable record after legacy records")
     ]
 
 
