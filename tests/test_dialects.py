@@ -511,3 +511,36 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
         )
         assert_same(c_out, m_out, recovery)
         assert c_out.records == records and attrs["compression"] == "zstd"
+
+
+# ---------------------------------------------------------------------------
+# the model alone, on the same logs (these hold whatever the C core does)
+# ---------------------------------------------------------------------------
+
+
+@given(log=clean_logs(), recovery=st.sampled_from(MODES))
+def test_model_reads_back_every_clean_log(log: Log, recovery: str) -> None:
+    sizes = [int(s) for s in log.how.split("[", 1)[1].split("]", 1)[0].split(",") if s.strip()]
+    salt = int(log.how.split("salt ", 1)[1].split()[0])
+    res = model.read_dialect(log, dialect=log.dialect, log_number=log.log_number, recovery=recovery)
+    assert res.payloads == make_records(sizes, salt)
+    assert res.corruptions == [] and res.error is None
+
+
+@given(log=damaged_logs(), recovery=st.sampled_from(MODES), data=st.data())
+def test_model_ranges_keep_the_whole_reads_events_in_skip_mode(
+    log: Log, recovery: str, data: Any
+) -> None:
+    """Consecutive ranges of the model: in RocksDB's skip mode exactly the whole read;
+    in every dialect and mode, each range's records are whole-read events of that range."""
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(log) + 1), max_size=4))))
+    bounds = [0, *cuts, None]
+    kw = dict(dialect=log.dialect, log_number=log.log_number, recovery=recovery)
+    whole = model.read_dialect(log, **kw)
+    parts = [model.read_dialect(log, start=a, end=b, **kw) for a, b in itertools.pairwise(bounds)]
+    for part in parts:
+        assert part.dropped_bytes == sum(c.size for c in part.corruptions)
+        assert (part.error is None) or part.corruptions
+    if log.dialect == "rocksdb" and recovery == "skip":
+        assert [r for p in parts for r in p.records] == whole.records
+        assert [c for p in parts for c in p.corruptions] == whole.corruptions
