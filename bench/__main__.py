@@ -1,6 +1,7 @@
 """Benchmarks of leveldb_log against the obvious alternatives, as ratios.
 
     python -m bench [--quick] [--markdown] [--json PATH] [--only crc,write,read,memory]
+    python -m bench --only dask     (opt-in: Dask read_logs on 1 and 2 workers)
 
 (from the repository root). Every run starts with the CPU, the flags that matter to
 CRC-32C and the chosen CRC-32C path; the tables follow when the run ends. See
@@ -16,10 +17,11 @@ import time
 from pathlib import Path
 
 from bench.baselines import missing
+from bench.cases.dask import dask_table
 from bench.harness import CLOCKS, Config, MiB
 from bench.machine import loadavg, machine_info
 from bench.report import evaluate_targets, header, json_doc, report
-from bench.suite import SECTIONS, run_suite
+from bench.suite import OPT_IN, SECTIONS, run_opt_in, run_suite
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -29,7 +31,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--markdown", action="store_true", help="print markdown tables")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every number here")
     ap.add_argument(
-        "--only", default=",".join(SECTIONS), help="comma-separated subset of " + ",".join(SECTIONS)
+        "--only",
+        default=",".join(SECTIONS),
+        help="comma-separated subset of "
+        + ",".join(SECTIONS + OPT_IN)
+        + f" (default: all but the opt-in {','.join(OPT_IN)})",
     )
     ap.add_argument("--rounds", type=int, help="measured rounds (default 7, quick 3)")
     ap.add_argument("--seconds", type=float, help="per measurement (default 0.1, quick 0.04)")
@@ -64,12 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     print(header(info, args.markdown), flush=True)
     started = time.perf_counter()
     cases, peaks = run_suite(cfg, set(args.only.split(",")), not args.quiet)
+    opt_in = run_opt_in(cfg, set(args.only.split(",")), args.quick, not args.quiet)
     info["loadavg_end"] = loadavg()
     info["elapsed_s"] = time.perf_counter() - started
     targets = evaluate_targets(cases, info["crc32c_implementation"])
     print(report(info, cfg, cases, peaks, targets, args.markdown))
+    if "dask" in opt_in:
+        print("\n" + dask_table(opt_in["dask"], args.markdown))
     if args.json:
-        doc = json_doc(info, cfg, args.quick, cases, peaks, targets)
+        doc = json_doc(info, cfg, args.quick, cases, peaks, targets) | opt_in
         args.json.write_text(json.dumps(doc, indent=2) + "\n")
     return 0
 

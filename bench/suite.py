@@ -11,6 +11,7 @@ from typing import Any
 
 from bench.cases.arrow import arrow_read_case, arrow_write_case
 from bench.cases.crc import crc_cases
+from bench.cases.dask import dask_scaling
 from bench.cases.memory import peak_memory
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
@@ -19,6 +20,8 @@ from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "memory")
+#: Sections run only when --only names them (they take minutes, and their own processes).
+OPT_IN = ("dask",)
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -76,3 +79,17 @@ def run_suite(
         data.forget()
         shutil.rmtree(tmp, ignore_errors=True)
     return cases, peaks
+
+
+def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict[str, Any]:
+    """The opt-in sections --only names: {"dask": its row (None without distributed)}."""
+    rows: dict[str, Any] = {}
+    if "dask" in only:
+        tmp = Path(
+            tempfile.mkdtemp(prefix="llog-bench-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        )
+        try:
+            rows["dask"] = dask_scaling(cfg, tmp, quick, progress)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rows

@@ -513,6 +513,7 @@ def test_stats_of_the_format_md_worked_example(tmp_path: pathlib.Path) -> None:
         "garbage_bytes": 0,
         "torn_tail_bytes": 0,
         "dropped_bytes": 0,
+        "corruptions": 0,
         "record_sizes": [
             {"min": 512, "max": 1023, "count": 1},
             {"min": 4096, "max": 8191, "count": 1},

@@ -172,6 +172,7 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
         "recycle",
         "compression",
         "sync_offsets",
+        "storage_options",
     ]
     assert parameters(Reader) == [
         "source",
@@ -182,6 +183,7 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
         "start",
         "end",
         "on_corruption",
+        "storage_options",
     ]
     assert parameters(Writer.write) == ["self", "data"]
     assert parameters(Writer.write_many) == ["self", "records"]

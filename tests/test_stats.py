@@ -40,6 +40,7 @@ EMPTY = {
     "torn_tail_bytes": 0,
     "dropped_bytes": 0,
     "record_sizes": (),
+    "corruptions": 0,
 }
 
 
@@ -109,6 +110,7 @@ def test_a_bad_checksum_in_the_first_fragment_drops_the_whole_record() -> None:
         fragment_types=(("FIRST", 1), ("FULL", 1), ("LAST", 1)),
         bad_checksums=1,
         dropped_bytes=B + last,
+        corruptions=2,  # the bad checksum, then the LAST with no start
         record_sizes=((8, 15, 1),),
     )
     assert s.corrupt
@@ -128,6 +130,7 @@ def test_a_bad_checksum_drops_the_rest_of_its_block_as_garbage() -> None:
         bad_checksums=1,
         garbage_bytes=2 * H + 500,
         dropped_bytes=3 * H + 600,  # the bad record and the garbage after it
+        corruptions=1,
     )
     assert s.corrupt
     # without checksums, the same bytes are three whole records
@@ -149,6 +152,7 @@ def test_a_bad_length_makes_garbage_of_the_rest_of_a_full_block() -> None:
         fragment_types=(("FULL", 1), ("LAST", 1)),
         garbage_bytes=B - (H + 100),
         dropped_bytes=B - (H + 100) + 40000 - (ROOM - H - 100),
+        corruptions=2,
         record_sizes=((64, 127, 1),),
     )
 

@@ -105,10 +105,12 @@ llog_region llog_region_at_dialect(llog_dialect dialect, const uint8_t *p,
     h->header_size = llog_type_header_size(dialect, h->type);
     if (h->header_size > left)
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    if (h->header_size > LLOG_HEADER_SIZE)
-        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
-    if (h->header_size == LLOG_SYNC_HEADER_SIZE)
-        h->synced = load64(p + LLOG_RECYCLABLE_HEADER_SIZE);
+    h->log_number = h->header_size > LLOG_HEADER_SIZE
+                        ? llog_load32(p + LLOG_HEADER_SIZE)
+                        : 0;
+    h->synced = h->header_size == LLOG_SYNC_HEADER_SIZE
+                    ? load64(p + LLOG_RECYCLABLE_HEADER_SIZE)
+                    : 0;
     if (h->header_size + h->length > left)
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
     if (h->type == LLOG_ZERO && h->length == 0)

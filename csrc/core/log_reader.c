@@ -18,6 +18,7 @@ enum phase {
     PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
     PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
     PHASE_READ,
+    PHASE_READ_DIALECT, /* PHASE_READ in another dialect (step_dialect) */
     PHASE_DONE,
     PHASE_FAILED
 };
@@ -59,7 +60,8 @@ struct llog_reader {
     /* Other dialects (docs/rocksdb.md) */
     int rocksdb;           /* RocksDB's dialect: its texts and endings */
     int recycled;          /* a recyclable record was read */
-    int first_record_read; /* a user record was completed */
+    int first_record_read; /* a range's prologue saw a user record */
+    uint64_t meta_end;     /* clean_end, for the last metadata record */
     int compressed;        /* the log said its records are zstd frames */
     int compression_seen;
     int have_log_number;
@@ -67,6 +69,12 @@ struct llog_reader {
     uint32_t *ts_families; /* column families whose timestamp size is known */
     size_t ts_count, ts_cap;
 };
+
+/* The reading phase of the reader's dialect. */
+static enum phase read_phase(const llog_reader *r) {
+    return r->opt.dialect == LLOG_DIALECT_LEVELDB ? PHASE_READ
+                                                  : PHASE_READ_DIALECT;
+}
 
 llog_reader *llog_reader_new(const llog_reader_options *options) {
     llog_reader *r = calloc(1, sizeof *r);
@@ -79,7 +87,7 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
-        r->phase = PHASE_READ; /* from block 0, where no record is open */
+        r->phase = read_phase(r); /* from block 0: no record is open */
     else {
         r->phase = r->opt.dialect == LLOG_DIALECT_LEVELDB ? PHASE_SYNC_START
                                                           : PHASE_PROLOGUE;
@@ -147,10 +155,13 @@ uint64_t llog_reader_position(const llog_reader *r) {
     return at < r->opt.start ? r->opt.start : at;
 }
 
-uint64_t llog_reader_clean_end(const llog_reader *r) { return r->clean_end; }
+uint64_t llog_reader_clean_end(const llog_reader *r) {
+    return r->clean_end > r->meta_end ? r->clean_end : r->meta_end;
+}
 
 size_t llog_reader_next_length(const llog_reader *r) {
-    if (r->phase != PHASE_READ || !r->have_block || r->pos < r->block_offset)
+    if ((r->phase != PHASE_READ && r->phase != PHASE_READ_DIALECT) ||
+        !r->have_block || r->pos < r->block_offset)
         return 0;
     if (r->compressed)
         return 0; /* decoding calls the caller back: keep its lock held */
@@ -273,9 +284,8 @@ static int kept(const llog_reader *r) {
 
 int llog_reader_in_place(const llog_reader *r, size_t *assembled) {
     if (r->phase != PHASE_READ || r->opt.reserve == NULL || !r->in_record ||
-        r->opt.dialect != LLOG_DIALECT_LEVELDB || r->resync ||
-        r->record_offset < r->opt.start || r->failure != LLOG_OK ||
-        r->pos % LLOG_BLOCK_SIZE != 0 ||
+        r->resync || r->record_offset < r->opt.start ||
+        r->failure != LLOG_OK || r->pos % LLOG_BLOCK_SIZE != 0 ||
         (r->have_block && r->block_offset == r->pos))
         return 0;
     *assembled = r->buf_len;
@@ -300,16 +310,21 @@ static const char *joining_reason(const llog_reader *r, const char *leveldb,
                                                               : rocksdb2;
 }
 
-/* A FULL or FIRST arrived: an open record can never end now. */
-static void drop_unfinished(llog_reader *r, unsigned role) {
+static void drop_open_record(llog_reader *r, unsigned role) {
     /* An empty open record is what old LevelDB writers left (an empty FIRST
      * at a block's end): not worth a report. */
-    if (r->in_record && r->open_size > 0)
+    if (r->open_size > 0)
         report(r, r->record_offset, r->open_size,
                joining_reason(r, "partial record without end",
                               "partial record without end(1)",
                               "partial record without end(2)", role));
     r->in_record = 0;
+}
+
+/* A FULL or FIRST arrived: an open record can never end now. */
+LLOG_HOT_INLINE void drop_unfinished(llog_reader *r, unsigned role) {
+    if (r->in_record)
+        drop_open_record(r, role);
 }
 
 /* A physical record was damaged, or zero fill was skipped. */
@@ -333,12 +348,10 @@ static void on_unknown(llog_reader *r, unsigned type, uint64_t at, size_t n) {
     r->in_record = 0;
 }
 
-/* A completed record; first_record_read is RocksDB's flag of the same
- * name (a compression record after it is damage). */
-static void complete(llog_reader *r, uint64_t offset, const uint8_t *data,
-                     size_t len, int assembled) {
-    r->first_record_read = 1;
-    emit_record(r, offset, data, len, assembled);
+/* RocksDB's first_record_read: a record was completed (a compression
+ * record after one is damage), or a range's prologue saw one. */
+static int records_read(const llog_reader *r) {
+    return r->first_record_read || r->clean_end > 0;
 }
 
 /*
@@ -351,15 +364,13 @@ static const uint8_t *decode(llog_reader *r, unsigned role, uint64_t at,
     int first = role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
     int last = role == LLOG_ROLE_FULL || role == LLOG_ROLE_LAST;
     uint64_t begin = first ? at : r->record_offset;
-    if (first ? !in_range(r, at) : !kept(r))
-        return payload; /* never returned: not worth decoding */
+    if (r->opt.decode == NULL || (first ? !in_range(r, at) : !kept(r)))
+        return payload; /* returned as stored, or never returned */
     if (role == LLOG_ROLE_FULL && *n == 0)
         return payload; /* an empty record has no frame */
     size_t raw = *n;
     const uint8_t *out =
-        r->opt.decode == NULL
-            ? NULL
-            : r->opt.decode(r->opt.decode_ctx, payload, raw, first, last, n);
+        r->opt.decode(r->opt.decode_ctx, payload, raw, first, last, n);
     if (out == NULL) {
         report(r, begin, raw + (first ? 0 : r->open_size),
                "could not decompress record");
@@ -369,9 +380,11 @@ static const uint8_t *decode(llog_reader *r, unsigned role, uint64_t at,
 }
 
 /* Joins a fragment: `role` is the type's role in the dialect (LevelDB's
- * types are their own roles), `type` the byte itself. */
-static void on_fragment(llog_reader *r, unsigned role, unsigned type,
-                        uint64_t at, const uint8_t *payload, size_t n) {
+ * types are their own roles), `type` the byte itself; n payload bytes at
+ * `payload`, raw bytes in the file (more when the payload was decoded). */
+LLOG_HOT_INLINE void on_fragment(llog_reader *r, unsigned role, unsigned type,
+                                 uint64_t at, const uint8_t *payload, size_t n,
+                                 size_t raw) {
     if (r->resync) { /* fragments of a record that began before us */
         if (role == LLOG_ROLE_MIDDLE)
             return;
@@ -379,19 +392,10 @@ static void on_fragment(llog_reader *r, unsigned role, unsigned type,
         if (role == LLOG_ROLE_LAST)
             return;
     }
-    size_t raw = n;
-    if (r->compressed && role != LLOG_ROLE_UNKNOWN &&
-        (role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST || r->in_record)) {
-        if (role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST)
-            drop_unfinished(r, role);
-        payload = decode(r, role, at, payload, &n);
-        if (payload == NULL)
-            return;
-    }
     switch (role) {
     case LLOG_ROLE_FULL:
         drop_unfinished(r, role);
-        complete(r, at, payload, n, 0);
+        emit_record(r, at, payload, n, 0);
         break;
     case LLOG_ROLE_FIRST:
         drop_unfinished(r, role);
@@ -415,8 +419,8 @@ static void on_fragment(llog_reader *r, unsigned role, unsigned type,
             break;
         if (role == LLOG_ROLE_LAST) {
             r->in_record = 0;
-            complete(r, r->record_offset, r->buf, r->buf_len,
-                     r->opt.reserve != NULL && r->buf != NULL);
+            emit_record(r, r->record_offset, r->buf, r->buf_len,
+                        r->opt.reserve != NULL && r->buf != NULL);
         }
         break;
     default:
@@ -433,15 +437,23 @@ static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     uint64_t data_end = r->block_offset + r->block_len;
     llog_event *ev = push(r, LLOG_EV_EOF);
     uint64_t at = r->in_record ? r->record_offset : r->pos;
+    uint64_t size = data_end > at ? data_end - at : 0;
     if (left == 0 || tail == NULL)
         tail = !r->in_record ? NULL
                : r->rocksdb  ? "error reading trailing data due to "
                                "encountering EOF"
                              : "fragmented record open at end of file";
+    if (tail != NULL && r->rocksdb) {
+        /* RocksDB's first report: the physical record cut short, else the
+         * open record's payload (the start of what is torn is
+         * llog_reader_position) */
+        at = left > 0 ? r->pos : r->record_offset;
+        size = left > 0 ? left : r->open_size;
+    }
     if (tail != NULL && in_range(r, at)) {
         ev->torn = 1;
         ev->offset = at;
-        ev->size = data_end > at ? data_end - at : 0;
+        ev->size = size;
         ev->reason = tail;
     }
     /* Keep pos and the open record: the same block is asked for again and,
@@ -458,20 +470,18 @@ static void next_block(llog_reader *r) {
 /* The data ends inside a physical record: a torn tail, unless its whole
  * header is one no writer writes (flagged: no crash left that). */
 static void torn_physical(llog_reader *r, size_t in, size_t left,
-                          const llog_header *h) {
+                          llog_header h) {
     int whole = left >= LLOG_HEADER_SIZE;
     const char *reason = whole ? "truncated payload at end of file"
                                : "truncated header at end of file";
     if (r->rocksdb) /* RocksDB's texts */
-        reason = r->in_record ? "error reading trailing data due to "
-                                "encountering EOF"
-                 : whole && left >= h->header_size ? "truncated record body"
-                                                   : "truncated header";
+        reason = whole && left >= h.header_size ? "truncated record body"
+                                                : "truncated header";
     llog_event *ev = end_of_data(r, left, reason);
-    unsigned role = whole ? llog_type_role(r->opt.dialect, h->type) : 0;
+    unsigned role = whole ? llog_type_role(r->opt.dialect, h.type) : 0;
     ev->implausible = ev->torn && whole &&
                       (role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
-                       h->header_size + h->length > LLOG_BLOCK_SIZE - in);
+                       h.header_size + h.length > LLOG_BLOCK_SIZE - in);
 }
 
 /* A bad physical record or zero fill: the rest of the block goes. */
@@ -484,11 +494,7 @@ static enum step_result drop_rest(llog_reader *r, size_t left,
     return STEP_CONTINUE;
 }
 
-static enum step_result step_dialect(llog_reader *r);
-
 static enum step_result step(llog_reader *r) {
-    if (r->opt.dialect != LLOG_DIALECT_LEVELDB)
-        return step_dialect(r);
     uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
     if (!r->have_block || r->block_offset != block_offset)
         return STEP_NEED_BLOCK;
@@ -504,13 +510,13 @@ static enum step_result step(llog_reader *r) {
             payload = block_at(r, in + LLOG_HEADER_SIZE);
         }
     }
-    llog_header h;
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
     switch (llog_region_at(p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
     case LLOG_REGION_TRUNCATED: /* the writer died mid-record */
-        torn_physical(r, in, left, &h);
+        torn_physical(r, in, left, h);
         return STEP_EOF;
     case LLOG_REGION_BAD_LENGTH:
         return drop_rest(r, left, LLOG_REASON_BAD_LENGTH);
@@ -532,7 +538,7 @@ static enum step_result step(llog_reader *r) {
         return drop_rest(r, left, LLOG_REASON_CHECKSUM);
     uint64_t at = r->pos;
     r->pos += LLOG_HEADER_SIZE + h.length;
-    on_fragment(r, h.type, h.type, at, payload, h.length);
+    on_fragment(r, h.type, h.type, at, payload, h.length, h.length);
     return STEP_CONTINUE;
 }
 
@@ -550,7 +556,8 @@ static enum step_result end_of_log(llog_reader *r) {
  * recycled file holds an older log's bytes after the current one's end. */
 static int damage_ends_log(const llog_reader *r) {
     return r->rocksdb && r->recycled &&
-           r->opt.recovery == LLOG_RECOVER_TOLERATE_TAIL;
+           r->opt.recovery == LLOG_RECOVER_TOLERATE_TAIL &&
+           r->pos >= r->opt.start; /* an end before a range ends nothing */
 }
 
 /*
@@ -563,10 +570,15 @@ static int damage_ends_log(const llog_reader *r) {
 static enum step_result old_record(llog_reader *r, const llog_header *h) {
     int trailer = r->opt.dialect == LLOG_DIALECT_PEBBLE && !r->in_record &&
                   h->log_number == (uint32_t)(r->log_number + 1);
-    if (r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) {
+    if ((r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) ||
+        r->pos < r->opt.start) { /* (an end before a range ends nothing) */
         bad_physical(r);
         r->pos += h->header_size + h->length;
         return STEP_CONTINUE;
+    }
+    if (trailer) { /* a closed log: consumed, the end */
+        r->pos += h->header_size + h->length;
+        return end_of_log(r);
     }
     if (r->in_record && (r->opt.recovery == LLOG_RECOVER_ABSOLUTE ||
                          r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
@@ -600,10 +612,10 @@ static void emit_meta(llog_reader *r, unsigned type, uint64_t at,
  * every data record is a zstd frame (the only kind RocksDB writes: 7). */
 static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
                            size_t n) {
-    size_t size = LLOG_HEADER_SIZE + n;
+    size_t size = n; /* RocksDB counts the payload */
     if (r->compression_seen)
         report(r, at, size, "read multiple SetCompressionType records");
-    else if (r->first_record_read)
+    if (records_read(r))
         report(r, at, size, "SetCompressionType not the first record");
     r->compression_seen = 1;
     if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
@@ -623,72 +635,102 @@ static int family_known(const llog_reader *r, uint32_t family) {
     return 0;
 }
 
-/* The text of what is wrong in a timestamp-size record, or NULL. */
-static const char *timestamp_sizes_error(const llog_reader *r,
-                                         const uint8_t *p, size_t n) {
-    if (n % 6 != 0)
-        return "could not decode user-defined timestamp size record";
-    for (size_t i = 0; i < n; i += 6) {
-        if ((p[i + 4] | p[i + 5]) == 0)
-            return "User-defined timestamp size record contains zero "
-                   "timestamp size.";
-        if (family_known(r, llog_load32(p + i)))
-            return "User-defined timestamp size record contains update to "
-                   "recorded column family.";
-    }
+/* The text of what is wrong with the entry at p, or NULL. */
+static const char *timestamp_size_error(const llog_reader *r,
+                                        const uint8_t *p) {
+    if ((p[4] | p[5]) == 0)
+        return "User-defined timestamp size record contains zero "
+               "timestamp size.";
+    if (family_known(r, llog_load32(p)))
+        return "User-defined timestamp size record contains update to "
+               "recorded column family.";
     return NULL;
 }
 
-static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
-                               const uint8_t *p, size_t n, size_t size) {
-    if (r->in_record) {
-        report(r, r->record_offset, r->open_size,
-               "user-defined timestamp size record interspersed partial "
-               "record");
-        r->in_record = 0;
-    }
-    const char *error = timestamp_sizes_error(r, p, n);
-    if (error != NULL) {
-        report(r, at, size, error);
-        return;
-    }
+/* Records the column families of the entries at p (n bytes, whole ones);
+ * 0 when out of memory. */
+static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
     if (r->ts_count + n / 6 > r->ts_cap) {
         size_t cap = r->ts_cap * 2 + n / 6;
         uint32_t *grown = realloc(r->ts_families, cap * sizeof *grown);
         if (grown == NULL) {
             r->failure = LLOG_ERR_NOMEM;
-            return;
+            return 0;
         }
         r->ts_families = grown;
         r->ts_cap = cap;
     }
     for (size_t i = 0; i < n; i += 6)
         r->ts_families[r->ts_count++] = llog_load32(p + i);
-    if (in_range(r, at))
-        emit_meta(r, type, at, p, n);
+    return 1;
+}
+
+/* The entries before a bad one hold, as RocksDB records them one by one. */
+static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
+                               const uint8_t *p, size_t n) {
+    if (r->in_record && r->open_size > 0) /* (an empty one is no loss) */
+        report(r, r->record_offset, r->open_size,
+               "user-defined timestamp size record interspersed partial "
+               "record");
+    r->in_record = 0;
+    const char *error = n % 6 != 0 ? "could not decode user-defined "
+                                     "timestamp size record"
+                                   : NULL;
+    size_t good = 0;
+    while (error == NULL && good < n &&
+           (error = timestamp_size_error(r, p + good)) == NULL) {
+        if (!record_families(r, p + good, 6))
+            return;
+        good += 6;
+    }
+    if (good > 0 && in_range(r, at))
+        emit_meta(r, type, at, p, good);
+    if (error != NULL)
+        report(r, at, n, error);
 }
 
 /* A RocksDB metadata record (llog_type_role: LLOG_ROLE_META). */
 static void on_meta(llog_reader *r, unsigned type, uint64_t at,
                     const uint8_t *p, size_t n) {
-    size_t size = llog_type_header_size(r->opt.dialect, type) + n;
-    r->clean_end = r->pos; /* a log may be cut back to just after it */
+    r->meta_end = r->pos; /* a log may be cut back to just after it */
+    if (type != LLOG_RDB_TIMESTAMP_SIZE &&
+        type != LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE)
+        bad_physical(r); /* not a fragment: the open record cannot go on */
     switch (type) {
     case LLOG_RDB_SET_COMPRESSION:
         on_compression(r, at, p, n);
         break;
     case LLOG_RDB_TIMESTAMP_SIZE:
     case LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE:
-        on_timestamp_sizes(r, type, at, p, n, size);
+        on_timestamp_sizes(r, type, at, p, n);
         break;
     default: /* the predecessor WAL's number, size and last sequence */
         if (n != 24)
-            report(r, at, size,
-                   "could not decode PredecessorWALInfoType record");
+            report(r, at, n, "could not decode PredecessorWALInfoType record");
         else if (in_range(r, at))
             emit_meta(r, type, at, p, n);
         break;
     }
+}
+
+/* on_fragment, with a compressed log's data fragments decoded first. */
+static void on_fragment_dialect(llog_reader *r, unsigned role, unsigned type,
+                                uint64_t at, const uint8_t *payload,
+                                size_t raw) {
+    size_t n = raw;
+    int data = role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST ||
+               ((role == LLOG_ROLE_MIDDLE || role == LLOG_ROLE_LAST) &&
+                r->in_record && !r->resync);
+    if (r->compressed && data) {
+        if (role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST) {
+            r->resync = 0;
+            drop_unfinished(r, role);
+        }
+        payload = decode(r, role, at, payload, &n);
+        if (payload == NULL)
+            return;
+    }
+    on_fragment(r, role, type, at, payload, n, raw);
 }
 
 static enum step_result step_dialect(llog_reader *r) {
@@ -699,13 +741,22 @@ static enum step_result step_dialect(llog_reader *r) {
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE;
     const uint8_t *p = left > 0 ? r->block + in : NULL;
-    llog_header h;
+    if (left >= LLOG_HEADER_SIZE &&
+        llog_type_header_size(r->opt.dialect, p[6]) > LLOG_HEADER_SIZE) {
+        /* RocksDB checks this first: a recyclable record after legacy
+         * ones is damage (RocksDB drops it silently) */
+        if (r->rocksdb && records_read(r) && !r->recycled)
+            return drop_rest(r, left,
+                             "recyclable record after legacy records");
+        r->recycled = 1;
+    }
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
     switch (llog_region_at_dialect(r->opt.dialect, p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
     case LLOG_REGION_TRUNCATED:
-        torn_physical(r, in, left, &h);
+        torn_physical(r, in, left, h);
         return STEP_EOF;
     case LLOG_REGION_BAD_LENGTH:
         if (damage_ends_log(r))
@@ -718,13 +769,8 @@ static enum step_result step_dialect(llog_reader *r) {
     case LLOG_REGION_RECORD:
         break;
     }
-    if (h.header_size > LLOG_HEADER_SIZE) {
-        if (r->rocksdb && r->first_record_read && !r->recycled)
-            return drop_rest(r, left,
-                             "recyclable record after legacy records");
-        if (is_old(r, &h))
-            return old_record(r, &h);
-    }
+    if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h))
+        return old_record(r, &h);
     const uint8_t *payload = p + h.header_size;
     if (r->opt.verify_checksums && !llog_checksum_ok_dialect(p, &h, payload))
         return damage_ends_log(r) ? end_of_log(r)
@@ -735,14 +781,14 @@ static enum step_result step_dialect(llog_reader *r) {
     if (role == LLOG_ROLE_META)
         on_meta(r, h.type, at, payload, h.length);
     else
-        on_fragment(r, role, h.type, at, payload, h.length);
+        on_fragment_dialect(r, role, h.type, at, payload, h.length);
     return STEP_CONTINUE;
 }
 
 /* ---- finding where to begin ------------------------------------------- */
 
 static void begin_at(llog_reader *r, uint64_t block_offset, int resync) {
-    r->phase = PHASE_READ;
+    r->phase = read_phase(r);
     r->pos = block_offset;
     r->resync = resync;
 }
@@ -856,6 +902,53 @@ static void answer(llog_reader *r, llog_event *ev, llog_event_kind kind) {
     *ev = (llog_event){.kind = kind};
 }
 
+/* One step of the reading phases; 1 when the caller is to be answered
+ * now (a block is needed). */
+LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
+                              enum step_result (*step_fn)(llog_reader *)) {
+    if (range_done(r)) {
+        r->phase = PHASE_DONE;
+        return 0;
+    }
+    if (step_fn(r) == STEP_NEED_BLOCK) {
+        answer(r, ev, LLOG_EV_NEED_BLOCK);
+        return 1;
+    }
+    return 0;
+}
+
+/* Every phase but LevelDB's reading; 1 when the caller is answered now. */
+static int other_phase(llog_reader *r, llog_event *ev) {
+    switch (r->phase) {
+    case PHASE_PROLOGUE:
+        if (!r->have_block || r->block_offset != 0) {
+            answer(r, ev, LLOG_EV_NEED_BLOCK);
+            return 1;
+        }
+        prologue_step(r);
+        return 0;
+    case PHASE_SYNC_START:
+    case PHASE_SYNC_BACK:
+        if (!r->have_block || r->block_offset != r->probe) {
+            answer(r, ev, LLOG_EV_NEED_BLOCK);
+            return 1;
+        }
+        sync_step(r);
+        return 0;
+    case PHASE_READ: /* (the caller's) */
+    case PHASE_READ_DIALECT:
+        return read_step(r, ev, step_dialect);
+    case PHASE_DONE:
+        answer(r, ev, LLOG_EV_DONE);
+        return 1;
+    case PHASE_FAILED:
+        answer(r, ev, LLOG_EV_ERROR);
+        ev->size = (uint64_t)r->failure;
+        return 1;
+    }
+    return 1;
+}
+
 void llog_reader_next(llog_reader *r, llog_event *ev) {
     if (r->queue_head < r->queue_len) {
         *ev = r->queue[r->queue_head++];
@@ -866,38 +959,10 @@ void llog_reader_next(llog_reader *r, llog_event *ev) {
     for (;;) {
         if (r->failure != LLOG_OK)
             r->phase = PHASE_FAILED;
-        switch (r->phase) {
-        case PHASE_PROLOGUE:
-            if (!r->have_block || r->block_offset != 0) {
-                answer(r, ev, LLOG_EV_NEED_BLOCK);
+        if (r->phase == PHASE_READ) { /* LevelDB's reading: the hot path */
+            if (read_step(r, ev, step))
                 return;
-            }
-            prologue_step(r);
-            break;
-        case PHASE_SYNC_START:
-        case PHASE_SYNC_BACK:
-            if (!r->have_block || r->block_offset != r->probe) {
-                answer(r, ev, LLOG_EV_NEED_BLOCK);
-                return;
-            }
-            sync_step(r);
-            break;
-        case PHASE_READ:
-            if (range_done(r)) {
-                r->phase = PHASE_DONE;
-                break;
-            }
-            if (step(r) == STEP_NEED_BLOCK) {
-                answer(r, ev, LLOG_EV_NEED_BLOCK);
-                return;
-            }
-            break;
-        case PHASE_DONE:
-            answer(r, ev, LLOG_EV_DONE);
-            return;
-        case PHASE_FAILED:
-            answer(r, ev, LLOG_EV_ERROR);
-            ev->size = (uint64_t)r->failure;
+        } else if (other_phase(r, ev)) {
             return;
         }
         if (r->out == NULL) /* the step produced an event */

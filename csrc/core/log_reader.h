@@ -62,8 +62,10 @@ typedef struct llog_event {
                             cannot fit its block: no crash leaves that */
     uint8_t assembled;   /* RECORD: data is in the caller's assembly buffer
                             (llog_reader_options.reserve), now the caller's */
-    uint64_t offset; /* RECORD: first header; CORRUPTION/EOF: dropped bytes */
-    uint64_t size;   /* CORRUPTION/torn EOF: bytes dropped */
+    uint64_t offset;     /* RECORD: first header; CORRUPTION/EOF: dropped bytes
+                            (a torn EOF in RocksDB's dialect: what RocksDB
+                            reports; llog_reader_position is where it begins) */
+    uint64_t size;       /* CORRUPTION/torn EOF: bytes dropped */
     const uint8_t *data; /* RECORD: payload, valid until the next call */
     size_t len;          /* RECORD: payload length */
     const char *reason;  /* CORRUPTION/torn EOF: static or reader-owned text */
@@ -111,7 +113,7 @@ typedef struct llog_reader_options {
     llog_recovery recovery; /* RocksDB decides some endings by mode */
     int has_log_number;     /* else learnt from the first recyclable record */
     uint64_t log_number;    /* recyclable records of another number are old */
-    llog_decode_fn decode;  /* for compressed logs; NULL: they fail */
+    llog_decode_fn decode;  /* for compressed logs; NULL: records as stored */
     void *decode_ctx;
 } llog_reader_options;
 

@@ -56,6 +56,10 @@ struct llog_tail {
     uint64_t walk_at, written;
     int walk_open;  /* valid FIRST (and MIDDLE) fragments seen */
     int walk_valid; /* a physical record with a matching checksum seen */
+    /* Other dialects */
+    llog_dialect dialect;
+    int has_log_number;
+    uint64_t log_number;
     llog_tail_result result;
     uint8_t buf[LLOG_BLOCK_SIZE];
 };
@@ -95,8 +99,15 @@ static void refuse(llog_tail *t, uint64_t at, const char *why) {
 /* Starts a scan of the log as if it ended at `end`, from `start` (a block
  * boundary) on. */
 static void scan_from(llog_tail *t, uint64_t start, uint64_t end) {
-    llog_reader_options opt = {
-        .start = start, .end = LLOG_NO_END, .verify_checksums = 1};
+    /* Other dialects: an older log's record ends the log, as in RocksDB's
+     * point-in-time recovery; damage is reported all the same. */
+    llog_reader_options opt = {.start = start,
+                               .end = LLOG_NO_END,
+                               .verify_checksums = 1,
+                               .dialect = t->dialect,
+                               .recovery = LLOG_RECOVER_POINT_IN_TIME,
+                               .has_log_number = t->has_log_number,
+                               .log_number = t->log_number};
     llog_reader_free(t->reader);
     t->reader = llog_reader_new(&opt);
     if (t->reader == NULL) {
@@ -121,6 +132,8 @@ static void decide(llog_tail *t, scan_result scan);
 /* The reader reached the end of the data: was it far enough back? */
 static void scan_finished(llog_tail *t) {
     uint64_t clean_end = llog_reader_clean_end(t->reader);
+    if (!t->has_log_number) /* learnt from the first recyclable record */
+        t->has_log_number = llog_reader_log_number(t->reader, &t->log_number);
     if (clean_end < t->start && t->start > 0) {
         /* No complete record from start on: double the span read (at
          * least a block: the file may have shrunk to end before start). */
@@ -164,8 +177,8 @@ static int scan_step(llog_tail *t) {
             break;
         case LLOG_EV_EOF:
         case LLOG_EV_DONE:
-            if (ev.kind == LLOG_EV_EOF && ev.torn)
-                t->torn_at = ev.offset;
+            if (ev.kind == LLOG_EV_EOF && ev.torn) /* where it begins */
+                t->torn_at = llog_reader_position(t->reader);
             scan_finished(t);
             return 0;
         case LLOG_EV_ERROR:
@@ -237,11 +250,23 @@ static int all_zero(const uint8_t *p, size_t n) {
     return 1;
 }
 
-/* A header of a fragment a writer of one record can have written next. */
-static int in_sequence(const llog_tail *t, unsigned type) {
+/* A header of a fragment a writer of one record can have written next
+ * (role: the type's, llog_type_role). */
+static int in_sequence(const llog_tail *t, unsigned role) {
     if (t->walk_open)
-        return type == LLOG_MIDDLE || type == LLOG_LAST;
-    return type == LLOG_FULL || type == LLOG_FIRST;
+        return role == LLOG_ROLE_MIDDLE || role == LLOG_ROLE_LAST;
+    return role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
+}
+
+/* 1 when a recyclable header at b (whole, in h) belongs to another log:
+ * an older log's record in a recycled file, or Pebble's trailer. The log
+ * ends before it; it is cut with what follows. */
+static int older_log(const llog_tail *t, const uint8_t *b, size_t have,
+                     const llog_header *h) {
+    if (h->header_size == LLOG_HEADER_SIZE || have < h->header_size)
+        return 0;
+    uint32_t number = llog_load32(b + LLOG_HEADER_SIZE);
+    return t->has_log_number && number != (uint32_t)t->log_number;
 }
 
 /*
@@ -262,26 +287,33 @@ static size_t walk_one(llog_tail *t, const uint8_t *b, size_t have) {
     if (have < LLOG_HEADER_SIZE) /* a header cut short by the end */
         return 0;
     llog_header h = llog_header_decode(b);
+    h.header_size = llog_type_header_size(t->dialect, h.type);
     if (h.type == LLOG_ZERO && h.length == 0) {
+        if (room < LLOG_MAX_HEADER_SIZE && all_zero(b, have))
+            return have; /* a longer header's trailer (other dialects) */
         refuse(t, p, "zero fill followed by more data");
         return 0;
     }
-    if (h.type < LLOG_FULL || h.type > LLOG_LAST || !in_sequence(t, h.type)) {
+    if (older_log(t, b, have, &h))
+        return 0; /* where the log ends: cut with what follows */
+    unsigned role = llog_type_role(t->dialect, h.type);
+    if (role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
+        !in_sequence(t, role)) {
         refuse(t, p,
-               h.type < LLOG_FULL || h.type > LLOG_LAST
+               role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST
                    ? "a record type no writer writes"
                    : "a fragment out of sequence");
         return 0;
     }
-    if (LLOG_HEADER_SIZE + h.length > room) {
+    if (h.header_size + h.length > room) {
         refuse(t, p, "a record length that cannot fit its block");
         return 0;
     }
-    size_t size = LLOG_HEADER_SIZE + h.length;
-    if (size <= have && llog_checksum_ok(&h, b + LLOG_HEADER_SIZE)) {
+    size_t size = h.header_size + h.length;
+    if (size <= have && llog_checksum_ok_dialect(b, &h, b + h.header_size)) {
         /* Whole and intact: a fragment of the record being written, which
          * fills its block (were it FULL or LAST, it would be complete). */
-        if (h.type != LLOG_FIRST && h.type != LLOG_MIDDLE)
+        if (role != LLOG_ROLE_FIRST && role != LLOG_ROLE_MIDDLE)
             refuse(t, p, "a complete record after the last one read");
         else if (size != room)
             refuse(t, p, "a fragment that does not fill its block");
@@ -338,10 +370,18 @@ static void walk_from(llog_tail *t, uint64_t written) {
 }
 
 llog_tail *llog_tail_new(uint64_t size) {
+    return llog_tail_new_dialect(size, LLOG_DIALECT_LEVELDB, 0, 0);
+}
+
+llog_tail *llog_tail_new_dialect(uint64_t size, llog_dialect dialect,
+                                 int has_log_number, uint64_t log_number) {
     llog_tail *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
     t->size = size;
+    t->dialect = dialect;
+    t->has_log_number = has_log_number;
+    t->log_number = log_number;
     scan_end(t, size);
     return t;
 }

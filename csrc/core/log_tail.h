@@ -60,6 +60,16 @@ typedef struct llog_tail llog_tail;
 /* Starts deciding for a log of `size` bytes. NULL when out of memory. */
 llog_tail *llog_tail_new(uint64_t size);
 
+/*
+ * The same for a log of another dialect (docs/rocksdb.md), whose recyclable
+ * records carry log_number (when has_log_number; else the first one's). In
+ * a recycled file, what follows the log's last record may be an older
+ * log's records, and Pebble ends a closed log with a trailer: both are cut
+ * like a torn tail.
+ */
+llog_tail *llog_tail_new_dialect(uint64_t size, llog_dialect dialect,
+                                 int has_log_number, uint64_t log_number);
+
 void llog_tail_free(llog_tail *t);
 
 /*

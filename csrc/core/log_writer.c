@@ -20,10 +20,27 @@ void llog_writer_set_header(llog_writer *w, size_t header_size,
     w->log_number = (uint32_t)log_number;
 }
 
+void llog_writer_set_chunk(llog_writer *w, size_t chunk) { w->chunk = chunk; }
+
+/* The payload bytes of the next fragment: what is left of the record, of
+ * the block past the header, and of the chunk (chunk_left: updated). */
+LLOG_HOT_INLINE size_t fragment_length(size_t chunk, size_t *chunk_left,
+                                       int first, uint64_t remaining,
+                                       size_t avail) {
+    size_t n = remaining < avail ? (size_t)remaining : avail;
+    if (chunk == 0)
+        return n;
+    if (first || *chunk_left == 0)
+        *chunk_left = chunk;
+    n = n < *chunk_left ? n : *chunk_left;
+    *chunk_left -= n;
+    return n;
+}
+
 /* Writes a header of w->header_size bytes at h, for `type` (types 1-4: the
  * writer's header decides the byte) over n payload bytes at data. */
-static void put_header(const llog_writer *w, uint8_t *h, size_t hs,
-                       unsigned type, const uint8_t *data, size_t n) {
+LLOG_HOT_INLINE void put_header(const llog_writer *w, uint8_t *h, size_t hs,
+                                unsigned type, const uint8_t *data, size_t n) {
     h[4] = (uint8_t)(n & 0xff);
     h[5] = (uint8_t)(n >> 8);
     h[6] = (uint8_t)type;
@@ -58,8 +75,8 @@ void llog_writer_fragment(llog_writer *w, const uint8_t *data,
         memset(out->prefix, 0, pad);
         left = LLOG_BLOCK_SIZE;
     }
-    size_t avail = left - hs;
-    size_t n = remaining < avail ? remaining : avail;
+    size_t n =
+        fragment_length(w->chunk, &w->chunk_left, first, remaining, left - hs);
     int last = (n == remaining);
     unsigned type = first ? (last ? LLOG_FULL : LLOG_FIRST)
                           : (last ? LLOG_LAST : LLOG_MIDDLE);
@@ -80,15 +97,15 @@ uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len) {
     uint64_t offset = w->offset;
     uint64_t remaining = len;
     int first = 1;
-    size_t hs = w->header_size;
+    size_t hs = w->header_size, chunk_left = w->chunk_left;
     while (first || remaining > 0) {
         size_t left = block_left(offset);
         if (left < hs) {
             offset += left;
             left = LLOG_BLOCK_SIZE;
         }
-        size_t avail = left - hs;
-        uint64_t n = remaining < avail ? remaining : avail;
+        uint64_t n = fragment_length(w->chunk, &chunk_left, first, remaining,
+                                     left - hs);
         offset += hs + n;
         remaining -= n;
         first = 0;

@@ -16,6 +16,8 @@ typedef struct llog_writer {
     size_t header_size;  /* LLOG_HEADER_SIZE, or a longer header's */
     uint32_t log_number; /* recyclable headers: its low 32 bits */
     uint64_t synced;     /* walSync headers: the offset synced before */
+    size_t chunk;        /* 0, or a record is cut in chunks this long */
+    size_t chunk_left;   /* of the current chunk */
 } llog_writer;
 
 /* Starts a writer that appends to a log of log_length bytes (0: a new log),
@@ -31,6 +33,14 @@ void llog_writer_init(llog_writer *w, uint64_t log_length);
  */
 void llog_writer_set_header(llog_writer *w, size_t header_size,
                             uint64_t log_number);
+
+/*
+ * RocksDB's compressed WALs: a record (a zstd frame) is cut into chunks of
+ * `chunk` bytes (LLOG_BLOCK_SIZE minus the header size), then each chunk
+ * into fragments at block ends, so a fragment may end before its block
+ * does. RocksDB 7 reads compressed records only so cut. 0: no chunks.
+ */
+void llog_writer_set_chunk(llog_writer *w, size_t chunk);
 
 /*
  * What to append for the next fragment of a record: `prefix` (zero trailer

@@ -135,6 +135,14 @@ PyObject *llpy_new_object(PyTypeObject *type, size_t lock_at, size_t fd_at);
 
 /* 1 for str and os.PathLike, which name files; 0 otherwise. */
 int llpy_is_path(PyObject *obj);
+/* 1 for a str (or os.PathLike giving one) of the form scheme://...: a URL
+ * for leveldb_log._storage; 0 otherwise; -1 with an exception set. */
+int llpy_is_url(PyObject *obj);
+/* leveldb_log._storage.open_url(url, mode, storage_options or None): a
+ * binary file object, or for a local file system its plain path (a str);
+ * NULL with an exception set. */
+PyObject *llpy_open_url(PyObject *url, const char *mode,
+                        PyObject *storage_options);
 /* os.open(path, flags | O_BINARY | O_CLOEXEC, 0o666): a descriptor, or -1
  * with an exception set (naming the file). */
 int llpy_open_path(llpy_state *st, PyObject *path, int flags);
@@ -214,6 +222,10 @@ typedef struct llpy_reader {
     PyObject *predecessor;     /* Predecessor, or NULL */
     PyObject *decompressor;    /* the current record's frame decoder */
     PyObject *decoded;         /* bytes it returned last (the core's) */
+    /* A source given as a URL: its storage_options (None or a mapping), kept
+     * for pickling; a file object opened for it is then the reader's own,
+     * closed with it. NULL for every other source. */
+    PyObject *storage_options;
 } llpy_reader;
 
 /* Feeds the core the block it wants (llog_reader_wanted); 0, or -1 with an
@@ -302,10 +314,12 @@ PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
 int llpy_writer_finish(llpy_writer *self);
 
 /* Mode "a" on an open path (writer_append.c): where the log resumes and
- * whether a block must be started; the log cut back to *offset. 0, or -1
+ * whether a block must be started; the log cut back to *offset. `dialect`
+ * holds the log's dialect and log number (llpy_dialect_options). 0, or -1
  * with an exception (CorruptionError when the file is no log to append to,
  * which is then left as it was). */
-int llpy_append_open(llpy_state *st, int fd, PyObject *name, uint64_t *offset,
+int llpy_append_open(llpy_state *st, int fd, PyObject *name,
+                     const llog_reader_options *dialect, uint64_t *offset,
                      int *fresh_block);
 /* _append_point(path): the same decision, nothing cut (cut, fresh, clean). */
 PyObject *llpy_append_point(PyObject *module, PyObject *path);

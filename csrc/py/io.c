@@ -127,3 +127,47 @@ Py_ssize_t llpy_fd_read_full(int fd, int seekable, uint8_t *buf, size_t n,
     }
     return (Py_ssize_t)total;
 }
+
+/* A str naming a URL: a scheme (a letter, then letters, digits, '+', '-'
+ * or '.') followed by "://". Windows drive letters ("C:\\") are no URL. */
+static int str_is_url(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0;
+    while (i < n) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(s, i);
+        int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!(alpha || (i > 0 && ((c >= '0' && c <= '9') || c == '+' ||
+                                  c == '-' || c == '.'))))
+            break;
+        i++;
+    }
+    return i > 0 && i + 3 <= n && PyUnicode_READ_CHAR(s, i) == ':' &&
+           PyUnicode_READ_CHAR(s, i + 1) == '/' &&
+           PyUnicode_READ_CHAR(s, i + 2) == '/';
+}
+
+int llpy_is_url(PyObject *obj) {
+    if (PyUnicode_Check(obj))
+        return str_is_url(obj);
+    if (!PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__fspath__"))
+        return 0;
+    PyObject *s = PyOS_FSPath(obj);
+    if (s == NULL)
+        return -1;
+    int rc = PyUnicode_Check(s) ? str_is_url(s) : 0;
+    Py_DECREF(s);
+    return rc;
+}
+
+/* leveldb_log._storage.open_url(url, mode, storage_options): imported only
+ * here, so that plain paths never import it (nor fsspec). */
+PyObject *llpy_open_url(PyObject *url, const char *mode,
+                        PyObject *storage_options) {
+    PyObject *mod = PyImport_ImportModule("leveldb_log._storage");
+    if (mod == NULL)
+        return NULL;
+    PyObject *opened =
+        PyObject_CallMethod(mod, "open_url", "OsO", url, mode,
+                            storage_options ? storage_options : Py_None);
+    Py_DECREF(mod);
+    return opened;
+}

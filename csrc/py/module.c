@@ -237,11 +237,12 @@ static PyMethodDef module_methods[] = {
      "  ValueError: masked is outside [0, 2**32)."},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,
      METH_FASTCALL,
-     "_scan_block(block, final, verify_checksums, /)\n"
+     "_scan_block(block, final, verify_checksums, dialect='leveldb', /)\n"
      "--\n\n"
      "The regions of one block, by the reader's rules (for scan.py).\n\n"
      "Returns\n"
-     "  A list of (position, kind, type, length, checksum_ok, reason)."},
+     "  A list of (position, kind, type, length, checksum_ok, reason,\n"
+     "  header_size, log_number)."},
     {NULL, NULL, 0, NULL}};
 
 /* The usable CRC-32C implementations, slowest to fastest. */

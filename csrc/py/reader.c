@@ -30,6 +30,13 @@ static void reader_release_source(llpy_reader *self) {
         llpy_close_fd(self->fd);
         self->fd = -1;
     }
+    if (self->file != NULL && self->storage_options != NULL) {
+        /* a URL's file object is the reader's own */
+        PyObject *r = PyObject_CallMethod(self->file, "close", NULL);
+        if (r == NULL)
+            PyErr_WriteUnraisable(self->file);
+        Py_XDECREF(r);
+    }
     Py_CLEAR(self->file);
     PyMem_Free(self->block);
     self->block = NULL;
@@ -545,11 +552,38 @@ static int reader_open_path(llpy_reader *self, llpy_state *st,
     return 0;
 }
 
+/* A URL, opened by leveldb_log._storage: a local file system's path is read
+ * as a path; any other store's file object is the reader's own. */
+static int reader_open_url(llpy_reader *self, PyObject *url,
+                           PyObject *storage_options) {
+    PyObject *opened = llpy_open_url(url, "rb", storage_options);
+    if (opened == NULL)
+        return -1;
+    self->storage_options = Py_NewRef(storage_options);
+    int rc = PyUnicode_Check(opened)
+                 ? reader_open_path(self, llpy_state_of(Py_TYPE(self)), opened)
+                 : reader_open_file(self, opened);
+    Py_DECREF(opened);
+    return rc;
+}
+
 /* Opens the source by its kind, and the block buffer a file needs. */
 static int reader_open_source(llpy_reader *self, PyObject *source,
+                              PyObject *storage_options,
                               llog_reader_options *opt) {
     self->fd = -1;
-    if (llpy_is_path(source)) {
+    int url = llpy_is_url(source);
+    if (url < 0)
+        return -1;
+    if (url) {
+        if (reader_open_url(self, source, storage_options) < 0)
+            return -1;
+        opt->sequential = !self->seekable;
+    } else if (storage_options != Py_None) {
+        PyErr_SetString(PyExc_ValueError,
+                        "storage_options applies to URLs (scheme://...)");
+        return -1;
+    } else if (llpy_is_path(source)) {
         if (reader_open_path(self, llpy_state_of(Py_TYPE(self)), source) < 0)
             return -1;
         opt->sequential = !self->seekable;
@@ -595,23 +629,26 @@ static int Reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_reader *self = (llpy_reader *)op;
     static char *kwlist[] = {"source",   "dialect",          "log_number",
                              "recovery", "verify_checksums", "start",
-                             "end",      "on_corruption",    NULL};
+                             "end",      "on_corruption",    "storage_options",
+                             NULL};
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
     PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
+    PyObject *storage_options = Py_None;
     int verify = 1;
     if (self->core != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOpOOO:Reader", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOpOOOO:Reader", kwlist,
                                      &source, &dialect, &log_number, &recovery,
-                                     &verify, &start, &end, &on_corruption))
+                                     &verify, &start, &end, &on_corruption,
+                                     &storage_options))
         return -1;
     llog_reader_options opt;
     if (reader_options(self, recovery, verify, start, end, on_corruption,
                        &opt) < 0 ||
         reader_dialect(self, dialect, log_number, source, &opt) < 0 ||
-        reader_open_source(self, source, &opt) < 0)
+        reader_open_source(self, source, storage_options, &opt) < 0)
         return -1;
     self->name = Py_NewRef(source);
     self->on_corruption =
@@ -790,6 +827,7 @@ static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(self->name);
     Py_VISIT(self->on_corruption);
     Py_VISIT(self->file);
+    Py_VISIT(self->storage_options);
     Py_VISIT(self->view.obj);
     Py_VISIT(self->timestamp_sizes);
     Py_VISIT(self->predecessor);
@@ -806,6 +844,7 @@ static int Reader_clear(PyObject *op) {
     Py_CLEAR(self->predecessor);
     Py_CLEAR(self->decompressor);
     Py_CLEAR(self->decoded);
+    Py_CLEAR(self->storage_options);
     return 0;
 }
 
@@ -825,8 +864,9 @@ static PyMethodDef Reader_methods[] = {
      "close($self, /)\n"
      "--\n\n"
      "Release the source; calling it again does nothing.\n\n"
-     "A path the reader opened is closed; a buffer is released; a file\n"
-     "object is left open. Iterating a closed reader raises ValueError.\n\n"
+     "A path or URL the reader opened is closed; a buffer is released; a\n"
+     "file object is left open. Iterating a closed reader raises\n"
+     "ValueError.\n\n"
      "Returns\n"
      "  None."},
     {"__enter__", Reader_enter, METH_NOARGS,
@@ -948,13 +988,15 @@ static PyGetSetDef Reader_getset[] = {
 PyDoc_STRVAR(
     Reader_doc,
     "Reader(source, *, dialect='leveldb', log_number=None, recovery='skip', "
-    "verify_checksums=True, start=0, end=None, on_corruption=None)\n"
+    "verify_checksums=True, start=0, end=None, on_corruption=None, "
+    "storage_options=None)\n"
     "--\n\n"
     "Iterate over the records of a LevelDB log, as bytes, in write order.\n"
     "\n"
     "Arguments\n"
     "  source: the log, opened here (a missing path raises at the call):\n"
     "    - a path (str or os.PathLike);\n"
+    "    - a URL (scheme://...), opened with fsspec: see storage_options;\n"
     "    - a bytes-like object (bytes, bytearray, memoryview, mmap, ...),\n"
     "      read in place, never copied whole, and released when the\n"
     "      reader is closed or exhausted;\n"
@@ -973,6 +1015,12 @@ PyDoc_STRVAR(
     "  log_number: the number recyclable records must carry (RocksDB,\n"
     "    Pebble); None takes it from a path named NNNNNN.log, else from\n"
     "    the first recyclable record.\n"
+    "  storage_options: for a source given as a URL (s3://, gcs://,\n"
+    "    memory://, file://, ...), which fsspec opens (pip install\n"
+    "    'leveldb-log[fsspec]'): the file system's options, such as\n"
+    "    {'anon': True}; None for none. A local file system's URL is read\n"
+    "    as a path; any other store's object through a file object the\n"
+    "    reader owns and closes.\n"
     "\n"
     "Returns\n"
     "  An iterator: next() gives the next record's payload (bytes).\n"
@@ -1038,8 +1086,9 @@ PyDoc_STRVAR(
     "  a restart too.\n"
     "\n"
     "Pickling\n"
-    "  A reader over a path pickles as what reopens it: the path, its\n"
-    "  options (on_corruption must be picklable) and its progress.\n"
+    "  A reader over a path or a URL pickles as what reopens it: the\n"
+    "  path or URL, its options (on_corruption and storage_options must\n"
+    "  be picklable) and its progress.\n"
     "  Unpickled (or copied with copy.copy or copy.deepcopy) it goes on\n"
     "  exactly where the original stood; a file that is gone by then\n"
     "  raises FileNotFoundError. A reader over a buffer or a file object,\n"
@@ -1058,11 +1107,12 @@ PyDoc_STRVAR(
     "  ValueError: an unknown recovery mode or dialect; start or end\n"
     "    negative or above 2**64 - 1 (the message names which); end <\n"
     "    start; log_number with dialect 'leveldb'; next() on a closed\n"
-    "    reader.\n"
+    "    reader; storage_options with a source that is no URL.\n"
     "  CorruptionError, TruncatedRecordError: from next(), as the\n"
     "    recovery mode says.\n"
-    "  ImportError (ZstdMissingError): from next(), a compressed WAL with\n"
-    "    no zstd binding installed; the message names the extra.");
+    "  ImportError: a URL without fsspec (the message names the extra);\n"
+    "    ZstdMissingError, from next(): a compressed WAL with no zstd\n"
+    "    binding installed (the message names the extra).");
 
 static PyType_Slot Reader_slots[] = {
     {Py_tp_doc, (void *)Reader_doc},   {Py_tp_new, Reader_new},

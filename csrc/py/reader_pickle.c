@@ -1,7 +1,8 @@
 /*
  * reader_pickle.c - a Reader over a path pickles as what reopens it where it
  * stands (leveldb_log._restore.restore_reader unpickles it, then _restore
- * sets its counters); readers over buffers or file objects refuse.
+ * sets its counters); so does one over a URL (its storage_options kept).
+ * Readers over buffers or file objects refuse.
  */
 #include "binding.h"
 
@@ -23,15 +24,24 @@ static PyObject *reader_pickle(llpy_reader *self) {
     PyObject *last =
         self->has_last ? PyLong_FromUnsignedLongLong(self->last_record_offset)
                        : Py_NewRef(Py_None);
+    uint64_t number = 0;
+    PyObject *log_number = llog_reader_log_number(self->core, &number)
+                               ? PyLong_FromUnsignedLongLong(number)
+                               : Py_NewRef(Py_None);
     PyObject *result = Py_BuildValue(
-        "O(O{sssOsKsNsO}(NKO))", restore, self->name, "recovery",
+        "O(O{sssOsKsNsOsssN}(NKO))", restore, self->name, "recovery",
         llog_recovery_name(self->recovery), "verify_checksums",
         self->verify_checksums ? Py_True : Py_False, "start",
         (unsigned long long)position, "end", end, "on_corruption",
-        self->on_corruption ? self->on_corruption : Py_None, last,
+        self->on_corruption ? self->on_corruption : Py_None, "dialect",
+        llog_dialect_name(self->dialect), "log_number", log_number, last,
         (unsigned long long)self->dropped_bytes,
         self->finished ? Py_True : Py_False);
     Py_DECREF(restore);
+    if (result != NULL && self->storage_options != NULL &&
+        PyDict_SetItemString(PyTuple_GET_ITEM(PyTuple_GET_ITEM(result, 1), 1),
+                             "storage_options", self->storage_options) < 0)
+        Py_CLEAR(result);
     return result;
 }
 
@@ -43,10 +53,12 @@ static PyObject *reader_pickle(llpy_reader *self) {
 PyObject *llpy_reader_reduce(PyObject *op, PyObject *unused) {
     (void)unused;
     llpy_reader *self = (llpy_reader *)op;
-    if (self->kind != LLPY_SRC_FD || self->closed) {
+    if ((self->kind != LLPY_SRC_FD && self->storage_options == NULL) ||
+        self->closed) {
         PyErr_Format(PyExc_TypeError, "cannot pickle a Reader over %s",
-                     self->closed ? "a closed source"
-                                  : "a buffer or file object (only paths)");
+                     self->closed
+                         ? "a closed source"
+                         : "a buffer or file object (only paths and URLs)");
         return NULL;
     }
     if (llpy_lock_acquire(&self->lock) < 0)

@@ -1,25 +1,39 @@
 /*
  * scan.c - _core._scan_block: the regions of one block of a log, by the
- * reader's own rules (llog_region_at, llog_checksum_ok), for
- * leveldb_log.scan. Regions and kinds are scan.py's (docs/api.md):
+ * reader's own rules (llog_region_at_dialect, llog_checksum_ok_dialect),
+ * in any dialect, for leveldb_log.scan. Regions and kinds are scan.py's
+ * (docs/api.md):
  *
  *   (position in block, kind, type or None, length, checksum_ok or None,
- *    reason or None)
+ *    reason or None, header size, log number or None)
  */
 #include "binding.h"
 
+/* A record's header, for its region: its size, and its log number. */
+typedef struct region_header {
+    size_t size;
+    long log_number; /* < 0: none */
+} region_header;
+
+static const region_header NO_HEADER = {LLOG_HEADER_SIZE, -1};
+
 /* Appends one region; type < 0 and ok < 0 stand for None. */
 static int add_region(PyObject *list, size_t pos, const char *kind, long type,
-                      size_t length, int ok, const char *reason) {
+                      size_t length, int ok, const char *reason,
+                      region_header rh) {
     PyObject *type_obj = type < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(type);
     PyObject *ok_obj = ok < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(ok);
+    PyObject *number = rh.log_number < 0 ? Py_NewRef(Py_None)
+                                         : PyLong_FromLong(rh.log_number);
     PyObject *region = NULL;
-    if (type_obj != NULL && ok_obj != NULL)
-        region = Py_BuildValue("(nsNnNz)", (Py_ssize_t)pos, kind, type_obj,
-                               (Py_ssize_t)length, ok_obj, reason);
+    if (type_obj != NULL && ok_obj != NULL && number != NULL)
+        region = Py_BuildValue("(nsNnNznN)", (Py_ssize_t)pos, kind, type_obj,
+                               (Py_ssize_t)length, ok_obj, reason,
+                               (Py_ssize_t)rh.size, number);
     else {
         Py_XDECREF(type_obj);
         Py_XDECREF(ok_obj);
+        Py_XDECREF(number);
     }
     if (region == NULL)
         return -1;
@@ -30,36 +44,45 @@ static int add_region(PyObject *list, size_t pos, const char *kind, long type,
 
 /* The regions of the `size` bytes at b into list; 0, or -1 on error. */
 static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
-                int verify) {
+                int verify, llog_dialect d) {
     size_t p = 0;
     while (p < size) {
         size_t left = size - p;
         llog_header h;
-        switch (llog_region_at(b + p, left, final, &h)) {
+        switch (llog_region_at_dialect(d, b + p, left, final, &h)) {
         case LLOG_REGION_TRAILER:
-            return add_region(list, p, "trailer", -1, left, -1, NULL);
+            return add_region(list, p, "trailer", -1, left, -1, NULL,
+                              NO_HEADER);
         case LLOG_REGION_TRUNCATED: /* a type when a whole header is there */
             return add_region(list, p, "truncated",
                               left < LLOG_HEADER_SIZE ? -1 : (long)h.type,
-                              left, -1, NULL);
+                              left, -1, NULL, NO_HEADER);
         case LLOG_REGION_BAD_LENGTH:
             return add_region(list, p, "garbage", (long)h.type, left, -1,
-                              LLOG_REASON_BAD_LENGTH);
+                              LLOG_REASON_BAD_LENGTH, NO_HEADER);
         case LLOG_REGION_ZERO:
-            return add_region(list, p, "zero", 0, left, -1, NULL);
+            return add_region(list, p, "zero", 0, left, -1, NULL, NO_HEADER);
         case LLOG_REGION_RECORD:
             break;
         }
-        int ok = verify ? llog_checksum_ok(&h, b + p + LLOG_HEADER_SIZE) : -1;
-        if (add_region(list, p, "record", (long)h.type, h.length, ok, NULL) <
-            0)
+        const uint8_t *payload = b + p + h.header_size;
+        if (d == LLOG_DIALECT_PEBBLE && h.type == 5 && h.length == 0 &&
+            h.masked_crc == 0) /* Pebble's end of a closed log */
+            return add_region(list, p, "end", 5, size - p, -1, NULL,
+                              NO_HEADER);
+        int ok = verify ? llog_checksum_ok_dialect(b + p, &h, payload) : -1;
+        region_header rh = {h.header_size, h.header_size > LLOG_HEADER_SIZE
+                                               ? (long)h.log_number
+                                               : -1};
+        if (add_region(list, p, "record", (long)h.type, h.length, ok, NULL,
+                       rh) < 0)
             return -1;
-        p += LLOG_HEADER_SIZE + h.length;
+        p += h.header_size + h.length;
         if (ok == 0) {
             /* The length may be what is damaged: the reader drops the rest
              * of the block. */
             return p < size ? add_region(list, p, "garbage", -1, size - p, -1,
-                                         LLOG_REASON_CHECKSUM)
+                                         LLOG_REASON_CHECKSUM, NO_HEADER)
                             : 0;
         }
     }
@@ -69,12 +92,15 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 3) {
+    if (nargs != 3 && nargs != 4) {
         PyErr_Format(PyExc_TypeError,
-                     "_scan_block() takes exactly 3 arguments (%zd given)",
+                     "_scan_block() takes 3 or 4 arguments (%zd given)",
                      nargs);
         return NULL;
     }
+    llog_reader_options opt = {0};
+    if (nargs == 4 && llpy_dialect_options(args[3], NULL, NULL, &opt) < 0)
+        return NULL;
     int final = PyObject_IsTrue(args[1]);
     int verify = final < 0 ? -1 : PyObject_IsTrue(args[2]);
     if (verify < 0)
@@ -96,8 +122,8 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                      LLOG_BLOCK_SIZE, view.len);
     } else {
         list = PyList_New(0);
-        if (list != NULL &&
-            scan(list, view.buf, (size_t)view.len, final, verify) < 0)
+        if (list != NULL && scan(list, view.buf, (size_t)view.len, final,
+                                 verify, opt.dialect) < 0)
             Py_CLEAR(list);
     }
     PyBuffer_Release(&view);

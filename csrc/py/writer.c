@@ -401,7 +401,10 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
     if (fstat(self->fd, &info) == 0 &&
         llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
         return -1;
-    return llpy_append_open(st, self->fd, self->name, &self->written,
+    llog_reader_options dialect = {.dialect = self->dialect,
+                                   .has_log_number = self->has_log_number,
+                                   .log_number = self->log_number};
+    return llpy_append_open(st, self->fd, self->name, &dialect, &self->written,
                             &self->pad_next);
 }
 
@@ -492,9 +495,41 @@ static int parse_mode(PyObject *mode, char *out) {
     return 0;
 }
 
+/* A URL, opened by leveldb_log._storage: a local file system's path is
+ * written as a path; any other store's file object is the writer's own. */
+static int writer_open_url(llpy_writer *self, PyObject *url,
+                           PyObject *storage_options) {
+    PyObject *opened = llpy_open_url(url,
+                                     self->mode == 'a'   ? "ab"
+                                     : self->mode == 'x' ? "xb"
+                                                         : "wb",
+                                     storage_options);
+    if (opened == NULL)
+        return -1;
+    self->name = Py_NewRef(url);
+    int rc;
+    if (PyUnicode_Check(opened)) {
+        rc = writer_open_path(self, llpy_state_of(Py_TYPE(self)), opened);
+    } else {
+        self->closefd = 1;
+        rc = writer_open_file(self, opened);
+    }
+    Py_DECREF(opened);
+    return rc;
+}
+
 /* Opens a path or takes a file object; `mode` is NULL when not given. */
 static int writer_open_target(llpy_writer *self, PyObject *target,
-                              PyObject *mode, int closefd) {
+                              PyObject *mode, int closefd,
+                              PyObject *storage_options) {
+    int url = llpy_is_url(target);
+    if (url != 0)
+        return url < 0 ? -1 : writer_open_url(self, target, storage_options);
+    if (storage_options != Py_None) {
+        PyErr_SetString(PyExc_ValueError,
+                        "storage_options applies to URLs (scheme://...)");
+        return -1;
+    }
     if (llpy_is_path(target)) {
         self->name = Py_NewRef(target);
         return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
@@ -519,20 +554,22 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
 
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
-    static char *kwlist[] = {
-        "target",     "mode",    "buffering",   "closefd",      "dialect",
-        "log_number", "recycle", "compression", "sync_offsets", NULL};
+    static char *kwlist[] = {"target",          "mode",        "buffering",
+                             "closefd",         "dialect",     "log_number",
+                             "recycle",         "compression", "sync_offsets",
+                             "storage_options", NULL};
     PyObject *target, *mode = NULL, *buffering = NULL, *dialect = NULL;
     PyObject *log_number = NULL, *compression = NULL;
+    PyObject *storage_options = Py_None;
     int closefd = 0, recycle = 0, sync_offsets = 0;
     if (self->buf != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$OpOOpOp:Writer", kwlist,
-                                     &target, &mode, &buffering, &closefd,
-                                     &dialect, &log_number, &recycle,
-                                     &compression, &sync_offsets))
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwds, "O|O$OpOOpOpO:Writer", kwlist, &target, &mode,
+            &buffering, &closefd, &dialect, &log_number, &recycle,
+            &compression, &sync_offsets, &storage_options))
         return -1;
     self->mode = 'w';
     if ((mode != NULL && parse_mode(mode, &self->mode) < 0) ||
@@ -542,7 +579,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     self->cap =
         self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
-    if (writer_open_target(self, target, mode, closefd) < 0)
+    if (writer_open_target(self, target, mode, closefd, storage_options) < 0)
         return -1;
     llog_writer_init(&self->core, self->written);
     self->buf = PyMem_Malloc(self->cap);
@@ -753,7 +790,7 @@ PyDoc_STRVAR(
     Writer_doc,
     "Writer(target, mode='w', *, buffering=-1, closefd=False, "
     "dialect='leveldb', log_number=None, recycle=False, compression=None, "
-    "sync_offsets=False)\n"
+    "sync_offsets=False, storage_options=None)\n"
     "--\n\n"
     "Write records to a LevelDB log.\n"
     "\n"
@@ -782,6 +819,13 @@ PyDoc_STRVAR(
     "    wal_compression does (needs the extra leveldb-log[rocksdb]).\n"
     "  sync_offsets: 'pebble' only: write walSync chunks, which carry the\n"
     "    offset last made durable by sync().\n"
+    "  storage_options: for a target given as a URL (scheme://...: s3://,\n"
+    "    gcs://, memory://, file://, ...), which fsspec opens (pip install\n"
+    "    'leveldb-log[fsspec]'): the file system's options, such as\n"
+    "    {'anon': True}; None for none. A local file system's URL is\n"
+    "    written as a path. Other stores take 'w' and 'x', not 'a'\n"
+    "    (ValueError, before anything is opened); the writer owns the\n"
+    "    object it opens there, and close() closes (so commits) it.\n"
     "\n"
     "Returns\n"
     "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
@@ -832,13 +876,16 @@ PyDoc_STRVAR(
     "    write(); a file object whose write() refuses bytes (a text file:\n"
     "    open it with 'wb' or 'ab'); mode or buffering of the wrong type.\n"
     "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
-    "    for a file object); buffering below -1 or above 2**30 (the\n"
-    "    message names buffering); an unknown dialect, or options the\n"
+    "    for a file object, other than 'w' or 'x' for a URL of a store\n"
+    "    other than the local file system); buffering below -1 or above\n"
+    "    2**30 (the message names buffering); storage_options with a\n"
+    "    target that is no URL; an unknown dialect, or options the\n"
     "    dialect does not have; recyclable records without a log number.\n"
     "  ImportError (ZstdMissingError): compression='zstd' with no zstd\n"
     "    binding installed; the message names the extra.\n"
     "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
-    "  CorruptionError: mode 'a' on a file that does not end like a log.");
+    "  CorruptionError: mode 'a' on a file that does not end like a log.\n"
+    "  ImportError: a URL without fsspec (the message names the extra).");
 
 static PyType_Slot Writer_slots[] = {{Py_tp_doc, (void *)Writer_doc},
                                      {Py_tp_new, Writer_new},

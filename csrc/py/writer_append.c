@@ -18,8 +18,10 @@
 #include "log_tail.h"
 
 /* Feeds the tail module from fd; 0 and *out, or -1 with an exception. */
-static int decide(int fd, uint64_t size, llog_tail_result *out) {
-    llog_tail *t = llog_tail_new(size);
+static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
+                  llog_tail_result *out) {
+    llog_tail *t = llog_tail_new_dialect(
+        size, dialect->dialect, dialect->has_log_number, dialect->log_number);
     if (t == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -47,8 +49,9 @@ static int decide(int fd, uint64_t size, llog_tail_result *out) {
 /* The decision for the log open at fd, `size` bytes long; a refusal raises
  * CorruptionError naming `name`. */
 static int resume_point(llpy_state *st, int fd, PyObject *name, uint64_t size,
+                        const llog_reader_options *dialect,
                         llog_tail_result *out) {
-    if (decide(fd, size, out) < 0)
+    if (decide(fd, size, dialect, out) < 0)
         return -1;
     if (out->refusal == NULL)
         return 0;
@@ -84,7 +87,8 @@ static int cut_back(int fd, PyObject *name, uint64_t cut) {
     return 0;
 }
 
-int llpy_append_open(llpy_state *st, int fd, PyObject *name, uint64_t *offset,
+int llpy_append_open(llpy_state *st, int fd, PyObject *name,
+                     const llog_reader_options *dialect, uint64_t *offset,
                      int *fresh_block) {
     int64_t size = file_size(fd);
     if (size < 0) { /* not seekable (a pipe, a terminal): nothing to resume */
@@ -92,7 +96,8 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name, uint64_t *offset,
         errno = 0;
     }
     llog_tail_result r = {(uint64_t)size, 0, 0, 0, NULL};
-    if (size > 0 && resume_point(st, fd, name, (uint64_t)size, &r) < 0)
+    if (size > 0 &&
+        resume_point(st, fd, name, (uint64_t)size, dialect, &r) < 0)
         return -1;
     if (r.cut < (uint64_t)size && cut_back(fd, name, r.cut) < 0)
         return -1;
@@ -112,7 +117,8 @@ PyObject *llpy_append_point(PyObject *module, PyObject *path) {
     if (rc < 0)
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
     else if (size > 0)
-        rc = resume_point(st, fd, path, (uint64_t)size, &r);
+        rc = resume_point(st, fd, path, (uint64_t)size,
+                          &(llog_reader_options){0}, &r);
     llpy_close_fd(fd);
     if (rc < 0)
         return NULL;

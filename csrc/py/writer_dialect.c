@@ -145,6 +145,9 @@ static uint8_t *room(llpy_writer *self, size_t n) {
 
 int llpy_writer_start(llpy_writer *self) {
     llog_writer_set_header(&self->core, self->header_size, self->log_number);
+    if (self->compress) /* RocksDB's chunks: RocksDB 7 reads nothing else */
+        llog_writer_set_chunk(&self->core,
+                              LLOG_BLOCK_SIZE - self->header_size);
     if (!self->compress || self->core.offset != 0)
         return 0;
     static const uint8_t zstd[4] = {7, 0, 0, 0}; /* RocksDB's kZSTD */

@@ -33,6 +33,7 @@ from leveldb_log._core import (
     mask_crc,
     unmask_crc,
 )
+from leveldb_log._detect import detect_dialect
 from leveldb_log._dialects import DIALECTS, Predecessor
 from leveldb_log._errors import (
     Corruption,
@@ -46,6 +47,8 @@ from leveldb_log.scan import PhysicalRecord, scan
 from leveldb_log.splits import splits
 
 from leveldb_log import leveldb  # isort: skip  (the WriteBatch / VersionEdit decoders)
+from leveldb_log import rocksdb  # isort: skip  (RocksDB's WriteBatch / VersionEdit)
+from leveldb_log import pebble  # isort: skip  (Pebble's batches)
 from leveldb_log import stats  # isort: skip  (a log's figures: stats.stats(source))
 
 
@@ -86,8 +89,11 @@ __all__ = [
     "crc32c",
     "crc32c_implementation",
     "crc32c_implementations",
+    "detect_dialect",
     "leveldb",
     "mask_crc",
+    "pebble",
+    "rocksdb",
     "scan",
     "splits",
     "stats",

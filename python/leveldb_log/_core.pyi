@@ -5,9 +5,9 @@ that an IDE shows what help() shows.
 """
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from typing_extensions import Buffer
 
@@ -92,21 +92,24 @@ def unmask_crc(masked: int, /) -> int:
     """
 
 def _scan_block(
-    block: Buffer, final: bool, verify_checksums: bool, /
+    block: Buffer, final: bool, verify_checksums: bool, dialect: Dialect = "leveldb", /
 ) -> list[
     tuple[
         int,
-        Literal["record", "trailer", "zero", "garbage", "truncated"],
+        Literal["record", "trailer", "zero", "garbage", "truncated", "end"],
         int | None,
         int,
         bool | None,
         str | None,
+        int,
+        int | None,
     ]
 ]:
     """The regions of one block, by the reader's rules (for scan.py).
 
     Returns
-      A list of (position, kind, type, length, checksum_ok, reason).
+      A list of (position, kind, type, length, checksum_ok, reason,
+      header_size, log_number).
     """
 
 class _ArrowStream(Protocol):
@@ -147,6 +150,13 @@ class Writer:
         wal_compression does (needs the extra leveldb-log[rocksdb]).
       sync_offsets: 'pebble' only: write walSync chunks, which carry the
         offset last made durable by sync().
+      storage_options: for a target given as a URL (scheme://...: s3://,
+        gcs://, memory://, file://, ...), which fsspec opens (pip install
+        'leveldb-log[fsspec]'): the file system's options, such as
+        {'anon': True}; None for none. A local file system's URL is
+        written as a path. Other stores take 'w' and 'x', not 'a'
+        (ValueError, before anything is opened); the writer owns the
+        object it opens there, and close() closes (so commits) it.
 
     Returns
       A Writer; write(), write_many(), flush(), sync(), tell(), close().
@@ -197,13 +207,16 @@ class Writer:
         write(); a file object whose write() refuses bytes (a text file:
         open it with 'wb' or 'ab'); mode or buffering of the wrong type.
       ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'
-        for a file object); buffering below -1 or above 2**30 (the
-        message names buffering); an unknown dialect, or options the
+        for a file object, other than 'w' or 'x' for a URL of a store
+        other than the local file system); buffering below -1 or above
+        2**30 (the message names buffering); storage_options with a
+        target that is no URL; an unknown dialect, or options the
         dialect does not have; recyclable records without a log number.
       ImportError (ZstdMissingError): compression='zstd' with no zstd
         binding installed; the message names the extra.
       FileExistsError ('x'), OSError: the path cannot be opened.
       CorruptionError: mode 'a' on a file that does not end like a log.
+      ImportError: a URL without fsspec (the message names the extra).
     """
 
     def __init__(
@@ -218,6 +231,7 @@ class Writer:
         recycle: bool = False,
         compression: Literal["zstd"] | None = None,
         sync_offsets: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None: ...
     @property
     def closed(self) -> bool:
@@ -337,6 +351,7 @@ class Reader(Iterator[bytes]):
     Arguments
       source: the log, opened here (a missing path raises at the call):
         - a path (str or os.PathLike);
+        - a URL (scheme://...), opened with fsspec: see storage_options;
         - a bytes-like object (bytes, bytearray, memoryview, mmap, ...),
           read in place, never copied whole, and released when the
           reader is closed or exhausted;
@@ -355,6 +370,12 @@ class Reader(Iterator[bytes]):
       log_number: the number recyclable records must carry (RocksDB,
         Pebble); None takes it from a path named NNNNNN.log, else from
         the first recyclable record.
+      storage_options: for a source given as a URL (s3://, gcs://,
+        memory://, file://, ...), which fsspec opens (pip install
+        'leveldb-log[fsspec]'): the file system's options, such as
+        {'anon': True}; None for none. A local file system's URL is read
+        as a path; any other store's object through a file object the
+        reader owns and closes.
 
     Returns
       An iterator: next() gives the next record's payload (bytes).
@@ -420,8 +441,9 @@ class Reader(Iterator[bytes]):
       a restart too.
 
     Pickling
-      A reader over a path pickles as what reopens it: the path, its
-      options (on_corruption must be picklable) and its progress.
+      A reader over a path or a URL pickles as what reopens it: the
+      path or URL, its options (on_corruption and storage_options must
+      be picklable) and its progress.
       Unpickled (or copied with copy.copy or copy.deepcopy) it goes on
       exactly where the original stood; a file that is gone by then
       raises FileNotFoundError. A reader over a buffer or a file object,
@@ -440,11 +462,12 @@ class Reader(Iterator[bytes]):
       ValueError: an unknown recovery mode or dialect; start or end
         negative or above 2**64 - 1 (the message names which); end <
         start; log_number with dialect 'leveldb'; next() on a closed
-        reader.
+        reader; storage_options with a source that is no URL.
       CorruptionError, TruncatedRecordError: from next(), as the
         recovery mode says.
-      ImportError (ZstdMissingError): from next(), a compressed WAL with
-        no zstd binding installed; the message names the extra.
+      ImportError: a URL without fsspec (the message names the extra);
+        ZstdMissingError, from next(): a compressed WAL with no zstd
+        binding installed (the message names the extra).
     """
 
     def __init__(
@@ -458,6 +481,7 @@ class Reader(Iterator[bytes]):
         start: int = 0,
         end: int | None = None,
         on_corruption: Callable[[Corruption], object] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None: ...
     @property
     def dialect(self) -> Dialect:
@@ -575,8 +599,9 @@ class Reader(Iterator[bytes]):
     def close(self) -> None:
         """Release the source; calling it again does nothing.
 
-        A path the reader opened is closed; a buffer is released; a file
-        object is left open. Iterating a closed reader raises ValueError.
+        A path or URL the reader opened is closed; a buffer is released; a
+        file object is left open. Iterating a closed reader raises
+        ValueError.
 
         Returns
           None.

@@ -8,7 +8,9 @@ file order; the regions tile the file: each one starts where the previous one en
 ====================  ==============================================================
 kind                  region
 ====================  ==============================================================
-``"record"``          a physical record: 7-byte header and ``length`` payload bytes.
+``"record"``          a physical record: its header (7 bytes in LevelDB's dialect; 11 or
+                      19 for some types of RocksDB's and Pebble's, docs/rocksdb.md) and
+                      ``length`` payload bytes.
                       ``checksum_ok`` is False for a CRC mismatch, None when checksums
                       are not verified. Its type may be any byte value.
 ``"trailer"``         the last 1 to 6 bytes of a full block, too short for a header.
@@ -19,6 +21,9 @@ kind                  region
                       of the block. ``reason`` holds the reader's reason.
 ``"truncated"``       the cut-short end of the file (a torn tail): a partial header or
                       a payload that runs past the end of the final, short block.
+``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): an empty
+                      recyclable record with checksum 0, and what follows it in its
+                      block (an older log's bytes, in a recycled file).
 ====================  ==============================================================
 
 For every kind but ``"record"``, ``length`` is the region's size. ``type`` is the header's
@@ -41,13 +46,14 @@ from typing import (
 
 from leveldb_log import _core
 from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE
+from leveldb_log._dialects import DIALECTS, Dialect
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
 __all__ = ["BAD_RECORD_LENGTH", "CHECKSUM_MISMATCH", "Kind", "PhysicalRecord", "scan"]
 
-Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated"]
+Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated", "end"]
 
 # The reader's reason texts for the two kinds of garbage.
 BAD_RECORD_LENGTH = "bad record length"
@@ -67,8 +73,9 @@ class PhysicalRecord(NamedTuple):
     offset: where the region begins in the file.
     kind: "record" (a header and its payload), "trailer" (the last 1 to 6
       bytes of a block), "zero" (preallocated space: a type 0, length 0 header
-      and the rest of its block), "garbage" (bytes a reader drops as damage)
-      or "truncated" (a torn tail: the cut-short end of the file).
+      and the rest of its block), "garbage" (bytes a reader drops as damage),
+      "truncated" (a torn tail: the cut-short end of the file) or "end"
+      (Pebble's trailer of a closed log, and the rest of its block).
     type: the header's type byte (any value, see RecordType) when a whole
       header was read at offset, else None.
     length: a record's payload length (from its header); for the other
@@ -79,6 +86,9 @@ class PhysicalRecord(NamedTuple):
       None.
     reason: for "garbage", why the reader drops it (CHECKSUM_MISMATCH or
       BAD_RECORD_LENGTH), else None.
+    header_size: a record's header size: 7, or 11 (recyclable records, which
+      carry a log number) or 19 (Pebble's walSync chunks) in other dialects.
+    log_number: the log number in a recyclable record's header, else None.
     """
 
     offset: int
@@ -88,11 +98,13 @@ class PhysicalRecord(NamedTuple):
     checksum_ok: bool | None
     payload: bytes | None = None
     reason: str | None = None
+    header_size: int = HEADER_SIZE
+    log_number: int | None = None
 
     @property
     def size(self) -> int:
         """Bytes the region covers: header and payload for a record, else ``length``."""
-        return HEADER_SIZE + self.length if self.kind == "record" else self.length
+        return self.header_size + self.length if self.kind == "record" else self.length
 
     @property
     def end(self) -> int:
@@ -105,6 +117,7 @@ def scan(
     *,
     payloads: bool = False,
     verify_checksums: bool = True,
+    dialect: Dialect = "leveldb",
 ) -> Iterator[PhysicalRecord]:
     """Every region of the log in source, in file order: a map of its bytes.
 
@@ -123,6 +136,9 @@ def scan(
       payloads: True gives each "record" region its payload bytes.
       verify_checksums: False checks no CRC (checksum_ok is None) and a
         mismatch is not damage, as with Reader(verify_checksums=False).
+      dialect: 'leveldb', 'rocksdb' or 'pebble': which header sizes the
+        types have (RocksDB's metadata records are listed as records, with
+        their type), as with Reader(dialect=...).
 
     Returns
       An iterator of PhysicalRecord, one per region.
@@ -131,11 +147,13 @@ def scan(
       FileNotFoundError, OSError: the path cannot be opened (at the call) or
         read (while iterating).
       TypeError: a source that is none of the above (at the call).
+      ValueError: an unknown dialect (at the call).
     """
+    opts = _Options(payloads, verify_checksums, _check_dialect(dialect))
     if isinstance(source, (str, os.PathLike)):
-        return _scan_path(open(source, "rb"), payloads, verify_checksums)
+        return _scan_path(open(source, "rb"), opts)
     if isinstance(source, ReadableFile):
-        return _scan_blocks(_file_blocks(source), payloads, verify_checksums)
+        return _scan_blocks(_file_blocks(source), opts)
     if not isinstance(source, memoryview):
         try:
             memoryview(source).release()  # a buffer, or TypeError now
@@ -144,12 +162,27 @@ def scan(
                 "scan() source must be a path, a bytes-like object or a binary file "
                 f"object, not {type(source).__name__}"
             ) from None
-    return _scan_blocks(_buffer_blocks(source), payloads, verify_checksums)
+    return _scan_blocks(_buffer_blocks(source), opts)
 
 
-def _scan_path(f: BinaryIO, payloads: bool, verify: bool) -> Iterator[PhysicalRecord]:
+class _Options(NamedTuple):
+    payloads: bool
+    verify: bool
+    dialect: Dialect
+
+
+def _check_dialect(dialect: object) -> Dialect:
+    if not isinstance(dialect, str):
+        raise TypeError(f"dialect must be a str, not {type(dialect).__name__}")
+    for known in DIALECTS:
+        if dialect == known:
+            return known
+    raise ValueError(f"dialect must be 'leveldb', 'rocksdb' or 'pebble', not {dialect!r}")
+
+
+def _scan_path(f: BinaryIO, opts: _Options) -> Iterator[PhysicalRecord]:
     with f:
-        yield from _scan_blocks(_file_blocks(f), payloads, verify)
+        yield from _scan_blocks(_file_blocks(f), opts)
 
 
 def _file_blocks(f: ReadableFile) -> Iterator[bytes]:
@@ -176,27 +209,30 @@ def _buffer_blocks(data: Buffer) -> Iterator[memoryview]:
 
 
 def _scan_blocks(
-    blocks: Iterator[bytes] | Iterator[memoryview], payloads: bool, verify: bool
+    blocks: Iterator[bytes] | Iterator[memoryview], opts: _Options
 ) -> Iterator[PhysicalRecord]:
     base = 0
     for block in blocks:
         # Only the final block can be short, and only there does a cut-short record mean
         # a torn tail rather than damage.
-        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, payloads, verify)
+        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts)
         base += len(block)
 
 
 def _scan_block(
-    base: int, block: bytes | memoryview, short: bool, payloads: bool, verify: bool
+    base: int, block: bytes | memoryview, short: bool, opts: _Options
 ) -> Iterator[PhysicalRecord]:
     """The regions of one block starting at file offset ``base``.
 
     The C core classifies them with the reader's own decoder and rules; ``short`` is True
     for the final, short block, where a cut-short record is a torn tail, not damage.
     """
-    for position, kind, rtype, length, ok, reason in _core._scan_block(block, short, verify):
+    regions = _core._scan_block(block, short, opts.verify, opts.dialect)
+    for position, kind, rtype, length, ok, reason, header_size, number in regions:
         data = None
-        if payloads and kind == "record":
-            start = position + HEADER_SIZE
+        if opts.payloads and kind == "record":
+            start = position + header_size
             data = bytes(block[start : start + length])
-        yield PhysicalRecord(base + position, kind, rtype, length, ok, data, reason)
+        yield PhysicalRecord(
+            base + position, kind, rtype, length, ok, data, reason, header_size, number
+        )

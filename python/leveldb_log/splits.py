@@ -10,8 +10,10 @@ crosses its end).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from leveldb_log import _storage
 from leveldb_log._core import BLOCK_SIZE
 
 if TYPE_CHECKING:
@@ -32,6 +34,8 @@ def splits(
     source: str | os.PathLike[str] | Buffer | SeekableFile,
     n: int | None = None,
     size: int | None = None,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> list[tuple[int, int]]:
     """Split source into consecutive (start, end) byte ranges covering the log.
 
@@ -42,13 +46,17 @@ def splits(
     owns (except to finish a record that crosses its end).
 
     Arguments
-      source: a path; a bytes-like object holding the log; or a seekable
-        binary file object holding the log from its current position (which
-        is restored). Only its length is read, by the call itself.
+      source: a path; a URL (scheme://..., such as s3://bucket/key.log),
+        sized through fsspec (pip install 'leveldb-log[fsspec]'); a bytes-like
+        object holding the log; or a seekable binary file object holding the
+        log from its current position (which is restored). Only its length is
+        read, by the call itself.
       n: at most n ranges, of nearly equal numbers of blocks.
       size: ranges of about size bytes (the nearest whole number of 32 KiB
         blocks, at least one).
       Give exactly one of n and size.
+      storage_options: for a URL, the file system's options (as for Reader);
+        None for none.
 
     Returns
       A list of (start, end) tuples: the first starts at 0, each next one
@@ -56,13 +64,15 @@ def splits(
       empty, so an empty log gives [].
 
     Raises
-      ValueError: not exactly one of n and size given, or one below 1.
+      ValueError: not exactly one of n and size given, or one below 1;
+        storage_options with a source that is no URL.
       TypeError: a source or a count of the wrong type.
-      FileNotFoundError, OSError: the path cannot be read.
+      FileNotFoundError, OSError: the path or URL cannot be read.
+      ImportError: a URL without fsspec (the message names the extra).
     """
     if (n is None) == (size is None):
         raise ValueError("splits() needs exactly one of n and size")
-    length = _length(source)
+    length = _length(source, storage_options)
     blocks = -(-length // BLOCK_SIZE)  # ceil: the last block may be short
     if n is not None:
         _check_positive("n", n)
@@ -84,8 +94,15 @@ def _check_positive(name: str, value: int) -> None:
         raise ValueError(f"{name} must be at least 1, got {value}")
 
 
-def _length(source: str | os.PathLike[str] | Buffer | SeekableFile) -> int:
+def _length(
+    source: str | os.PathLike[str] | Buffer | SeekableFile,
+    storage_options: Mapping[str, Any] | None,
+) -> int:
     """Bytes of log in ``source``: a file's size, a buffer's size, or from a file's position."""
+    if isinstance(source, (str, os.PathLike)) and _storage.is_url(source):
+        return _storage.size(source, storage_options)
+    if storage_options is not None:
+        raise ValueError("storage_options applies to URLs (scheme://...)")
     if isinstance(source, (str, os.PathLike)):
         return os.stat(source).st_size
     if isinstance(source, SeekableFile):

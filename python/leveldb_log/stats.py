@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
 
 from leveldb_log._core import RECORD_TYPES, Reader
+from leveldb_log._dialects import Dialect
 from leveldb_log.scan import PhysicalRecord, scan
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class LogStats:
             ``dropped_bytes``): garbage, bad records, and the fragments of records it drops.
         record_sizes: the user records by size, one `SizeBucket` per non-empty bucket, in
             ascending order.
+        corruptions: how many corruptions the reader reports (some drop no bytes: an
+            empty record of an unknown type).
     """
 
     file_bytes: int
@@ -75,11 +78,17 @@ class LogStats:
     torn_tail_bytes: int
     dropped_bytes: int
     record_sizes: tuple[SizeBucket, ...]
+    corruptions: int = 0
 
     @property
     def corrupt(self) -> bool:
         """True when the log holds damage (a torn tail alone is not damage)."""
-        return self.dropped_bytes > 0 or self.bad_checksums > 0 or self.garbage_bytes > 0
+        return (
+            self.corruptions > 0
+            or self.dropped_bytes > 0
+            or self.bad_checksums > 0
+            or self.garbage_bytes > 0
+        )
 
 
 @dataclass
@@ -122,6 +131,7 @@ class _Reading:
     record_bytes: int = 0
     sizes: Counter[int] = field(default_factory=Counter)  # bit length of size -> records
     dropped_bytes: int = 0
+    corruptions: int = 0
     position: int = 0
 
 
@@ -158,7 +168,16 @@ _COPY_CHUNK = 1 << 20
 Source: TypeAlias = "str | os.PathLike[str] | Buffer | LogFile"
 
 
-def stats(source: Source, *, verify_checksums: bool = True) -> LogStats:
+class _Opts(NamedTuple):
+    """How both passes read: checksums verified or not, and the dialect."""
+
+    verify: bool
+    dialect: Dialect
+
+
+def stats(
+    source: Source, *, verify_checksums: bool = True, dialect: Dialect = "leveldb"
+) -> LogStats:
     """The statistics of the log in source: what ``leveldb-log stats`` prints.
 
     One pass of scan() counts the physical layout, one pass of a Reader in
@@ -172,6 +191,7 @@ def stats(source: Source, *, verify_checksums: bool = True) -> LogStats:
         read a block at a time, never whole into memory.
       verify_checksums: False checks no CRC, as with
         Reader(verify_checksums=False).
+      dialect: 'leveldb', 'rocksdb' or 'pebble', as with Reader(dialect=...).
 
     Returns
       A LogStats (see its fields); LogStats.corrupt says whether the log
@@ -180,32 +200,33 @@ def stats(source: Source, *, verify_checksums: bool = True) -> LogStats:
     Raises
       FileNotFoundError, OSError: the file cannot be opened or read.
     """
+    opts = _Opts(verify_checksums, dialect)
     if isinstance(source, (str, os.PathLike)):
-        return _of(source, verify_checksums)
+        return _of(source, opts)
     try:
         view = memoryview(source)  # type: ignore[arg-type]  # a buffer, else a file
     except TypeError:
-        return _of_file(cast(LogFile, source), verify_checksums)
+        return _of_file(cast(LogFile, source), opts)
     with view:  # an mmap is read as a buffer from its start, not through its read()
-        return _of(view, verify_checksums)
+        return _of(view, opts)
 
 
-def _of(source: str | os.PathLike[str] | memoryview, verify: bool) -> LogStats:
+def _of(source: str | os.PathLike[str] | memoryview, opts: _Opts) -> LogStats:
     """The figures of a path or a buffer: scan it, then read it."""
-    return _combine(_layout(source, verify), _read(source, verify))
+    return _combine(_layout(source, opts), _read(source, opts))
 
 
-def _of_file(stream: LogFile, verify: bool) -> LogStats:
+def _of_file(stream: LogFile, opts: _Opts) -> LogStats:
     """The figures of a file object, read twice (a pipe through a temporary copy)."""
     if _seekable(stream):
-        return _of_seekable(cast(_SeekableFile, stream), verify)
+        return _of_seekable(cast(_SeekableFile, stream), opts)
     import tempfile  # only for pipes: keeps `import leveldb_log` light
 
     with tempfile.TemporaryFile() as copy:
         while chunk := stream.read(_COPY_CHUNK):
             copy.write(chunk)
         copy.seek(0)
-        return _of_seekable(copy, verify)
+        return _of_seekable(copy, opts)
 
 
 def _seekable(stream: LogFile) -> bool:
@@ -216,28 +237,37 @@ def _seekable(stream: LogFile) -> bool:
         return False
 
 
-def _of_seekable(stream: _SeekableFile, verify: bool) -> LogStats:
+def _of_seekable(stream: _SeekableFile, opts: _Opts) -> LogStats:
     """Scan from the current position, then come back there for the reader."""
     start = stream.tell()
-    layout = _layout(stream, verify)
+    layout = _layout(stream, opts)
     stream.seek(start)
-    return _combine(layout, _read(stream, verify))
+    return _combine(layout, _read(stream, opts))
 
 
-def _layout(source: Source, verify: bool) -> _Layout:
+def _layout(source: Source, opts: _Opts) -> _Layout:
     """Tally the regions `scan` finds in ``source``."""
     layout = _Layout()
-    for region in scan(source, verify_checksums=verify):
+    for region in scan(source, verify_checksums=opts.verify, dialect=opts.dialect):
         layout.add(region)
     return layout
 
 
-def _read(source: Source, verify: bool) -> _Reading:
+def _read(source: Source, opts: _Opts) -> _Reading:
     """Read ``source`` through in skip mode: records, dropped bytes, final position."""
     reading = _Reading()
-    # The damage is what these statistics count (dropped_bytes): heard, not warned of.
-    ignore = lambda c: None  # noqa: E731
-    with Reader(source, recovery="skip", verify_checksums=verify, on_corruption=ignore) as reader:
+
+    # The damage is what these statistics count: heard, not warned of.
+    def count(_: object) -> None:
+        reading.corruptions += 1
+
+    with Reader(
+        source,
+        recovery="skip",
+        verify_checksums=opts.verify,
+        dialect=opts.dialect,
+        on_corruption=count,
+    ) as reader:
         for record in reader:
             reading.records += 1
             reading.record_bytes += len(record)
@@ -284,4 +314,5 @@ def _combine(layout: _Layout, reading: _Reading) -> LogStats:
         torn_tail_bytes=_torn_tail(layout, reading.position),
         dropped_bytes=reading.dropped_bytes,
         record_sizes=tuple(_bucket(b, reading.sizes[b]) for b in sorted(reading.sizes)),
+        corruptions=reading.corruptions,
     )

@@ -7,14 +7,18 @@ more than one of them uses live here, so that they read and fail alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
+import json
+import os
 import struct
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from leveldb_log._core import RECOVERY_MODES, Reader
+from leveldb_log import _storage
+from leveldb_log._core import RECOVERY_MODES, Reader, Writer
 from leveldb_log._errors import Corruption, CorruptionError
 
 if TYPE_CHECKING:
@@ -65,11 +69,54 @@ def parse_size(text: str) -> int:
     return value
 
 
+def parse_storage_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``--storage-option``: VALUE as JSON when it parses (``true``,
+    ``5``, ``{"endpoint_url": "..."}``), else as the string it is."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r}")
+    try:
+        parsed: Any = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def log_argument(text: str) -> str:
+    """The LOG argument: a URL of the local file system (``file://``) becomes its path, so
+    that every subcommand treats it as the path it is; any other text is kept."""
+    if not _storage.is_url(text):
+        return text
+    try:
+        path = _storage.local_path(text)
+    except _storage.FsspecMissingError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    except (ImportError, ValueError) as e:  # a protocol fsspec does not know, or lacks
+        raise argparse.ArgumentTypeError(f"{text}: {e}") from None
+    return text if path is None else path
+
+
 def add_log(
     p: argparse.ArgumentParser, what: str = "the log to read ('-': standard input)"
 ) -> None:
-    """The LOG positional argument."""
-    p.add_argument("log", metavar="LOG", help=what)
+    """The LOG positional argument, which may be a URL, and ``--storage-option``."""
+    p.add_argument(
+        "log",
+        metavar="LOG",
+        type=log_argument,
+        help=f"{what}; or a URL such as s3://bucket/key.log (needs fsspec)",
+    )
+    p.add_argument(
+        "--storage-option",
+        dest="storage_option",
+        action="append",
+        type=parse_storage_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="for a LOG given as a URL: an option of its file system (fsspec), such as "
+        "anon=true or endpoint_url=http://127.0.0.1:9000; VALUE is read as JSON when it "
+        "parses, else as a string; repeatable",
+    )
 
 
 def add_no_verify_checksums(p: argparse.ArgumentParser) -> None:
@@ -112,23 +159,90 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 # ---------------------------------------------------------------------------
 
 
-def source(path: str) -> str | io.BufferedReader:
-    """The LOG argument as a source: the path, or standard input for ``-``."""
-    return cast(io.BufferedReader, sys.stdin.buffer) if path == "-" else path
+def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--storage-option`` pairs as a dict (the last of a key wins); None for none.
+
+    Raises
+      UsageError: options given for a LOG that is no URL.
+    """
+    pairs: list[tuple[str, Any]] = getattr(args, "storage_option", [])
+    if not pairs:
+        return None
+    if not _storage.is_url(args.log):
+        raise UsageError(
+            f"--storage-option applies to a LOG on a store given as a URL (such as "
+            f"s3://bucket/key.log), not {args.log!r}"
+        )
+    return dict(pairs)
 
 
-def open_reader(args: argparse.Namespace, on_corruption: Callable[[Corruption], object]) -> Reader:
-    """A Reader over LOG with the reading options of ``args``."""
+@contextlib.contextmanager
+def _fsspec_needed() -> Iterator[None]:
+    """A URL without fsspec installed is a usage error (exit status 2), not a traceback."""
+    try:
+        yield
+    except _storage.FsspecMissingError as e:
+        raise UsageError(str(e)) from None
+
+
+def source(path: str, options: dict[str, Any] | None = None) -> str | io.BufferedReader:
+    """The LOG argument as a source: the path; for a URL, the binary file it opens (a
+    local one's path); or standard input for ``-``."""
+    if path == "-":
+        return cast(io.BufferedReader, sys.stdin.buffer)
+    if _storage.is_url(path):
+        with _fsspec_needed():
+            opened = _storage.open_url(path, "rb", options)
+        return opened if isinstance(opened, str) else cast(io.BufferedReader, opened)
+    return path
+
+
+def open_reader(
+    args: argparse.Namespace, on_corruption: Callable[[Corruption], object], **more: Any
+) -> Reader:
+    """A Reader over LOG with the reading options of ``args`` (and ``more`` keywords)."""
     if args.end is not None and args.end < args.start:
         raise UsageError(f"--end {args.end} is before --start {args.start}")
-    return Reader(
-        source(args.log),
-        recovery=args.recovery,
-        verify_checksums=args.verify_checksums,
-        start=args.start,
-        end=args.end,
-        on_corruption=on_corruption,
-    )
+    options = storage_options(args)
+    url = _storage.is_url(args.log)
+    with _fsspec_needed():
+        return Reader(
+            args.log if url else source(args.log),
+            recovery=args.recovery,
+            verify_checksums=args.verify_checksums,
+            start=args.start,
+            end=args.end,
+            on_corruption=on_corruption,
+            storage_options=options if url else None,
+            **more,
+        )
+
+
+def write_url(args: argparse.Namespace, records: Iterable[bytes]) -> None:
+    """``write`` to a LOG given as a URL of a store (``file://`` LOGs are paths by now):
+    the input is read and checked whole first, so that bad input never reaches the store,
+    then written as one object, which the store shows once it is closed. ``--append`` is
+    refused, before anything (appending reads the log's tail and may cut it)."""
+    from leveldb_log.cli import _atomic  # _atomic imports this module
+
+    options = storage_options(args)
+    if args.append:
+        raise UsageError(f"--append needs a local file, not {args.log!r}")
+    with (
+        _atomic._spool(records) as spool,
+        _fsspec_needed(),
+        Writer(args.log, "w", storage_options=options) as w,
+    ):
+        w.write_many(_atomic._unspool(spool))
+
+
+def log_size(args: argparse.Namespace) -> int | None:
+    """The length of LOG: None for standard input; a URL's from its store."""
+    if args.log == "-":
+        return None
+    if _storage.is_url(args.log):
+        return _storage.size(args.log, storage_options(args))
+    return os.stat(args.log).st_size
 
 
 @dataclass

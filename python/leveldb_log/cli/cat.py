@@ -15,9 +15,9 @@ from leveldb_log.cli._common import (
     add_log,
     add_reading_options,
     err,
-    open_reader,
     records,
 )
+from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -47,6 +47,7 @@ def register(subparsers: Subparsers) -> None:
         help="write each record's length first, as 4 bytes, unsigned little-endian",
     )
     add_reading_options(p)
+    add_dialect(p)
     p.set_defaults(run=run)
 
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     damage = Damage(err)
     out = sys.stdout.buffer
     delimiter = _DELIMITERS[args.delimiter]
-    with open_reader(args, damage) as reader:
+    with open_reader(args, damage, resolve(args)) as reader:
         for _, payload in records(reader, args.log):
             if args.length_prefixed:
                 if len(payload) > 0xFFFFFFFF:

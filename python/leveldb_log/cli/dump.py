@@ -1,4 +1,12 @@
-"""``leveldb-log dump``: every record with its offset, or decoded as LevelDB's own records."""
+"""``leveldb-log dump``: every record with its offset, or decoded as its engine's records.
+
+``--decode`` decodes each payload as the dialect's engine writes it: a WriteBatch (LevelDB,
+RocksDB) or a Pebble batch in a WAL, a VersionEdit in a MANIFEST. With ``--dialect auto``
+the payloads of a log framed as LevelDB's are decoded as RocksDB's, whose records are a
+superset of LevelDB's (a RocksDB MANIFEST, or a RocksDB WAL without recycling, is framed
+exactly like LevelDB's); ``--leveldb`` (``--dialect leveldb --decode``) keeps LevelDB's
+stricter decoders and output.
+"""
 
 from __future__ import annotations
 
@@ -19,9 +27,10 @@ from leveldb_log.cli._common import (
     add_log,
     add_reading_options,
     err,
-    open_reader,
     records,
 )
+from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
+from leveldb_log.cli._payloads import decoder
 from leveldb_log.leveldb import (
     Delete,
     InternalKey,
@@ -43,8 +52,10 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Print every record, one per line: offset, length and the payload (text: "
             "printable ASCII as is, other bytes as \\xNN, a backslash as \\\\). With "
-            "--leveldb, decode each record as LevelDB does in its own logs: a WriteBatch "
-            "(NNNNNN.log) or a VersionEdit (MANIFEST-NNNNNN). Corruptions go to standard error."
+            "--decode, decode each record as the dialect's engine does: a WriteBatch "
+            "(NNNNNN.log; a batch for Pebble) or a VersionEdit (MANIFEST-NNNNNN); with "
+            "--dialect auto, a log framed as LevelDB's is decoded as RocksDB's, a superset. "
+            "--leveldb is --dialect leveldb --decode. Corruptions go to standard error."
         ),
     )
     add_log(p)
@@ -55,36 +66,56 @@ def register(subparsers: Subparsers) -> None:
         help="how payloads are shown (default: text); json: one JSON object per line, "
         'payloads as strings when UTF-8, else {"base64": ...}',
     )
+    p.add_argument("--decode", action="store_true", help="decode WriteBatch / VersionEdit payloads")
     p.add_argument(
-        "--leveldb", action="store_true", help="decode WriteBatch / VersionEdit payloads"
+        "--leveldb",
+        action="store_true",
+        help="--dialect leveldb --decode: LevelDB's WriteBatch / VersionEdit",
     )
     p.add_argument(
         "--kind",
         choices=("wal", "manifest", "auto"),
         default="auto",
-        help="with --leveldb: what the log holds (default: auto, from the file name)",
+        help="with --decode: what the log holds (default: auto, from the file name: "
+        "MANIFEST-* a MANIFEST, *.log a WAL)",
     )
     add_reading_options(p)
+    add_dialect(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the records of LOG; exit status 1 if any corruption or undecodable payload."""
-    kind = _kind(args) if args.leveldb else ""
+    if args.leveldb:
+        if args.dialect not in ("auto", "leveldb"):
+            raise UsageError(f"--leveldb means --dialect leveldb, not {args.dialect}")
+        args.dialect, args.decode = "leveldb", True
+    dialect = resolve(args)
+    format_record = _formatter(args, dialect)
     damage = Damage(err)
     undecodable = 0
     out = sys.stdout
-    with open_reader(args, damage) as reader:
+    with open_reader(args, damage, dialect) as reader:
         for offset, payload in records(reader, args.log):
-            if not args.leveldb:
-                out.write(_format_plain(offset, payload, args.format) + "\n")
-                continue
             try:
-                out.write(_format_leveldb(offset, payload, kind, args.format) + "\n")
+                out.write(format_record(offset, payload) + "\n")
             except ValueError as e:
                 undecodable += 1
                 err(f"record at offset {offset}: {e}")
     return EXIT_CORRUPT if damage.found or undecodable else EXIT_OK
+
+
+def _formatter(args: argparse.Namespace, dialect: str) -> Callable[[int, bytes], str]:
+    """What prints one record: plain, or decoded for the dialect and the kind of log."""
+    fmt = args.format
+    if not args.decode:
+        return lambda offset, payload: _format_plain(offset, payload, fmt)
+    kind = _kind(args)
+    if dialect == "leveldb" and args.dialect == "leveldb":
+        return lambda offset, payload: _format_leveldb(offset, payload, kind, fmt)
+    payloads = "pebble" if dialect == "pebble" else "rocksdb"
+    render = escape if fmt == "json" else _quoted(fmt)  # (json renders no bytes as text)
+    return decoder(payloads, kind, fmt, render, json_bytes)
 
 
 def _kind(args: argparse.Namespace) -> str:

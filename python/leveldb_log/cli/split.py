@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from leveldb_log.cli._common import EXIT_OK, UsageError, add_log, parse_size, source
+from leveldb_log.cli._common import (
+    EXIT_OK,
+    UsageError,
+    add_log,
+    parse_size,
+    source,
+    storage_options,
+)
+from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.splits import splits
 
 if TYPE_CHECKING:
@@ -50,12 +58,13 @@ def register(subparsers: Subparsers) -> None:
         metavar="BYTES",
         help="ranges of about BYTES each (whole 32 KiB blocks; suffixes k, M, G)",
     )
+    add_dialect(p, "; the ranges are the same in every dialect: pass it on to the readers")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the ranges, one ``START END`` per line."""
-    log = source(args.log)
+    log = source(args.log, storage_options(args))
     if args.log == "-" and not sys.stdin.buffer.seekable():
         raise UsageError("split needs a file (standard input is not seekable)")
     for start, end in splits(log, n=args.n, size=args.size):

@@ -12,7 +12,9 @@ from leveldb_log.cli._common import (
     add_log,
     add_no_verify_checksums,
     source,
+    storage_options,
 )
+from leveldb_log.cli._dialect import add_dialect, reader_options, resolve
 from leveldb_log.stats import LogStats, stats
 
 if TYPE_CHECKING:
@@ -32,12 +34,18 @@ def register(subparsers: Subparsers) -> None:
     add_log(p)
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     add_no_verify_checksums(p)
+    add_dialect(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the statistics of LOG; exit status 1 if it is corrupt."""
-    figures = stats(source(args.log), verify_checksums=args.verify_checksums)
+    options = reader_options(resolve(args))
+    figures = stats(
+        source(args.log, storage_options(args)),
+        verify_checksums=args.verify_checksums,
+        **options,
+    )
     if args.json:
         print(json.dumps(_json(figures)))
     else:
@@ -60,6 +68,7 @@ def _json(s: LogStats) -> dict[str, Any]:
         "garbage_bytes": s.garbage_bytes,
         "torn_tail_bytes": s.torn_tail_bytes,
         "dropped_bytes": s.dropped_bytes,
+        "corruptions": s.corruptions,
         "record_sizes": [{"min": b.low, "max": b.high, "count": b.records} for b in s.record_sizes],
     }
 
@@ -81,6 +90,7 @@ def _text(s: LogStats) -> list[str]:
         ("bad checksums", s.bad_checksums),
         ("garbage bytes", s.garbage_bytes),
         ("dropped bytes", s.dropped_bytes),
+        ("corruptions", s.corruptions),
     ]
     lines = [f"{label:<18}{value:>12}" for label, value in rows]
     if s.record_sizes:

@@ -9,6 +9,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log import _storage
 from leveldb_log._core import _append_point
 from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log.cli._common import (
@@ -17,9 +18,10 @@ from leveldb_log.cli._common import (
     Damage,
     add_log,
     add_reading_options,
-    open_reader,
+    log_size,
     records,
 )
+from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -57,6 +59,7 @@ def register(subparsers: Subparsers) -> None:
         help="never show a progress bar",
     )
     add_reading_options(p)
+    add_dialect(p)
     p.set_defaults(run=run)
 
 
@@ -104,12 +107,13 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> int:
     """Read LOG through, reporting damage; exit status 1 if it is corrupt."""
-    size = None if args.log == "-" else os.stat(args.log).st_size
+    size = log_size(args)
     progress = _Progress(size, args.progress)
     damage = Damage(progress.write if not args.quiet else (lambda line: None))
     count = 0
+    dialect = resolve(args)
     try:
-        with open_reader(args, damage) as reader:
+        with open_reader(args, damage, dialect) as reader:
             for _ in records(reader, args.log):
                 count += 1
                 if progress.bar is not None:
@@ -119,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     seen = len(damage.found)
-    not_a_log = _check_the_end(args, damage)
+    # The end-of-file check is mode "a"'s rule, which knows LevelDB's layout only.
+    not_a_log = _check_the_end(args, damage) if dialect == "leveldb" else None
     if args.quiet:
         return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK
     if not_a_log:
@@ -135,7 +140,7 @@ def _check_the_end(args: argparse.Namespace, damage: Damage) -> str | None:
     of this format leaves (an unknown type, a length that cannot fit its block...) is
     reported as damage, and a file with no valid record at all is no log (the reason is
     returned). The rule is mode "a"'s (docs/format.md, "Appending"); it needs a file."""
-    if args.log == "-" or args.start or args.end is not None:
+    if args.log == "-" or _storage.is_url(args.log) or args.start or args.end is not None:
         return None
     if not stat.S_ISREG(os.stat(args.log).st_mode) or os.stat(args.log).st_size == 0:
         return None

@@ -11,9 +11,10 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING
 
+from leveldb_log import _storage
 from leveldb_log._core import Writer
 from leveldb_log.cli import _atomic
-from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log
+from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log, write_url
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -133,6 +134,8 @@ def _write_records(args: argparse.Namespace, records: Iterator[bytes]) -> None:
         with Writer(sys.stdout.buffer) as w:
             w.write_many(records)
         sys.stdout.buffer.flush()
+    elif _storage.is_url(args.log):
+        write_url(args, records)
     elif args.append:
         _atomic.append(args.log, records)
     else:

@@ -1,0 +1,76 @@
+"""``--dialect``: which engine's log format the reading subcommands read.
+
+``leveldb``, ``rocksdb`` or ``pebble`` are passed on to the reader (docs/rocksdb.md says
+what each reads); ``auto``, the default, picks one from the log's first block with
+`leveldb_log._detect.detect_dialect` where that is unambiguous, else ``leveldb``. The
+keyword is given to the reader only for a dialect other than ``leveldb``, so a LevelDB log
+is read exactly as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from leveldb_log._core import BLOCK_SIZE, Reader
+from leveldb_log._detect import Dialect, detect_dialect
+from leveldb_log._errors import Corruption
+from leveldb_log.cli import _common
+
+__all__ = ["DIALECTS", "add_dialect", "open_reader", "reader_options", "resolve"]
+
+#: The choices of ``--dialect``.
+DIALECTS = ("auto", "leveldb", "rocksdb", "pebble")
+
+
+def add_dialect(p: argparse.ArgumentParser, note: str = "") -> None:
+    """Add ``--dialect`` (stored as ``dialect``, default ``auto``) to a subcommand."""
+    p.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="auto",
+        help="the engine that wrote the log (default: auto, from its first block where "
+        "that is unambiguous, else leveldb)" + note,
+    )
+
+
+def _first_block(log: str) -> bytes:
+    """Up to 32 KiB from the start of LOG, without consuming anything a reader needs.
+
+    Standard input is peeked at (what its buffer holds); a path that is not a regular file
+    (a pipe, a directory) or cannot be opened gives no bytes: the reader reports the rest.
+    """
+    if log == "-":
+        peek: Callable[[int], bytes] | None = getattr(sys.stdin.buffer, "peek", None)
+        return peek(BLOCK_SIZE)[:BLOCK_SIZE] if peek is not None else b""
+    try:
+        if not stat.S_ISREG(os.stat(log).st_mode):
+            return b""
+        with open(log, "rb") as f:
+            return f.read(BLOCK_SIZE)
+    except OSError:
+        return b""
+
+
+def resolve(args: argparse.Namespace) -> Dialect:
+    """The dialect to read LOG in: ``--dialect``, or for ``auto`` the one detected."""
+    if args.dialect != "auto":
+        chosen: Dialect = args.dialect
+        return chosen
+    return detect_dialect(_first_block(args.log))
+
+
+def reader_options(dialect: Dialect) -> dict[str, Any]:
+    """The Reader keywords for ``dialect``: none for ``leveldb``, today's reader."""
+    return {} if dialect == "leveldb" else {"dialect": dialect}
+
+
+def open_reader(
+    args: argparse.Namespace, on_corruption: Callable[[Corruption], object], dialect: Dialect
+) -> Reader:
+    """A Reader over LOG with the reading options of ``args``, in ``dialect``."""
+    return _common.open_reader(args, on_corruption, **reader_options(dialect))

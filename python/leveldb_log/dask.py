@@ -1,0 +1,336 @@
+"""Logs as Dask collections, in Dask's own idiom (``dask.bag.read_avro`` / ``to_avro``).
+
+- ``read_logs("s3://bucket/logs/*.log", blocksize=...)``: a bag of records, one partition
+  per byte range of ``splits()``, across any number of files on any fsspec store;
+- ``read_logs_dataframe(...)``: the same as an Arrow-backed ``dask.dataframe`` with the
+  columns ``offset`` (uint64), ``data`` (large_binary) and ``path`` (string), built from
+  ``Reader.iter_batches`` (no Python object per record);
+- ``to_logs(bag, "out/part-*.log")``: one log per partition, written in parallel.
+
+A record belongs to the range that holds its first header, so every record is read exactly
+once and every corruption reported exactly once, whatever the partitioning.
+
+Needs the extra ``leveldb-log[dask]`` (dask, pyarrow, fsspec). See docs/pipelines.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from leveldb_log import _storage
+from leveldb_log._core import RECOVERY_MODES, Reader, Writer
+from leveldb_log._errors import Corruption
+from leveldb_log.splits import splits
+
+__all__ = [
+    "DEFAULT_BLOCKSIZE",
+    "FileCorruption",
+    "read_logs",
+    "read_logs_dataframe",
+    "to_logs",
+]
+
+#: Bytes of log per partition when ``blocksize`` is not given (rounded to whole blocks).
+DEFAULT_BLOCKSIZE = 64 << 20
+
+UrlPath = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def _module(name: str) -> Any:
+    """An optional dependency (dask, fsspec, pyarrow, pandas), imported on use: they are
+    the extra leveldb-log[dask], and type checkers need neither them nor their stubs."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise ImportError(
+            f"leveldb_log.dask needs {name.split('.')[0]}: pip install 'leveldb-log[dask]'"
+        ) from e
+
+
+class FileCorruption(NamedTuple):
+    """A corruption of one file: where, how many bytes were dropped, and LevelDB's reason."""
+
+    path: str
+    offset: int
+    size: int
+    reason: str
+
+
+class _Part(NamedTuple):
+    """One partition: a byte range of one file, and how to open it."""
+
+    path: str
+    start: int
+    end: int | None  # None: to the end of the file
+    options: dict[str, Any]
+
+
+def _names(urlpath: UrlPath) -> str | list[str]:
+    """A path, URL or glob as a str; a list of them as a list of str."""
+    if isinstance(urlpath, (str, os.PathLike)):
+        return os.fspath(urlpath)
+    return [os.fspath(p) for p in urlpath]
+
+
+def _expand(
+    urlpath: UrlPath, storage_options: Mapping[str, Any] | None
+) -> tuple[list[str], dict[str, Any] | None]:
+    """The files a path, glob, URL or list of them names, sorted as Dask sorts them, each
+    as Reader takes it (a local file as its path); and the options for the URL ones."""
+    get_fs_token_paths = _module("fsspec.core").get_fs_token_paths
+    fs, _, paths = get_fs_token_paths(_names(urlpath), mode="rb", storage_options=storage_options)
+    if not paths:
+        raise FileNotFoundError(f"no file matches {urlpath!r}")
+    if _storage.is_local(fs):
+        return list(paths), None
+    return [fs.unstrip_protocol(p) for p in paths], dict(storage_options or {})
+
+
+def _parts(
+    urlpath: UrlPath,
+    blocksize: int | None,
+    storage_options: Mapping[str, Any] | None,
+    options: dict[str, Any],
+) -> list[_Part]:
+    """Every (file, range) partition, in file order then log order."""
+    paths, url_options = _expand(urlpath, storage_options)
+    if url_options is not None:
+        options = {**options, "storage_options": url_options}
+    parts = []
+    for path in paths:
+        if blocksize is None:
+            parts.append(_Part(path, 0, None, options))
+            continue
+        ranges = splits(path, size=blocksize, storage_options=url_options)
+        parts += [_Part(path, start, end, options) for start, end in ranges]
+    return parts
+
+
+def _reader_options(
+    recovery: str, dialect: str, verify_checksums: bool, blocksize: int | None
+) -> dict[str, Any]:
+    if recovery not in RECOVERY_MODES:
+        raise ValueError(f"recovery must be one of {', '.join(RECOVERY_MODES)}, not {recovery!r}")
+    if recovery == "point_in_time" and blocksize is not None:
+        raise ValueError(
+            "recovery='point_in_time' stops a file at its first damage: it needs "
+            "blocksize=None (one partition per file)"
+        )
+    if blocksize is not None and (isinstance(blocksize, bool) or blocksize < 1):
+        raise ValueError(f"blocksize must be at least 1 or None, not {blocksize!r}")
+    options: dict[str, Any] = {"recovery": recovery, "verify_checksums": verify_checksums}
+    if dialect != "leveldb":  # passed on only when asked for, as older Readers lack it
+        options["dialect"] = dialect
+    return options
+
+
+def _open(part: _Part, found: list[FileCorruption] | None) -> Reader:
+    """A Reader over the part's range; corruptions go to ``found`` when it is given,
+    else to the Reader's CorruptionWarning (which names the file)."""
+    options = dict(part.options)
+    if found is not None:
+
+        def keep(c: Corruption) -> None:
+            found.append(FileCorruption(part.path, c.offset, c.size, c.reason))
+
+        options["on_corruption"] = keep
+    return Reader(part.path, start=part.start, end=part.end, **options)
+
+
+def _read_part(part: _Part, include_path: bool) -> list[Any]:
+    """The records of one partition (with their path when asked)."""
+    with _open(part, None) as reader:
+        if include_path:
+            return [(record, part.path) for record in reader]
+        return list(reader)
+
+
+def _read_part_reporting(part: _Part, include_path: bool) -> tuple[list[Any], list[FileCorruption]]:
+    """The records of one partition, and the corruptions reported in it."""
+    found: list[FileCorruption] = []
+    with _open(part, found) as reader:
+        if include_path:
+            return [(record, part.path) for record in reader], found
+        return list(reader), found
+
+
+def read_logs(
+    urlpath: UrlPath,
+    blocksize: int | None = DEFAULT_BLOCKSIZE,
+    recovery: str = "skip",
+    dialect: str = "leveldb",
+    storage_options: Mapping[str, Any] | None = None,
+    include_path: bool = False,
+    *,
+    verify_checksums: bool = True,
+    corruptions: bool = False,
+) -> Any:
+    """Read logs into a Dask bag of records (bytes), as dask.bag.read_avro reads Avro.
+
+    Arguments
+      urlpath: a path, a URL (s3://bucket/logs/x.log), a glob of either
+        ("s3://bucket/logs/*.log"), or a list of them. Files are taken in sorted order.
+      blocksize: bytes of log per partition (rounded to whole 32 KiB blocks): each file
+        is cut with splits(size=blocksize). None: one partition per file.
+      recovery: as for Reader. 'skip' reports damage and goes on; 'tolerate_tail' and
+        'absolute' raise CorruptionError from the computation; 'point_in_time' needs
+        blocksize=None (it stops a file at its first damage).
+      dialect: as for Reader; passed on only when it is not 'leveldb'.
+      storage_options: the file system's options for URLs (as for Reader).
+      include_path: records as (record, path) tuples, path as the files were expanded.
+      verify_checksums: as for Reader.
+      corruptions: also return a bag of FileCorruption(path, offset, size, reason), one
+        per corruption; computing both bags together (dask.compute) reads each range once.
+
+    Returns
+      A dask.bag.Bag, one partition per range in file order then log order; with
+      corruptions=True, the pair (records, corruptions). Every record and every
+      corruption appears exactly once, whatever blocksize is. Without corruptions=True,
+      damage is reported as the Reader reports it: a CorruptionWarning naming the file,
+      issued where the partition is read (a worker's log, on a distributed cluster).
+
+    Raises
+      FileNotFoundError: nothing matches urlpath.
+      ValueError: an unknown recovery mode; point_in_time with a blocksize; a blocksize
+        below 1.
+      ImportError: dask or fsspec is missing (pip install 'leveldb-log[dask]').
+    """
+    dask, db = _module("dask"), _module("dask.bag")
+    options = _reader_options(recovery, dialect, verify_checksums, blocksize)
+    parts = _parts(urlpath, blocksize, storage_options, options)
+    if not corruptions:
+        read = dask.delayed(_read_part, pure=True)
+        return db.from_delayed([read(part, include_path) for part in parts])
+    both = [
+        dask.delayed(_read_part_reporting, pure=True, nout=2)(part, include_path) for part in parts
+    ]
+    return (
+        db.from_delayed([records for records, _ in both]),
+        db.from_delayed([found for _, found in both]),
+    )
+
+
+def _frame_part(part: _Part, max_records: int, max_bytes: int) -> Any:
+    """One partition as a pandas DataFrame of Arrow columns: offset, data, path."""
+    pd, pa = _module("pandas"), _module("pyarrow")
+    with _open(part, None) as reader:
+        batches = list(reader.iter_batches(max_records=max_records, max_bytes=max_bytes))
+    table = pa.Table.from_batches([pa.record_batch(b) for b in batches], schema=_schema())
+    path = pa.field("path", pa.string(), nullable=False)
+    table = table.append_column(path, pa.array([part.path] * table.num_rows, pa.string()))
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def _schema() -> Any:
+    """offset and data, as Reader.iter_batches gives them (pyarrow is imported on use)."""
+    pa = _module("pyarrow")
+    return pa.schema(
+        [
+            pa.field("offset", pa.uint64(), nullable=False),
+            pa.field("data", pa.large_binary(), nullable=False),
+        ]
+    )
+
+
+def _meta() -> Any:
+    """The empty frame that describes a partition."""
+    pd, pa = _module("pandas"), _module("pyarrow")
+    schema = _schema().append(pa.field("path", pa.string(), nullable=False))
+    return schema.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def read_logs_dataframe(
+    urlpath: UrlPath,
+    blocksize: int | None = DEFAULT_BLOCKSIZE,
+    recovery: str = "skip",
+    dialect: str = "leveldb",
+    storage_options: Mapping[str, Any] | None = None,
+    *,
+    verify_checksums: bool = True,
+    max_records: int = 65536,
+    max_bytes: int = 64 << 20,
+) -> Any:
+    """Read logs into a Dask DataFrame of Arrow columns, one partition per range.
+
+    The columns are offset (uint64: the record's first header), data (large_binary: the
+    payload) and path (string: the file, as read_logs names it), each a pandas ArrowDtype.
+    Each partition is built from Reader.iter_batches, so no Python object is made per
+    record. The arguments are read_logs' (max_records and max_bytes go to iter_batches);
+    damage is reported as the Reader reports it (a CorruptionWarning naming the file).
+
+    Returns
+      A dask.dataframe.DataFrame with unknown divisions.
+
+    Raises
+      As read_logs does.
+    """
+    dd = _module("dask.dataframe")
+    options = _reader_options(recovery, dialect, verify_checksums, blocksize)
+    parts = _parts(urlpath, blocksize, storage_options, options)
+    return dd.from_map(
+        _frame_part,
+        parts,
+        max_records=max_records,
+        max_bytes=max_bytes,
+        meta=_meta(),
+        enforce_metadata=False,
+    )
+
+
+def _write_part(records: Any, url: str, storage_options: dict[str, Any] | None) -> str:
+    """Write one partition's records as a whole log at ``url``; return ``url``."""
+    with Writer(url, "w", storage_options=storage_options) as w:
+        w.write_many(records)
+    return url
+
+
+def to_logs(
+    bag: Any,
+    path: UrlPath,
+    name_function: Callable[[int], str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    compute: bool = True,
+) -> Any:
+    """Write a bag of records as one log per partition, in parallel, as dask.bag.to_avro.
+
+    Arguments
+      bag: a Dask bag of bytes-like records.
+      path: a path or URL with one "*" ("out/part-*.log", "s3://bucket/out/*.log"),
+        which becomes name_function(i) for partition i; a directory, which gets
+        "0.part", "1.part"... (Dask's names); or a list of one path per partition.
+        Local directories are created.
+      name_function: i -> the text that replaces "*" (default: str(i)).
+      storage_options: the file system's options for URLs (as for Writer).
+      compute: True writes now; False returns the delayed writes.
+
+    Returns
+      The list of the logs written (compute=True), or a list of dask.delayed objects,
+      one per partition, each giving its log's path or URL.
+
+    Raises
+      ImportError: dask or fsspec is missing (pip install 'leveldb-log[dask]').
+      What the Writer raises, from the computation.
+    """
+    dask = _module("dask")
+    get_fs_token_paths = _module("fsspec.core").get_fs_token_paths
+    fs, _, paths = get_fs_token_paths(
+        _names(path),
+        mode="wb",
+        num=bag.npartitions,
+        name_function=name_function,
+        storage_options=storage_options,
+    )
+    if _storage.is_local(fs):
+        for p in paths:
+            fs.makedirs(fs._parent(p), exist_ok=True)
+        urls, options = list(paths), None
+    else:
+        urls, options = [fs.unstrip_protocol(p) for p in paths], dict(storage_options or {})
+    write = dask.delayed(_write_part, pure=False)
+    writes = [write(part, url, options) for part, url in zip(bag.to_delayed(), urls, strict=True)]
+    if not compute:
+        return writes
+    return list(dask.compute(*writes))
