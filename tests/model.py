@@ -460,14 +460,10 @@ R_UDT_UPDATE = "User-defined timestamp size record contains update to recorded c
 # CHOICE: our own texts where RocksDB reports nothing (see CHOICES.md 9 and 14)
 R_RECYCLABLE_NOT_FIRST = "recyclable record after legacy records"
 R_DECOMPRESS = "could not decompress record"
-# Pebble's invalid chunks (our texts; Pebble only has ErrZeroedChunk / ErrInvalidChunk)
-P_ZEROED = "zeroed chunk"
-P_LOG_NUMBER = "log number mismatch"
 
 #: Reasons that are torn tails in the RocksDB dialect (absolute: TruncatedRecordError).
-ROCKSDB_TORN_REASONS = frozenset(
-    {R_TRUNCATED_HEADER, R_TRUNCATED_BODY, R_EOF_IN_RECORD, R_OLD_IN_RECORD}
-)
+#: An old record inside a fragmented record is not one: absolute raises CorruptionError.
+ROCKSDB_TORN_REASONS = frozenset({R_TRUNCATED_HEADER, R_TRUNCATED_BODY, R_EOF_IN_RECORD})
 
 
 def header_size_of(dialect: str, rtype: int) -> int:
@@ -793,8 +789,9 @@ class _RocksDBReader:
         if self.mode == "skip":  # kSkipAnyCorruptedRecords: a kBadRecord
             a.middle_error()
             return
-        if a.is_open:
-            self.torn(a.open_offset, len(a.parts), R_OLD_IN_RECORD)
+        if a.is_open and self.reports_torn:
+            # a corruption, not a torn tail: absolute raises CorruptionError
+            a.report(a.open_offset, len(a.parts), R_OLD_IN_RECORD)
         a.drop_open()
         a.events.append(End(p))
 
@@ -820,7 +817,7 @@ class _RocksDBReader:
             self.set_compression(p, payload)
         elif rtype in (UDT_SIZES, RECYCLABLE_UDT_SIZES):
             self.timestamp_sizes(p, payload)
-        elif len(payload) < 24:
+        elif len(payload) != 24:  # exactly three fixed64 (RocksDB decodes the first 24)
             a.report(p, len(payload), R_BAD_PREDECESSOR)
         else:
             pred = Predecessor(*struct.unpack_from("<QQQ", payload))
@@ -943,117 +940,118 @@ class _RocksDBReader:
 
 
 class _PebbleReader:
-    """Pebble's record.Reader (docs/rocksdb.md section 9.3), with the LevelDB dialect's
-    assembly and reasons, over the whole file, as a list of events."""
+    """The Pebble dialect as this package reads it (docs/rocksdb.md, "Pebble's chunks and
+    trailer"), over the whole file, as a list of events.
+
+    Pebble's own reader, on an invalid chunk, reads ahead for a later walSync chunk of the
+    log whose synced offset lies beyond it, and calls the chunk corruption only then (else an
+    unexpected end of file); it also tells zeroed chunks apart.  docs/rocksdb.md says this
+    package does not: chunks are framed by type (7-, 11- or 19-byte headers) and read with
+    LevelDB's rules and texts (zero fill skips the rest of the block silently; a bad
+    checksum, a chunk that straddles its block or an unknown type is a corruption, reported
+    per recovery mode; the torn tail is LevelDB's), plus the log numbers: a recyclable chunk
+    of number log_number + 1 at a record start is Close's trailer (consumed; the log ends,
+    in every mode), and any other number is an older log's data, as in RocksDB's dialect
+    (skip mode skips it; the other modes end the log before it; inside a record,
+    point_in_time and absolute report "error reading trailing data due to encountering old
+    record", skip "error in middle of record")."""
 
     def __init__(
         self,
         data: bytes,
+        recovery: str,
         log_number: int | None,
         verify_checksums: bool,
     ) -> None:
         self.data = data
+        self.mode = recovery
         self.log_number = log_number
         self.verify = verify_checksums
         self.asm = _DialectAssembler(False, None)
         self.recycled = False
 
-    def walsync_beyond(self, block_start: int, invalid_offset: int) -> bool:
-        """Pebble's read-ahead: does a later block hold a valid walSync chunk of this log
-        whose synced offset is beyond `invalid_offset`?"""
-        data, n = self.data, len(self.data)
-        ln = (self.log_number or 0) & _MASK32
-        for bs in range(block_start + BLOCK_SIZE, n, BLOCK_SIZE):
-            be = min(bs + BLOCK_SIZE, n)
-            p = bs
-            while p + HEADER_SIZE <= be:
-                length = data[p + 4] | data[p + 5] << 8
-                rtype = data[p + 6]
-                if rtype > 12 or rtype == 0:  # invalid encoding, or a zeroed header
-                    break
-                hs = header_size_of("pebble", rtype)
-                if p + hs > be or (hs > HEADER_SIZE and _u32(data, p + 7) != ln):
-                    break
-                if p + hs + length > be or (self.verify and not _crc_ok(data, p, hs, length)):
-                    break
-                if hs == WALSYNC_HEADER_SIZE:
-                    synced = int.from_bytes(data[p + 11 : p + 19], "little")
-                    if synced > invalid_offset:
-                        return True
-                p += hs + length
-        return False
-
-    def invalid(self, block_start: int, p: int, at: int, left: int, reason: str) -> bool:
-        """An invalid chunk at p (Pebble's invalid offset `at`): a corruption when the
-        read-ahead confirms it (the block's rest dropped, True: go on), else the log's
-        torn end (False)."""
+    def torn(self, p: int, reason: str) -> None:
+        """LevelDB's torn tail: from the open record (or p) to the end of the file."""
         a = self.asm
-        if self.walsync_beyond(block_start, at):
-            a.report(p, left, reason)
-            a.middle_error()
-            return True
         start = a.open_offset if a.is_open else p
         a.events.append(TornTail(start, len(self.data) - start, reason))
         a.drop_open()
-        a.events.append(End(p))
-        return True  # CHOICE (CHOICES.md 2): the stream goes on for later ranges
+
+    def bad(self, p: int, left: int, reason: str | None) -> None:
+        """A bad chunk (or zero fill, reason None): the rest of the block is dropped."""
+        if reason is not None:
+            self.asm.report(p, left, reason)
+        self.asm.middle_error()
+
+    def other_number(self, p: int, number: int) -> None:
+        """A chunk whose log number is not ours: the trailer, or an older log's data."""
+        a = self.asm
+        assert self.log_number is not None
+        if not a.is_open and number == (self.log_number + 1) & _MASK32:
+            a.events.append(End(p))  # Close's trailer: the end, in every mode
+        elif self.mode == "skip":
+            a.middle_error()
+        else:
+            if a.is_open and self.mode in ("point_in_time", "absolute"):
+                a.report(a.open_offset, len(a.parts), R_OLD_IN_RECORD)
+            a.drop_open()
+            a.events.append(End(p))
+
+    def chunk(self, p: int, rtype: int, payload: bytes) -> None:
+        a = self.asm
+        if 1 <= rtype <= 12:
+            a.data(p, (rtype - 1) % 4 + 1, payload)
+            return
+        at = a.open_offset if a.is_open else p
+        size = len(payload) + (len(a.parts) if a.is_open else 0)
+        a.report(at, size, unknown_type_reason(rtype))
+        a.drop_open()
 
     def block(self, block_start: int, block_end: int, short: bool) -> bool:
-        data, a = self.data, self.asm
+        """Reads one block; False when the log ended for good (EOF in the last block)."""
+        data = self.data
         p = block_start
         while True:
             left = block_end - p
             if left < HEADER_SIZE:
                 if short and left > 0:
-                    start = a.open_offset if a.is_open else p
-                    a.events.append(TornTail(start, len(data) - start, TRUNCATED_HEADER))
-                    a.drop_open()
+                    self.torn(p, TRUNCATED_HEADER)
                     return False
-                return True
+                return True  # the block's trailer, or the clean end of the last block
             length = data[p + 4] | data[p + 5] << 8
             rtype = data[p + 6]
-            if rtype == 0 and length == 0 and _u32(data, p) == 0:
-                if left < RECYCLABLE_HEADER_SIZE:
-                    return True
-                if left < WALSYNC_HEADER_SIZE and not any(data[p:block_end]):
-                    return True
-                return self.invalid(block_start, p, p, left, P_ZEROED)
-            if not 1 <= rtype <= 12:
-                return self.invalid(block_start, p, p, left, unknown_type_reason(rtype))
             hs = header_size_of("pebble", rtype)
             if hs > HEADER_SIZE:
-                if hs > left:
-                    if short:
-                        start = a.open_offset if a.is_open else p
-                        a.events.append(TornTail(start, len(data) - start, TRUNCATED_HEADER))
-                        a.drop_open()
-                        return False
-                    return self.invalid(block_start, p, p, left, TRUNCATED_HEADER)
                 if not self.recycled:
-                    a.events.append(Meta(p, "recycled", True))
+                    self.asm.events.append(Meta(p, "recycled", True))
                 self.recycled = True
+                if left < hs:
+                    if short:
+                        self.torn(p, TRUNCATED_HEADER)
+                        return False
+                    return True  # too short for its header: the block's trailer
+            if hs + length > left:
+                if short:
+                    self.torn(p, TRUNCATED_PAYLOAD)
+                    return False
+                self.bad(p, left, BAD_RECORD_LENGTH)
+                return True
+            if rtype == ZERO and length == 0:
+                self.bad(p, left, None)  # zero fill: the rest of the block, silently
+                return True
+            if hs > HEADER_SIZE:
                 number = _u32(data, p + 7)
                 if self.log_number is None:
                     self.log_number = number
-                    a.events.append(Meta(p, "log_number", number))
+                    self.asm.events.append(Meta(p, "log_number", number))
                 if number != self.log_number & _MASK32:
-                    if number == (self.log_number + 1) & _MASK32 and not a.is_open:
-                        a.events.append(End(p))  # the EOF trailer: a clean end
-                        if hs + length > left:
-                            return True
-                        p += hs + length
-                        continue
-                    return self.invalid(block_start, p, p, left, P_LOG_NUMBER)
-            if hs + length > left:
-                if short:
-                    start = a.open_offset if a.is_open else p
-                    a.events.append(TornTail(start, len(data) - start, TRUNCATED_PAYLOAD))
-                    a.drop_open()
-                    return False
-                return self.invalid(block_start, p, p + hs, left, BAD_RECORD_LENGTH)
+                    self.other_number(p, number)  # consumed unchecked, like RocksDB's
+                    p += hs + length
+                    continue
             if self.verify and not _crc_ok(data, p, hs, length):
-                return self.invalid(block_start, p, p + hs, left, CHECKSUM_MISMATCH)
-            a.data(p, (rtype - 1) % 4 + 1, data[p + hs : p + hs + length])
+                self.bad(p, left, CHECKSUM_MISMATCH)
+                return True
+            self.chunk(p, rtype, data[p + hs : p + hs + length])
             p += hs + length
 
     def run(self) -> list[DialectEvent]:
@@ -1100,7 +1098,7 @@ def read_dialect_events(
     if dialect == "rocksdb":
         reader = _RocksDBReader(data, recovery, log_number, verify_checksums, decompress)
     elif dialect == "pebble":
-        reader = _PebbleReader(data, log_number, verify_checksums)
+        reader = _PebbleReader(data, recovery, log_number, verify_checksums)
     else:
         raise ValueError(f"unknown dialect {dialect!r}")
     events = reader.run()
@@ -1138,6 +1136,8 @@ def read_dialect(
     )
     del number, recycled  # as far as the read went (below), not the whole file's
     out = DialectResult([], [], None, 0, log_number=log_number)
+    if end is not None and start >= end:
+        return out  # a range that reads nothing learns nothing either (only what was given)
     # CHOICE (CHOICES.md 15): compression is the file's (its record sits at offset 0)
     for event in events:
         if isinstance(event, Meta) and event.kind == "compression":

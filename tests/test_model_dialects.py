@@ -215,15 +215,15 @@ def _table_cases() -> dict[str, tuple[bytes, int | None, dict[str, tuple]]]:
     data += chunk(5, b"d", 9)
     size = len(rfill)
     middle = (12, size, "error in middle of record")
-    torn = (12, size, "error reading trailing data due to encountering old record")
+    old = (12, size, "error reading trailing data due to encountering old record")
     cases["old_inside_record"] = (
         data,
         9,
         expect(
             ([b"a", b"d"], [middle], None),
             ([b"a"], [], None),
-            ([b"a"], [torn], None),
-            ([b"a"], [torn], "truncated"),
+            ([b"a"], [old], None),
+            ([b"a"], [old], "corruption"),  # a corruption, not a torn tail
         ),
     )
 
@@ -386,11 +386,13 @@ def test_model_metadata_inside_a_fragmented_record_drops_it() -> None:
     ]
 
 
-def test_model_a_predecessor_record_shorter_than_24_bytes_is_reported() -> None:
-    data = chunk(130, b"\x01" * 23) + chunk(1, b"x")
+@pytest.mark.parametrize("size", [0, 23, 25, 48])
+def test_model_a_predecessor_record_of_other_than_24_bytes_is_reported(size: int) -> None:
+    data = chunk(130, b"\x01" * size) + chunk(1, b"x")
     got = model.read_dialect(data, dialect="rocksdb")
+    assert got.payloads == [b"x"] and got.predecessor is None
     assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
-        (0, 23, "could not decode PredecessorWALInfoType record")
+        (0, size, "could not decode PredecessorWALInfoType record")
     ]
 
 
