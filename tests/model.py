@@ -417,7 +417,7 @@ def read(
 #     read_dialect(data, dialect=..., ...) -> DialectResult
 #
 # Where docs/rocksdb.md leaves our API open, the choice is written as a comment marked
-# "CHOICE" (they are listed in CHOICES.md of this branch, for the C core to match).
+# "CHOICE" (the C core makes the same ones).
 
 DIALECTS = ("leveldb", "rocksdb", "pebble")
 
@@ -457,7 +457,8 @@ R_UDT_INTERSPERSED = "user-defined timestamp size record interspersed partial re
 R_BAD_UDT = "could not decode user-defined timestamp size record"
 R_UDT_ZERO = "User-defined timestamp size record contains zero timestamp size."
 R_UDT_UPDATE = "User-defined timestamp size record contains update to recorded column family."
-# CHOICE: our own texts where RocksDB reports nothing (see CHOICES.md 9 and 14)
+# CHOICE: our own texts where RocksDB reports nothing (a recyclable record after legacy
+# ones, where RocksDB loops; a frame that does not decompress, which RocksDB drops silently)
 R_RECYCLABLE_NOT_FIRST = "recyclable record after legacy records"
 R_DECOMPRESS = "could not decompress record"
 
@@ -704,7 +705,7 @@ class _DialectAssembler:
     def _emit(self, offset: int, payload: bytes) -> None:
         data = bytes(payload)
         if self.compressed and data:
-            # CHOICE (CHOICES.md 14): one frame per logical record, decompressed whole;
+            # CHOICE: one frame per logical record, decompressed whole;
             # a bad frame drops the record, reported once at its offset.
             if self.decompress is None:
                 raise ValueError("a compressed log: give read_dialect a decompress function")
@@ -807,12 +808,17 @@ class _RocksDBReader:
     def metadata(self, p: int, rtype: int, payload: bytes) -> None:
         a = self.asm
         if a.is_open:
-            # CHOICE (CHOICES.md 10): the open record is dropped (RocksDB keeps "in a
-            # fragmented record" with its bytes cleared)
-            if len(a.parts) > 0:
-                text = R_UDT_INTERSPERSED if rtype in (10, 11) else ERROR_IN_MIDDLE
-                a.report(a.open_offset, len(a.parts), text)
-            a.drop_open()
+            # CHOICE: the open record is dropped (RocksDB keeps "in a fragmented record"
+            # with its bytes cleared, so a later LAST would return a record's tail).  A
+            # timestamp-size record reports it with RocksDB's text, only when some payload
+            # is lost (RocksDB: !scratch->empty()); the others are not fragments, so they
+            # end the record as a bad physical record does (reported even when empty)
+            if rtype in (UDT_SIZES, RECYCLABLE_UDT_SIZES):
+                if len(a.parts) > 0:
+                    a.report(a.open_offset, len(a.parts), R_UDT_INTERSPERSED)
+                a.drop_open()
+            else:
+                a.middle_error()
         if rtype == SET_COMPRESSION:
             self.set_compression(p, payload)
         elif rtype in (UDT_SIZES, RECYCLABLE_UDT_SIZES):
@@ -888,7 +894,7 @@ class _RocksDBReader:
             if rtype in _ROCKSDB_RECYCLABLE:
                 hs = RECYCLABLE_HEADER_SIZE
                 if a.first_record_read and not self.recycled:
-                    # CHOICE (CHOICES.md 9): RocksDB loops here; drop the block, report
+                    # CHOICE: RocksDB loops here; drop the block, report
                     a.report(p, left, R_RECYCLABLE_NOT_FIRST)
                     a.middle_error()
                     return True
@@ -1138,7 +1144,7 @@ def read_dialect(
     out = DialectResult([], [], None, 0, log_number=log_number)
     if end is not None and start >= end:
         return out  # a range that reads nothing learns nothing either (only what was given)
-    # CHOICE (CHOICES.md 15): compression is the file's (its record sits at offset 0)
+    # CHOICE: compression is the file's (its record sits at offset 0)
     for event in events:
         if isinstance(event, Meta) and event.kind == "compression":
             if end is None or event.offset < end:

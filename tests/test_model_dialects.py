@@ -386,6 +386,30 @@ def test_model_metadata_inside_a_fragmented_record_drops_it() -> None:
     ]
 
 
+@pytest.mark.parametrize("rtype", [9, 130])
+def test_model_other_metadata_end_an_open_record_even_an_empty_one(rtype: int) -> None:
+    meta = model.set_compression_payload(0) if rtype == 9 else model.predecessor_payload(1, 2, 3)
+    for part in (b"part", b""):
+        data = chunk(2, part) + chunk(rtype, meta) + chunk(4, b"end") + chunk(1, b"x")
+        got = model.read_dialect(data, dialect="rocksdb")
+        assert got.payloads == [b"x"]
+        lost = 7 + len(part) + 7 + len(meta)
+        assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
+            (0, len(part), "error in middle of record"),
+            (lost, 3, "missing start of fragmented record(2)"),
+        ]
+
+
+def test_model_a_range_that_reads_nothing_learns_nothing() -> None:
+    data = chunk(9, model.set_compression_payload(0)) + chunk(5, b"a" * 30, 3) + chunk(5, b"b", 3)
+    got = model.read_dialect(data, dialect="rocksdb", start=20, end=20)
+    assert (got.log_number, got.recycled, got.compression, got.payloads) == (None, False, None, [])
+    got = model.read_dialect(data, dialect="rocksdb", start=20, end=20, log_number=3)
+    assert (got.log_number, got.recycled) == (3, False)
+    got = model.read_dialect(data, dialect="rocksdb", start=20, end=len(data))
+    assert (got.log_number, got.recycled, got.payloads) == (3, True, [b"b"])
+
+
 @pytest.mark.parametrize("size", [0, 23, 25, 48])
 def test_model_a_predecessor_record_of_other_than_24_bytes_is_reported(size: int) -> None:
     data = chunk(130, b"\x01" * size) + chunk(1, b"x")
@@ -451,4 +475,41 @@ def test_model_a_frame_that_does_not_decompress_is_reported() -> None:
     assert got.payloads == [b"ok", b"yes"]
     assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
         (21, 3, "could not decompress record")
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Pebble: what the golden files do not show
+# ---------------------------------------------------------------------------
+
+
+def test_model_pebble_old_data_is_skipped_in_skip_mode_only() -> None:
+    data = chunk(5, b"a", 8) + chunk(5, b"old", 7) + chunk(5, b"b", 8)
+    for mode in MODES:
+        got = model.read_dialect(data, dialect="pebble", recovery=mode, log_number=8)
+        assert got.payloads == ([b"a", b"b"] if mode == "skip" else [b"a"])
+        assert got.corruptions == [] and got.error is None
+
+
+def test_model_pebble_trailer_before_a_range_ends_nothing() -> None:
+    data = chunk(5, b"a", 7) + model.pebble_trailer(7) + chunk(5, b"b", 7)
+    assert model.read_dialect(data, dialect="pebble").payloads == [b"a"]
+    got = model.read_dialect(data, dialect="pebble", start=13, recovery="absolute")
+    assert got.payloads == [b"b"] and got.error is None
+
+
+def test_model_pebble_unknown_types_and_torn_tails_are_leveldb_s() -> None:
+    data = chunk(5, b"a", 7) + chunk(13, b"zz") + chunk(5, b"c", 7)
+    got = model.read_dialect(data, dialect="pebble", recovery="skip")
+    assert got.payloads == [b"a", b"c"]
+    assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
+        (12, 2, "unknown record type 13")
+    ]
+    # a recyclable header cut short at the end of the file: a truncated header, even with
+    # 7 bytes or more of it there
+    data = chunk(5, b"a", 7) + chunk(5, b"b", 7)[:9]
+    got = model.read_dialect(data, dialect="pebble", recovery="absolute")
+    assert got.payloads == [b"a"] and got.error == "truncated"
+    assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
+        (12, 9, "truncated header at end of file")
     ]
