@@ -835,7 +835,9 @@ class _RocksDBReader:
             a.report(p, len(payload), R_MULTIPLE_COMPRESSION)
         if a.first_record_read:
             a.report(p, len(payload), R_COMPRESSION_NOT_FIRST)
-        value = _u32(payload, 0) if len(payload) >= 4 else -1
+        # exactly a fixed32, as a predecessor record is exactly 24 bytes (RocksDB's
+        # GetFixed32 would ignore bytes after the first 4)
+        value = _u32(payload, 0) if len(payload) == 4 else -1
         if value not in (0, ZSTD):
             a.report(p, len(payload), R_BAD_COMPRESSION)
             return

@@ -376,6 +376,19 @@ def test_model_set_compression_checks() -> None:
     assert got.compression == "zstd"
 
 
+def test_model_a_compression_record_that_does_not_decode_is_not_read() -> None:
+    """RocksDB sets compression_type_record_read_ only when the record decodes, so a bad
+    one does not make the next one a "multiple"; the payload is exactly a fixed32."""
+    data = chunk(9, b"\x01\x00\x00\x00") + chunk(9, b"\x00" * 5) + chunk(9, b"\x00" * 4)
+    data += chunk(1, b"x")
+    got = model.read_dialect(data, dialect="rocksdb")
+    assert got.payloads == [b"x"] and got.compression is None
+    assert [(c.offset, c.size, c.reason) for c in got.corruptions] == [
+        (0, 4, "could not decode SetCompressionType record"),
+        (11, 5, "could not decode SetCompressionType record"),
+    ]
+
+
 def test_model_metadata_inside_a_fragmented_record_drops_it() -> None:
     data = chunk(2, b"part") + chunk(10, model.udt_payload([(1, 8)])) + chunk(4, b"end")
     got = model.read_dialect(data, dialect="rocksdb")
