@@ -272,6 +272,25 @@ class _Lookup:
 TARGET_CRC_SIZES = (64, 4 * KiB, 32 * KiB, MiB)
 
 
+def _rocksdb_targets(f: _Lookup) -> list[Target]:
+    """RocksDB's dialect: recycled and compressed WALs."""
+    rr, rz = "read/100 B/rocksdb-recycled", "read/1 MiB/rocksdb-zstd"
+    return [
+        Target(
+            "read 100 B, recycled RocksDB WAL vs LevelDB log",
+            f.versus(rr, "ours_rocksdb", "leveldb"),
+            0.9,
+            "x",
+        ),
+        Target(
+            "read 1 MiB, zstd RocksDB WAL vs decompressing the frames alone",
+            f.versus(rz, "ours_zstd", "zstd"),
+            0.7,
+            "x",
+        ),
+    ]
+
+
 def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
     """The project's targets, judged on this run (CRC: the chosen path)."""
     f = _Lookup(cases, chosen)
@@ -311,6 +330,7 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
             "x",
         ),
     ]
+    ts += _rocksdb_targets(f)
     w1m = "write/1 MiB/file"
     ts.append(
         Target(

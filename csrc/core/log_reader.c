@@ -68,6 +68,11 @@ struct llog_reader {
     uint64_t log_number;
     uint32_t *ts_families; /* column families whose timestamp size is known */
     size_t ts_count, ts_cap;
+    /* The dialect's types at a glance (llog_type_role | header size << 3),
+     * and the checksum of types 5-8 with the log number, from which a
+     * recyclable record's checksum goes on over its payload. */
+    uint8_t types[256];
+    uint32_t recyclable_crc[4];
 };
 
 /* The reading phase of the reader's dialect. */
@@ -76,14 +81,30 @@ static enum phase read_phase(const llog_reader *r) {
                                                   : PHASE_READ_DIALECT;
 }
 
+/* Sets the log number recyclable records must carry, and the checksums of
+ * their headers' covered bytes (type, log number) for types 5-8. */
+static void learn_log_number(llog_reader *r, uint64_t number) {
+    uint8_t covered[5];
+    llog_store32(covered + 1, (uint32_t)number);
+    for (unsigned i = 0; i < 4; i++) {
+        covered[0] = (uint8_t)(5 + i);
+        r->recyclable_crc[i] = llog_crc32c_extend(0, covered, sizeof covered);
+    }
+    r->have_log_number = 1;
+    r->log_number = number;
+}
+
 llog_reader *llog_reader_new(const llog_reader_options *options) {
     llog_reader *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
     r->opt = *options;
     r->rocksdb = r->opt.dialect == LLOG_DIALECT_ROCKSDB;
-    r->have_log_number = r->opt.has_log_number;
-    r->log_number = r->opt.log_number;
+    for (unsigned t = 0; t < 256; t++)
+        r->types[t] = (uint8_t)(llog_type_role(r->opt.dialect, t) |
+                                llog_type_header_size(r->opt.dialect, t) << 3);
+    if (r->opt.has_log_number)
+        learn_log_number(r, r->opt.log_number);
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
@@ -590,12 +611,41 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
 /* The recyclable-header checks, before the checksum: STEP_CONTINUE when
  * the record is the current log's. */
 static int is_old(llog_reader *r, const llog_header *h) {
-    if (!r->have_log_number) {
-        r->have_log_number = 1;
-        r->log_number = h->log_number;
-    }
+    if (!r->have_log_number)
+        learn_log_number(r, h->log_number);
     r->recycled = 1;
     return h->log_number != (uint32_t)r->log_number;
+}
+
+/* llog_region_at_dialect, with the reader's table of types. */
+LLOG_HOT_INLINE llog_region region_at(const llog_reader *r, const uint8_t *p,
+                                      size_t left, int final, llog_header *h) {
+    if (left < LLOG_HEADER_SIZE)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
+    h->masked_crc = llog_load32(p);
+    h->length = (size_t)p[4] | (size_t)p[5] << 8;
+    h->type = p[6];
+    h->header_size = r->types[p[6]] >> 3;
+    if (h->header_size > left)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
+    if (h->header_size > LLOG_HEADER_SIZE)
+        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
+    if (h->header_size + h->length > left)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
+    if (h->type == LLOG_ZERO && h->length == 0)
+        return LLOG_REGION_ZERO;
+    return LLOG_REGION_RECORD;
+}
+
+/* llog_checksum_ok_dialect, starting from the cached checksum of a
+ * recyclable fragment's type and (matching) log number. */
+LLOG_HOT_INLINE int checksum_ok(const llog_reader *r, const uint8_t *p,
+                                const llog_header *h, const uint8_t *payload) {
+    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE || h->type < 5 ||
+        h->type > 8)
+        return llog_checksum_ok_dialect(p, h, payload);
+    return llog_crc32c_extend(r->recyclable_crc[h->type - 5], payload,
+                              h->length) == llog_unmask_crc(h->masked_crc);
 }
 
 /* Hands out a checked metadata record. */
@@ -741,17 +791,17 @@ static enum step_result step_dialect(llog_reader *r) {
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE;
     const uint8_t *p = left > 0 ? r->block + in : NULL;
-    if (left >= LLOG_HEADER_SIZE &&
-        llog_type_header_size(r->opt.dialect, p[6]) > LLOG_HEADER_SIZE) {
+    if (!r->recycled && left >= LLOG_HEADER_SIZE &&
+        r->types[p[6]] >> 3 > LLOG_HEADER_SIZE) {
         /* RocksDB checks this first: a recyclable record after legacy
          * ones is damage (RocksDB drops it silently) */
-        if (r->rocksdb && records_read(r) && !r->recycled)
+        if (r->rocksdb && records_read(r))
             return drop_rest(r, left,
                              "recyclable record after legacy records");
         r->recycled = 1;
     }
     llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (llog_region_at_dialect(r->opt.dialect, p, left, final, &h)) {
+    switch (region_at(r, p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
@@ -772,12 +822,12 @@ static enum step_result step_dialect(llog_reader *r) {
     if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h))
         return old_record(r, &h);
     const uint8_t *payload = p + h.header_size;
-    if (r->opt.verify_checksums && !llog_checksum_ok_dialect(p, &h, payload))
+    if (r->opt.verify_checksums && !checksum_ok(r, p, &h, payload))
         return damage_ends_log(r) ? end_of_log(r)
                                   : drop_rest(r, left, LLOG_REASON_CHECKSUM);
     uint64_t at = r->pos;
     r->pos += h.header_size + h.length;
-    unsigned role = llog_type_role(r->opt.dialect, h.type);
+    unsigned role = r->types[h.type] & 7;
     if (role == LLOG_ROLE_META)
         on_meta(r, h.type, at, payload, h.length);
     else
@@ -915,6 +965,92 @@ LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
         return 1;
     }
     return 0;
+}
+
+/* The payload of the FULL record at pos, in range and whole in the block
+ * fed (its length in *len), else NULL. */
+LLOG_HOT_INLINE const uint8_t *run_record(const llog_reader *r, uint64_t pos,
+                                          size_t *len) {
+    uint64_t end = r->block_offset + r->block_len;
+    if (pos >= r->opt.end || end - pos < LLOG_HEADER_SIZE)
+        return NULL;
+    const uint8_t *p = r->block + (size_t)(pos - r->block_offset);
+    *len = (size_t)p[4] | (size_t)p[5] << 8;
+    if (p[6] != LLOG_FULL || LLOG_HEADER_SIZE + *len > end - pos)
+        return NULL;
+    return p + LLOG_HEADER_SIZE;
+}
+
+/* 1 when the checksum stored before payload (a FULL record's) is crc's. */
+static int run_crc_ok(const uint8_t *payload, uint32_t crc) {
+    return llog_unmask_crc(llog_load32(payload - LLOG_HEADER_SIZE)) == crc;
+}
+
+LLOG_HOT_INLINE void run_take(llog_run *run, uint64_t pos, const uint8_t *p,
+                              size_t len) {
+    memcpy(run->data + run->data_len, p, len);
+    run->data_len += len;
+    run->offsets[run->n++] = pos;
+    run->ends[run->n] = (int64_t)run->data_len;
+}
+
+/* Three records at pos at once (their checksums side by side): the new
+ * position, or pos when they are not three good ones within the limits. */
+static uint64_t run_three(const llog_reader *r, llog_run *run, uint64_t pos) {
+    const uint8_t *p[3];
+    size_t len[3];
+    uint64_t at[3];
+    for (int i = 0; i < 3; i++) {
+        at[i] = i ? at[i - 1] + LLOG_HEADER_SIZE + len[i - 1] : pos;
+        p[i] = run_record(r, at[i], &len[i]);
+        if (p[i] == NULL ||
+            (i < 2 &&
+             run->data_len + len[0] + (i ? len[1] : 0) >= run->budget))
+            return pos;
+    }
+    uint32_t crc[3];
+    for (int i = 0; i < 3; i++)
+        crc[i] = llog_type_crc[LLOG_FULL];
+    if (r->opt.verify_checksums) {
+        llog_crc32c_extend3(crc, p, len);
+        if (!run_crc_ok(p[0], crc[0]) || !run_crc_ok(p[1], crc[1]) ||
+            !run_crc_ok(p[2], crc[2]))
+            return pos;
+    }
+    for (int i = 0; i < 3; i++)
+        run_take(run, at[i], p[i], len[i]);
+    return at[2] + LLOG_HEADER_SIZE + len[2];
+}
+
+size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
+    if (r->phase != PHASE_READ || r->queue_head < r->queue_len ||
+        r->in_record || r->resync || r->rest != NULL || !r->have_block ||
+        r->pos - r->pos % LLOG_BLOCK_SIZE != r->block_offset ||
+        r->pos < r->opt.start)
+        return 0;
+    size_t first = run->n;
+    uint64_t pos = r->pos;
+    while (run->n + 3 <= run->max && run->data_len < run->budget) {
+        uint64_t next = run_three(r, run, pos);
+        if (next == pos)
+            break;
+        pos = next;
+    }
+    /* One at a time: the last ones, or the three that were not */
+    while (run->n < run->max && run->data_len < run->budget) {
+        size_t len;
+        const uint8_t *p = run_record(r, pos, &len);
+        if (p == NULL ||
+            (r->opt.verify_checksums &&
+             !run_crc_ok(
+                 p, llog_crc32c_extend(llog_type_crc[LLOG_FULL], p, len))))
+            break; /* the general path says what it is */
+        run_take(run, pos, p, len);
+        pos += LLOG_HEADER_SIZE + len;
+    }
+    if (run->n > first)
+        r->pos = r->clean_end = pos;
+    return run->n - first;
 }
 
 /* Every phase but LevelDB's reading; 1 when the caller is answered now. */
