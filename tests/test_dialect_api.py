@@ -295,3 +295,26 @@ def test_pebble_sync_offsets_carry_the_offset_last_synced(tmp_path: Path) -> Non
     assert [r.header_size for r in regions] == [19, 19]
     assert offsets == [0, synced]
     assert list(leveldb_log.Reader(path, dialect="pebble")) == [b"a", b"b"]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"dialect": "rocksdb", "recycle": True},
+        {"dialect": "rocksdb", "compression": "zstd"},
+        {"dialect": "pebble", "sync_offsets": True},
+    ],
+)
+def test_a_reader_follows_a_growing_log_in_every_dialect(
+    tmp_path: Path, kw: dict[str, Any]
+) -> None:
+    path = tmp_path / "000031.log"
+    got: list[bytes] = []
+    with leveldb_log.Writer(path, buffering=0, **kw) as w:
+        with leveldb_log.Reader(path, dialect=kw["dialect"], recovery="absolute") as r:
+            for i, rec in enumerate(RECORDS):
+                w.write(rec)
+                got += list(r)  # what is there so far, then the end for now
+                assert got == RECORDS[: i + 1]
+            w.close()  # (Pebble's trailer: the end for good)
+            assert list(r) == []
