@@ -940,7 +940,8 @@ static int prologue_walk(llog_reader *r) {
         if (r->block_len - at >= LLOG_HEADER_SIZE &&
             r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
             r->recycled = 1; /* as a whole read marks it, even if bad */
-        llog_region k = region_at(r, b + at, r->block_len - at, 0, &h);
+        llog_region k = region_at(r, b + at, r->block_len - at,
+                                  r->block_len < LLOG_BLOCK_SIZE, &h);
         if (k != LLOG_REGION_RECORD)
             return 0; /* the rest of the block is skipped */
         unsigned role = r->types[h.type] & 7;
@@ -962,15 +963,16 @@ static int prologue_walk(llog_reader *r) {
 }
 
 static void prologue_step(llog_reader *r) {
+    int done = prologue_walk(r);
     if (r->block_len < LLOG_BLOCK_SIZE) {
         /* The range lies past the data: wait until there is some (the
-         * same block is asked for again). */
+         * same block is asked for again, and walked again) */
         push(r, LLOG_EV_EOF);
         r->have_block = 0;
         return;
     }
     uint64_t next = r->block_offset + LLOG_BLOCK_SIZE;
-    if (prologue_walk(r) || next >= r->probe)
+    if (done || next >= r->probe)
         r->phase = PHASE_SYNC_START;
     else
         r->prologue_at = next;
