@@ -74,6 +74,7 @@ struct llog_reader {
     uint8_t types[256];
     uint32_t recyclable_crc[4];
     uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
+    uint64_t ended_at;    /* 1 + where an older log's record ended it */
 };
 
 /* The reading phase of the reader's dialect. */
@@ -595,8 +596,10 @@ static int damage_ends_log(const llog_reader *r) {
  * a record it cuts short where RocksDB does ("absolute", "point_in_time").
  */
 static enum step_result old_record(llog_reader *r, const llog_header *h) {
+    /* (a record it cut short made it no trailer, for good: ended_at) */
     int trailer = r->opt.dialect == LLOG_DIALECT_PEBBLE && !r->in_record &&
-                  h->log_number == (uint32_t)(r->log_number + 1);
+                  h->log_number == (uint32_t)(r->log_number + 1) &&
+                  r->ended_at != r->pos + 1;
     if ((r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) ||
         r->pos < r->opt.start) { /* (an end before a range ends nothing) */
         bad_physical(r);
@@ -612,6 +615,7 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
                          r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
         report(r, r->record_offset, r->open_size,
                "error reading trailing data due to encountering old record");
+    r->ended_at = r->pos + 1;
     return end_of_log(r);
 }
 
