@@ -745,8 +745,8 @@ static size_t put_trailer(buf *b, uint32_t next) {
 }
 
 static void test_pebble_walsync_chunks(void) {
-    uint8_t *p = xmalloc(B);
-    rnd_fill(p, B);
+    uint8_t *p = xmalloc(2 * B);
+    rnd_fill(p, 2 * B);
     buf log = {0};
     put_d(&log, 9, "one", 3, SB, 3, 0); /* FULL at 0 */
     size_t first = log.len;             /* 22 */
