@@ -282,6 +282,12 @@ def tail_seeds() -> dict[str, bytes]:
         "no-complete-record": worked[1007:40000],
         "payload-ends-in-zeros": zeros_end,
         "garbage": bytes(range(256)) * 40,
+        # Other dialects (decided on in theirs too): a recycled file, a closed Pebble log.
+        "recycled-old-records": dialect_encode(records([30] * 2, salt=6), 5, log_number=10)
+        + dialect_encode(records([30] * 6, salt=5), 5, log_number=4)[82:],
+        "pebble-trailer": dialect_encode(records([100, 40000], salt=11), 5, log_number=3)
+        + bytes(4)
+        + dialect_physical(5, b"", 4)[4:],
     }
     seeds = {name: bytes([i % 3, i]) + log for i, (name, log) in enumerate(logs.items())}
     # Crashes: a log the writer made (sizes in units of 401 bytes), cut, then zero fill.
