@@ -182,10 +182,9 @@ static void test_recyclable_records_read_in_every_mode(void) {
 }
 
 static void test_recyclable_crc_covers_the_log_number(void) {
-    /* A flipped bit in the log number with the log number given: the
-     * record is the current log's only by its CRC, which then fails... but
-     * the log number is checked first (RocksDB's order): another number is
-     * an older log's record. Flip the CRC instead for a mismatch. */
+    /* A flipped bit in a log number: the number is checked before the CRC
+     * (RocksDB's order), so the record is an older log's, skipped silently
+     * in "skip" mode. A flipped bit of the CRC is a mismatch. */
     buf log = {0};
     put11(&log, 5, "abc", 3, 7);
     put11(&log, 5, "def", 3, 7);
@@ -289,6 +288,8 @@ static void test_row_old_record_inside_a_record(void) {
     buf_free(&log);
 }
 
+/* (Long: two logs, each read in the four modes, with and without
+ * recycling.) */
 static void test_row_damage_in_a_recycled_log(void) {
     /* A bad checksum, then a bad length, each in a log with recyclable
      * records and in one without. */
@@ -484,10 +485,8 @@ static void ts_entry(uint8_t *p, uint32_t family, unsigned size) {
 }
 
 static void test_metadata_records_checked_and_handed_out(void) {
-    uint8_t zstd[4], none[4], lz4[4], pred[24], ts[18];
+    uint8_t zstd[4], pred[24], ts[18];
     put_u32(zstd, 7);
-    put_u32(none, 0);
-    put_u32(lz4, 4);
     for (int i = 0; i < 24; i++)
         pred[i] = (uint8_t)i;
     ts_entry(ts, 3, 8);
@@ -532,8 +531,15 @@ static void test_metadata_records_checked_and_handed_out(void) {
     CHECK_EQ(info.clean_end, log.len);
     tevs_free(&want);
     buf_free(&log);
+}
 
+static void test_metadata_compression_kinds(void) {
     /* Compression: none (0) is taken silently, another kind reported. */
+    uint8_t none[4], lz4[4];
+    put_u32(none, 0);
+    put_u32(lz4, 4);
+    buf log = {0};
+    tevs want = {0};
     put7(&log, 9, none, 4);
     put7(&log, 1, "a", 1);
     want_rec(&want, 11, "a", 1);
@@ -551,7 +557,11 @@ static void test_metadata_records_checked_and_handed_out(void) {
              opts(LLOG_DIALECT_ROCKSDB, LLOG_RECOVER_SKIP), &want);
     tevs_free(&want);
     buf_free(&log);
+}
 
+static void test_metadata_good_entries_before_a_bad_one(void) {
+    buf log = {0};
+    tevs want = {0};
     /* Good entries before a bad one are handed out, then the report. */
     uint8_t two[12];
     ts_entry(two, 1, 8);
@@ -645,6 +655,7 @@ static void xor_bytes(uint8_t *dst, const void *src, size_t n) {
         dst[i] = s[i] ^ 0x5A;
 }
 
+/* (Long: one golden log, each record a case, read once.) */
 static void test_compressed_records_decoded(void) {
     uint8_t zstd[4], enc[64];
     put_u32(zstd, 7);
@@ -792,6 +803,21 @@ static void test_pebble_trailer_ends_the_log(void) {
         CHECK_EQ(info.position, t + RB); /* consumed */
         tevs_free(&want);
     }
+    /* The log number given (as from a file name): a mismatch at once. */
+    read_opts o = opts(LLOG_DIALECT_PEBBLE, LLOG_RECOVER_POINT_IN_TIME);
+    o.has_log_number = 1;
+    o.log_number = 2; /* 3 is then the trailer's number */
+    tevs want = {0};
+    want_eof(&want);
+    read_info info = expect_d("log number 2 given", &log, o, &want);
+    CHECK_EQ(info.position, RB + 1); /* "a" was the trailer: consumed */
+    tevs_free(&want);
+    buf_free(&log);
+}
+
+/* In Pebble's dialect, a record of another log number than the log's or
+ * the next (the trailer's) is an older log's, as in RocksDB's. */
+static void test_pebble_other_log_numbers(void) {
     /* Inside a record it is an old record (PIT: RocksDB's text). */
     buf open = {0};
     put11(&open, 6, "ab", 2, 3);
@@ -824,16 +850,6 @@ static void test_pebble_trailer_ends_the_log(void) {
         tevs_free(&want);
     }
     buf_free(&other);
-    /* The log number given (as from a file name): a mismatch at once. */
-    read_opts o = opts(LLOG_DIALECT_PEBBLE, LLOG_RECOVER_POINT_IN_TIME);
-    o.has_log_number = 1;
-    o.log_number = 2; /* 3 is then the trailer's number */
-    tevs want = {0};
-    want_eof(&want);
-    read_info info = expect_d("log number 2 given", &log, o, &want);
-    CHECK_EQ(info.position, RB + 1); /* "a" was the trailer: consumed */
-    tevs_free(&want);
-    buf_free(&log);
 }
 
 /* Known core bug: a trailer consumed up to a range's end gives EOF (the
@@ -1342,69 +1358,74 @@ static llog_tail_result decide_d(const buf *log, llog_dialect d, int has,
         CHECK_EQ(r_.fresh_block, fresh_);                                     \
     } while (0)
 
+/* The endings of log_tail.h in a dialect, on logs of recyclable records
+ * (long: one log, its endings written over its end in turn). */
+static void tail_cases(llog_dialect d, const uint8_t *p) {
+    buf log = {0};
+    put11(&log, 5, "a", 1, 7);
+    put11(&log, 6, p, B - 12 - RB, 7);
+    put11(&log, 8, p, 100, 7);
+    size_t clean = log.len;
+    CHECK_CUT(&log, d, clean, 0); /* a clean log */
+    /* torn tails: a cut header, a cut payload, an open record */
+    put11(&log, 5, p, 500, 7);
+    static const size_t keep[] = {3, 9, 11, 200};
+    for (size_t k = 0; k < 4; k++) {
+        log.len = clean + keep[k];
+        CTX("%s, %zu bytes of the torn record", llog_dialect_name(d), keep[k]);
+        CHECK_CUT(&log, d, clean, 0);
+    }
+    log.len = clean;
+    put11(&log, 6, p, B - clean % B - RB, 7); /* FIRST, fills */
+    put11(&log, 7, p, 30, 7);                 /* MIDDLE, cut */
+    log.len -= 10;
+    CHECK_CUT(&log, d, clean, 0);
+    /* zero fill after the last record */
+    log.len = clean;
+    buf_bytes(&log, 0, 5000);
+    CHECK_CUT(&log, d, clean, 0);
+    /* an older log's records after the end (a recycled file) */
+    log.len = clean;
+    put11(&log, 5, p, 40, 4);
+    put11(&log, 5, p, 40, 4);
+    CHECK_CUT(&log, d, clean, 0);
+    /* the log number given: 7's records are the old ones */
+    llog_tail_result r = decide_d(&log, d, 1, 4);
+    CHECK(r.refusal != NULL || r.cut == 0);
+    /* damage in the middle stays; appends start at a fresh block */
+    log.len = clean;
+    put11(&log, 5, "b", 1, 7);
+    put11(&log, 5, "c", 1, 7);
+    size_t end = log.len;
+    log.p[clean + 11] ^= 1;
+    CHECK_CUT(&log, d, end, 1);
+    log.p[clean + 11] ^= 1;
+    /* refusals as in LevelDB: text after the last record */
+    log.len = clean;
+    buf_put(&log, "some text\n", 10);
+    r = decide_d(&log, d, 0, 0);
+    if (CHECK(r.refusal != NULL))
+        CHECK_EQ(r.refused_at, clean);
+    buf_free(&log);
+    /* a text file is no log */
+    buf text = {0};
+    for (int j = 0; j < 100; j++)
+        buf_put(&text, "a line of a README file\n", 24);
+    CHECK(decide_d(&text, d, 0, 0).refusal != NULL);
+    buf_free(&text);
+}
+
 static void test_tail_in_every_dialect(void) {
-    static const llog_dialect ds[] = {LLOG_DIALECT_ROCKSDB,
-                                      LLOG_DIALECT_PEBBLE};
     uint8_t *p = xmalloc(2 * B);
     rnd_fill(p, 2 * B);
-    for (size_t i = 0; i < 2; i++) {
-        llog_dialect d = ds[i];
-        buf log = {0};
-        put11(&log, 5, "a", 1, 7);
-        put11(&log, 6, p, B - 12 - RB, 7);
-        put11(&log, 8, p, 100, 7);
-        size_t clean = log.len;
-        CHECK_CUT(&log, d, clean, 0); /* a clean log */
-        /* torn tails: a cut header, a cut payload, an open record */
-        put11(&log, 5, p, 500, 7);
-        size_t whole = log.len;
-        static const size_t keep[] = {3, 9, 11, 200};
-        for (size_t k = 0; k < 4; k++) {
-            log.len = clean + keep[k];
-            CTX("%s, %zu bytes of the torn record", llog_dialect_name(d),
-                keep[k]);
-            CHECK_CUT(&log, d, clean, 0);
-        }
-        log.len = clean;
-        put11(&log, 6, p, B - clean % B - RB, 7); /* FIRST, fills */
-        put11(&log, 7, p, 30, 7);                 /* MIDDLE, cut */
-        log.len -= 10;
-        CHECK_CUT(&log, d, clean, 0);
-        /* zero fill after the last record */
-        log.len = clean;
-        buf_bytes(&log, 0, 5000);
-        CHECK_CUT(&log, d, clean, 0);
-        /* an older log's records after the end (a recycled file) */
-        log.len = clean;
-        put11(&log, 5, p, 40, 4);
-        put11(&log, 5, p, 40, 4);
-        (void)whole;
-        CHECK_CUT(&log, d, clean, 0);
-        /* the log number given: 7's records are the old ones */
-        llog_tail_result r = decide_d(&log, d, 1, 4);
-        CHECK(r.refusal != NULL || r.cut == 0);
-        /* damage in the middle stays; appends start at a fresh block */
-        log.len = clean;
-        put11(&log, 5, "b", 1, 7);
-        put11(&log, 5, "c", 1, 7);
-        size_t end = log.len;
-        log.p[clean + 11] ^= 1;
-        CHECK_CUT(&log, d, end, 1);
-        log.p[clean + 11] ^= 1;
-        /* refusals as in LevelDB: text after the last record */
-        log.len = clean;
-        buf_put(&log, "some text\n", 10);
-        r = decide_d(&log, d, 0, 0);
-        if (CHECK(r.refusal != NULL))
-            CHECK_EQ(r.refused_at, clean);
-        buf_free(&log);
-        /* a text file is no log */
-        buf text = {0};
-        for (int j = 0; j < 100; j++)
-            buf_put(&text, "a line of a README file\n", 24);
-        CHECK(decide_d(&text, d, 0, 0).refusal != NULL);
-        buf_free(&text);
-    }
+    tail_cases(LLOG_DIALECT_ROCKSDB, p);
+    tail_cases(LLOG_DIALECT_PEBBLE, p);
+    free(p);
+}
+
+static void test_tail_pebble_trailer_and_walsync(void) {
+    uint8_t *p = xmalloc(B);
+    rnd_fill(p, B);
     /* Pebble's trailer is cut like a torn tail: appending goes on in the
      * same log. */
     buf log = {0};
@@ -1437,12 +1458,15 @@ void suite_dialects(void) {
     RUN(test_row_unknown_types);
     RUN(test_recyclable_after_legacy_records);
     RUN(test_metadata_records_checked_and_handed_out);
+    RUN(test_metadata_compression_kinds);
+    RUN(test_metadata_good_entries_before_a_bad_one);
     RUN(test_metadata_records_end_an_open_record);
     RUN(test_metadata_of_an_old_log);
     RUN(test_compressed_records_decoded);
     RUN(test_compressed_chunks_across_blocks);
     RUN(test_pebble_walsync_chunks);
     RUN(test_pebble_trailer_ends_the_log);
+    RUN(test_pebble_other_log_numbers);
     RUN(test_writer_recyclable_headers);
     RUN(test_writer_walsync_headers);
     RUN(test_writer_chunks);
@@ -1450,6 +1474,7 @@ void suite_dialects(void) {
     RUN(test_writer_pebble_trailer);
     RUN(test_ranges_in_every_dialect);
     RUN(test_tail_in_every_dialect);
+    RUN(test_tail_pebble_trailer_and_walsync);
     /* Known core bugs: these fail until the core is fixed, so they run only
      * with LLOG_TEST_KNOWN_BUGS=1 in the environment (and are listed as
      * skipped otherwise). */
