@@ -22,7 +22,8 @@ work=$root/build/sanitized
 
 default_tests=(tests/test_writer.py tests/test_reader.py tests/test_module.py
                tests/test_differential.py tests/test_corruption.py tests/test_model.py
-               tests/test_faults.py tests/test_threads_stress.py tests/test_in_place.py)
+               tests/test_faults.py tests/test_threads_stress.py tests/test_in_place.py
+               tests/test_dialects.py tests/test_dialect_api.py tests/test_arrow.py)
 if [ $# -eq 0 ]; then
     for t in "${default_tests[@]}"; do
         [ -e "$t" ] && set -- "$@" "$t"
@@ -37,10 +38,12 @@ find "$work/src" \( -name '*.so' -o -name '__pycache__' -o -name '*.egg-info' \)
     -exec rm -rf {} +
 
 venv_py=$work/venv/bin/python
-if ! "$venv_py" -c 'import pytest, hypothesis' >/dev/null 2>&1; then
+if ! "$venv_py" -c 'import pytest, hypothesis, zstandard' >/dev/null 2>&1; then
     rm -rf "$work/venv"
     "$python" -m venv "$work/venv"
-    "$venv_py" -m pip install -q --disable-pip-version-check pytest hypothesis
+    # zstd: the dialect tests read and write compressed RocksDB WALs
+    "$venv_py" -m pip install -q --disable-pip-version-check pytest hypothesis \
+        zstandard "backports.zstd; python_version < '3.14'"
 fi
 LEVELDB_LOG_SANITIZE=address,undefined CC=${CC:-gcc} "$venv_py" -m pip install -q \
     --disable-pip-version-check --force-reinstall --no-deps "$work/src"

@@ -1,5 +1,6 @@
 """Runs the cases asked for, in order: the sanity check, CRC-32C (one child process per
-path), then write and read for each record size, Arrow in and out, then peak memory."""
+path), then write and read for each record size, Arrow in and out, RocksDB's dialect
+(recycled and compressed WALs), then peak memory."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from bench.cases.arrow import arrow_read_case, arrow_write_case
 from bench.cases.crc import crc_cases
 from bench.cases.dask import dask_scaling
+from bench.cases.dialects import compressed_case, recycled_case
 from bench.cases.memory import peak_memory
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
@@ -19,7 +21,7 @@ from bench.cases.write import write_case
 from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
-SECTIONS = ("crc", "write", "read", "arrow", "memory")
+SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
 OPT_IN = ("dask",)
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
@@ -42,10 +44,10 @@ def _record_cases(data: Data, cfg: Config, only: set[str], progress: bool) -> li
     return cases
 
 
-def _arrow_cases(data: Data, cfg: Config, progress: bool) -> list[Case]:
-    """Reading as Arrow batches, and writing from an Arrow array (with pyarrow)."""
+def _extra_cases(makers: tuple[Any, ...], data: Data, cfg: Config, progress: bool) -> list[Case]:
+    """Cases of one section each maker returns (None: not on this machine)."""
     cases = []
-    for make in (arrow_read_case, arrow_write_case):
+    for make in makers:
         case = make(data, cfg)
         if case is not None:
             measure(case, cfg, progress)
@@ -71,7 +73,9 @@ def run_suite(
             cases += crc_cases(cfg, progress)
         cases += _record_cases(data, cfg, only, progress)
         if "arrow" in only:
-            cases += _arrow_cases(data, cfg, progress)
+            cases += _extra_cases((arrow_read_case, arrow_write_case), data, cfg, progress)
+        if "rocksdb" in only:
+            cases += _extra_cases((recycled_case, compressed_case), data, cfg, progress)
         cases.sort(key=lambda c: (ORDER[c.op], c.size))  # stable: CRC paths keep their order
         if "memory" in only:
             peaks = peak_memory(data, cfg)

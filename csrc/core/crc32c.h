@@ -43,6 +43,11 @@ const char *llog_crc32c_implementation(void);
  */
 uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len);
 
+/* Three llog_crc32c_extend at once: crc[i] extended over len[i] bytes at
+ * data[i], side by side where the implementation can (short records). */
+void llog_crc32c_extend3(uint32_t crc[3], const uint8_t *const data[3],
+                         const size_t len[3]);
+
 /* The same, always with the portable table-driven code (used by tests). */
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len);
 

@@ -68,6 +68,12 @@ struct llog_reader {
     uint64_t log_number;
     uint32_t *ts_families; /* column families whose timestamp size is known */
     size_t ts_count, ts_cap;
+    /* The dialect's types at a glance (llog_type_role | header size << 3),
+     * and the checksum of types 5-8 with the log number, from which a
+     * recyclable record's checksum goes on over its payload. */
+    uint8_t types[256];
+    uint32_t recyclable_crc[4];
+    uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
 };
 
 /* The reading phase of the reader's dialect. */
@@ -76,14 +82,30 @@ static enum phase read_phase(const llog_reader *r) {
                                                   : PHASE_READ_DIALECT;
 }
 
+/* Sets the log number recyclable records must carry, and the checksums of
+ * their headers' covered bytes (type, log number) for types 5-8. */
+static void learn_log_number(llog_reader *r, uint64_t number) {
+    uint8_t covered[5];
+    llog_store32(covered + 1, (uint32_t)number);
+    for (unsigned i = 0; i < 4; i++) {
+        covered[0] = (uint8_t)(5 + i);
+        r->recyclable_crc[i] = llog_crc32c_extend(0, covered, sizeof covered);
+    }
+    r->have_log_number = 1;
+    r->log_number = number;
+}
+
 llog_reader *llog_reader_new(const llog_reader_options *options) {
     llog_reader *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
     r->opt = *options;
     r->rocksdb = r->opt.dialect == LLOG_DIALECT_ROCKSDB;
-    r->have_log_number = r->opt.has_log_number;
-    r->log_number = r->opt.log_number;
+    for (unsigned t = 0; t < 256; t++)
+        r->types[t] = (uint8_t)(llog_type_role(r->opt.dialect, t) |
+                                llog_type_header_size(r->opt.dialect, t) << 3);
+    if (r->opt.has_log_number)
+        learn_log_number(r, r->opt.log_number);
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
@@ -114,7 +136,7 @@ int llog_reader_recycled(const llog_reader *r) { return r->recycled; }
 
 uint64_t llog_reader_wanted(const llog_reader *r) {
     if (r->phase == PHASE_PROLOGUE)
-        return 0;
+        return r->prologue_at;
     if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
         return r->probe;
     return r->pos - r->pos % LLOG_BLOCK_SIZE;
@@ -472,8 +494,9 @@ static void next_block(llog_reader *r) {
 static void torn_physical(llog_reader *r, size_t in, size_t left,
                           llog_header h) {
     int whole = left >= LLOG_HEADER_SIZE;
-    const char *reason = whole ? "truncated payload at end of file"
-                               : "truncated header at end of file";
+    const char *reason = whole && left >= h.header_size
+                             ? "truncated payload at end of file"
+                             : "truncated header at end of file";
     if (r->rocksdb) /* RocksDB's texts */
         reason = whole && left >= h.header_size ? "truncated record body"
                                                 : "truncated header";
@@ -548,6 +571,10 @@ static enum step_result step(llog_reader *r) {
  * that is rewritten there (a recycled file) reads on once it has been. */
 static enum step_result end_of_log(llog_reader *r) {
     r->in_record = 0;
+    if (r->pos >= r->opt.end) { /* and the range is over */
+        r->phase = PHASE_DONE;
+        return STEP_CONTINUE;
+    }
     end_of_data(r, 0, NULL);
     return STEP_EOF;
 }
@@ -576,9 +603,10 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
         r->pos += h->header_size + h->length;
         return STEP_CONTINUE;
     }
-    if (trailer) { /* a closed log: consumed, the end */
+    if (trailer) { /* a closed log: consumed, the end for good */
         r->pos += h->header_size + h->length;
-        return end_of_log(r);
+        r->phase = PHASE_DONE;
+        return STEP_CONTINUE;
     }
     if (r->in_record && (r->opt.recovery == LLOG_RECOVER_ABSOLUTE ||
                          r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
@@ -590,12 +618,41 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
 /* The recyclable-header checks, before the checksum: STEP_CONTINUE when
  * the record is the current log's. */
 static int is_old(llog_reader *r, const llog_header *h) {
-    if (!r->have_log_number) {
-        r->have_log_number = 1;
-        r->log_number = h->log_number;
-    }
+    if (!r->have_log_number)
+        learn_log_number(r, h->log_number);
     r->recycled = 1;
     return h->log_number != (uint32_t)r->log_number;
+}
+
+/* llog_region_at_dialect, with the reader's table of types. */
+LLOG_HOT_INLINE llog_region region_at(const llog_reader *r, const uint8_t *p,
+                                      size_t left, int final, llog_header *h) {
+    if (left < LLOG_HEADER_SIZE)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
+    h->masked_crc = llog_load32(p);
+    h->length = (size_t)p[4] | (size_t)p[5] << 8;
+    h->type = p[6];
+    h->header_size = r->types[p[6]] >> 3;
+    if (h->header_size > left)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
+    if (h->header_size > LLOG_HEADER_SIZE)
+        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
+    if (h->header_size + h->length > left)
+        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
+    if (h->type == LLOG_ZERO && h->length == 0)
+        return LLOG_REGION_ZERO;
+    return LLOG_REGION_RECORD;
+}
+
+/* llog_checksum_ok_dialect, starting from the cached checksum of a
+ * recyclable fragment's type and (matching) log number. */
+LLOG_HOT_INLINE int checksum_ok(const llog_reader *r, const uint8_t *p,
+                                const llog_header *h, const uint8_t *payload) {
+    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE || h->type < 5 ||
+        h->type > 8)
+        return llog_checksum_ok_dialect(p, h, payload);
+    return llog_crc32c_extend(r->recyclable_crc[h->type - 5], payload,
+                              h->length) == llog_unmask_crc(h->masked_crc);
 }
 
 /* Hands out a checked metadata record. */
@@ -617,12 +674,14 @@ static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
         report(r, at, size, "read multiple SetCompressionType records");
     if (records_read(r))
         report(r, at, size, "SetCompressionType not the first record");
-    r->compression_seen = 1;
     if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
         if (n != 4 || llog_load32(p) != 0)
             report(r, at, size, "could not decode SetCompressionType record");
+        else
+            r->compression_seen = 1; /* "no compression", decoded */
         return;
     }
+    r->compression_seen = 1;
     r->compressed = 1;
     emit_meta(r, LLOG_RDB_SET_COMPRESSION, at, p, n); /* whatever the range */
 }
@@ -741,17 +800,17 @@ static enum step_result step_dialect(llog_reader *r) {
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE;
     const uint8_t *p = left > 0 ? r->block + in : NULL;
-    if (left >= LLOG_HEADER_SIZE &&
-        llog_type_header_size(r->opt.dialect, p[6]) > LLOG_HEADER_SIZE) {
+    if (!r->recycled && left >= LLOG_HEADER_SIZE &&
+        r->types[p[6]] >> 3 > LLOG_HEADER_SIZE) {
         /* RocksDB checks this first: a recyclable record after legacy
          * ones is damage (RocksDB drops it silently) */
-        if (r->rocksdb && records_read(r) && !r->recycled)
+        if (r->rocksdb && records_read(r))
             return drop_rest(r, left,
                              "recyclable record after legacy records");
         r->recycled = 1;
     }
     llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (llog_region_at_dialect(r->opt.dialect, p, left, final, &h)) {
+    switch (region_at(r, p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
@@ -772,12 +831,12 @@ static enum step_result step_dialect(llog_reader *r) {
     if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h))
         return old_record(r, &h);
     const uint8_t *payload = p + h.header_size;
-    if (r->opt.verify_checksums && !llog_checksum_ok_dialect(p, &h, payload))
+    if (r->opt.verify_checksums && !checksum_ok(r, p, &h, payload))
         return damage_ends_log(r) ? end_of_log(r)
                                   : drop_rest(r, left, LLOG_REASON_CHECKSUM);
     uint64_t at = r->pos;
     r->pos += h.header_size + h.length;
-    unsigned role = llog_type_role(r->opt.dialect, h.type);
+    unsigned role = r->types[h.type] & 7;
     if (role == LLOG_ROLE_META)
         on_meta(r, h.type, at, payload, h.length);
     else
@@ -865,30 +924,58 @@ static void sync_step(llog_reader *r) {
         r->probe -= LLOG_BLOCK_SIZE;
 }
 
-/* A range reader of another dialect reads the start of block 0 first: the
- * compression record and the log number of the first recyclable record
- * hold for the whole log. */
-static void prologue_step(llog_reader *r) {
+/*
+ * A range reader of another dialect first walks the log from block 0 as a
+ * whole read would, physical record by physical record, for what holds for
+ * the whole log: the log number of the first recyclable header, and the
+ * compression record. It stops at the first data record of LevelDB's
+ * layout (no recyclable record counts after it) or at the range's block.
+ * Returns 1 when done, 0 to be fed the next block.
+ */
+static int prologue_walk(llog_reader *r) {
+    const uint8_t *b = r->block;
     size_t at = 0;
     llog_header h;
-    const uint8_t *b = r->block;
-    int final = r->block_len < LLOG_BLOCK_SIZE;
-    while (b != NULL &&
-           llog_region_at_dialect(r->opt.dialect, b + at, r->block_len - at,
-                                  final, &h) == LLOG_REGION_RECORD &&
-           llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size)) {
-        unsigned role = llog_type_role(r->opt.dialect, h.type);
-        if (h.header_size > LLOG_HEADER_SIZE)
+    while (b != NULL) {
+        if (r->block_len - at >= LLOG_HEADER_SIZE &&
+            r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
+            r->recycled = 1; /* as a whole read marks it, even if bad */
+        llog_region k = region_at(r, b + at, r->block_len - at,
+                                  r->block_len < LLOG_BLOCK_SIZE, &h);
+        if (k != LLOG_REGION_RECORD)
+            return 0; /* the rest of the block is skipped */
+        unsigned role = r->types[h.type] & 7;
+        if (h.header_size > LLOG_HEADER_SIZE) {
             (void)is_old(r, &h); /* learns the number, if not given */
-        if (h.type == LLOG_RDB_SET_COMPRESSION && role == LLOG_ROLE_META)
+            return 1;
+        }
+        if (!llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size))
+            return 0;
+        if (role == LLOG_ROLE_META && h.type == LLOG_RDB_SET_COMPRESSION)
             on_compression(r, at, b + at + h.header_size, h.length);
-        if (role != LLOG_ROLE_META) {
-            r->first_record_read = role != LLOG_ROLE_UNKNOWN;
-            break;
+        else if (role >= LLOG_ROLE_FULL && role <= LLOG_ROLE_LAST) {
+            r->first_record_read = 1;
+            return 1;
         }
         at += h.header_size + h.length;
     }
-    r->phase = PHASE_SYNC_START;
+    return 0;
+}
+
+static void prologue_step(llog_reader *r) {
+    int done = prologue_walk(r);
+    if (r->block_len < LLOG_BLOCK_SIZE) {
+        /* The range lies past the data: wait until there is some (the
+         * same block is asked for again, and walked again) */
+        push(r, LLOG_EV_EOF);
+        r->have_block = 0;
+        return;
+    }
+    uint64_t next = r->block_offset + LLOG_BLOCK_SIZE;
+    if (done || next >= r->probe)
+        r->phase = PHASE_SYNC_START;
+    else
+        r->prologue_at = next;
 }
 
 static int range_done(const llog_reader *r) {
@@ -917,11 +1004,97 @@ LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
     return 0;
 }
 
+/* The payload of the FULL record at pos, in range and whole in the block
+ * fed (its length in *len), else NULL. */
+LLOG_HOT_INLINE const uint8_t *run_record(const llog_reader *r, uint64_t pos,
+                                          size_t *len) {
+    uint64_t end = r->block_offset + r->block_len;
+    if (pos >= r->opt.end || end - pos < LLOG_HEADER_SIZE)
+        return NULL;
+    const uint8_t *p = r->block + (size_t)(pos - r->block_offset);
+    *len = (size_t)p[4] | (size_t)p[5] << 8;
+    if (p[6] != LLOG_FULL || LLOG_HEADER_SIZE + *len > end - pos)
+        return NULL;
+    return p + LLOG_HEADER_SIZE;
+}
+
+/* 1 when the checksum stored before payload (a FULL record's) is crc's. */
+static int run_crc_ok(const uint8_t *payload, uint32_t crc) {
+    return llog_unmask_crc(llog_load32(payload - LLOG_HEADER_SIZE)) == crc;
+}
+
+LLOG_HOT_INLINE void run_take(llog_run *run, uint64_t pos, const uint8_t *p,
+                              size_t len) {
+    memcpy(run->data + run->data_len, p, len);
+    run->data_len += len;
+    run->offsets[run->n++] = pos;
+    run->ends[run->n] = (int64_t)run->data_len;
+}
+
+/* Three records at pos at once (their checksums side by side): the new
+ * position, or pos when they are not three good ones within the limits. */
+static uint64_t run_three(const llog_reader *r, llog_run *run, uint64_t pos) {
+    const uint8_t *p[3];
+    size_t len[3];
+    uint64_t at[3];
+    for (int i = 0; i < 3; i++) {
+        at[i] = i ? at[i - 1] + LLOG_HEADER_SIZE + len[i - 1] : pos;
+        p[i] = run_record(r, at[i], &len[i]);
+        if (p[i] == NULL ||
+            (i < 2 &&
+             run->data_len + len[0] + (i ? len[1] : 0) >= run->budget))
+            return pos;
+    }
+    uint32_t crc[3];
+    for (int i = 0; i < 3; i++)
+        crc[i] = llog_type_crc[LLOG_FULL];
+    if (r->opt.verify_checksums) {
+        llog_crc32c_extend3(crc, p, len);
+        if (!run_crc_ok(p[0], crc[0]) || !run_crc_ok(p[1], crc[1]) ||
+            !run_crc_ok(p[2], crc[2]))
+            return pos;
+    }
+    for (int i = 0; i < 3; i++)
+        run_take(run, at[i], p[i], len[i]);
+    return at[2] + LLOG_HEADER_SIZE + len[2];
+}
+
+size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
+    if (r->phase != PHASE_READ || r->queue_head < r->queue_len ||
+        r->in_record || r->resync || r->rest != NULL || !r->have_block ||
+        r->pos - r->pos % LLOG_BLOCK_SIZE != r->block_offset ||
+        r->pos < r->opt.start)
+        return 0;
+    size_t first = run->n;
+    uint64_t pos = r->pos;
+    while (run->n + 3 <= run->max && run->data_len < run->budget) {
+        uint64_t next = run_three(r, run, pos);
+        if (next == pos)
+            break;
+        pos = next;
+    }
+    /* One at a time: the last ones, or the three that were not */
+    while (run->n < run->max && run->data_len < run->budget) {
+        size_t len;
+        const uint8_t *p = run_record(r, pos, &len);
+        if (p == NULL ||
+            (r->opt.verify_checksums &&
+             !run_crc_ok(
+                 p, llog_crc32c_extend(llog_type_crc[LLOG_FULL], p, len))))
+            break; /* the general path says what it is */
+        run_take(run, pos, p, len);
+        pos += LLOG_HEADER_SIZE + len;
+    }
+    if (run->n > first)
+        r->pos = r->clean_end = pos;
+    return run->n - first;
+}
+
 /* Every phase but LevelDB's reading; 1 when the caller is answered now. */
 static int other_phase(llog_reader *r, llog_event *ev) {
     switch (r->phase) {
     case PHASE_PROLOGUE:
-        if (!r->have_block || r->block_offset != 0) {
+        if (!r->have_block || r->block_offset != r->prologue_at) {
             answer(r, ev, LLOG_EV_NEED_BLOCK);
             return 1;
         }

@@ -137,6 +137,31 @@ int llog_reader_log_number(const llog_reader *r, uint64_t *log_number);
 /* 1 once a recyclable record (one with a log number) was read. */
 int llog_reader_recycled(const llog_reader *r);
 
+/*
+ * Where llog_reader_next_run puts the records it reads: their offsets and
+ * payloads side by side (Arrow's layout of a binary column). The caller
+ * makes room for `max` more records and for the block's bytes.
+ */
+typedef struct llog_run {
+    uint64_t *offsets; /* offsets[n] for each record read */
+    int64_t *ends;     /* ends[n + 1]: where its payload ends in data */
+    uint8_t *data;     /* payloads, appended at data_len */
+    size_t n, max;     /* records so far, and the most to hold */
+    size_t data_len;   /* payload bytes so far */
+    size_t budget;     /* read no record once data_len reached this */
+} llog_run;
+
+/*
+ * The fast path for callers that take records in bulk: reads the FULL
+ * records that follow in the block fed, in LevelDB's dialect, while their
+ * checksums hold, they lie in range and nothing else is pending, into run
+ * (up to run->max records, or the one that reaches run->budget bytes).
+ * Returns how many it read; 0 means call llog_reader_next, which handles
+ * whatever comes next (a fragment, damage, a new block, the end). The
+ * records are exactly those llog_reader_next would return, in order.
+ */
+size_t llog_reader_next_run(llog_reader *r, llog_run *run);
+
 /* File offset of the block the reader wants; always a multiple of 32768. */
 uint64_t llog_reader_wanted(const llog_reader *r);
 

@@ -160,7 +160,11 @@ size_t llog_writer_meta(llog_writer *w, unsigned type, const uint8_t *data,
 
 size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst) {
     size_t left = block_left(w->offset);
-    size_t pad = left < LLOG_RECYCLABLE_HEADER_SIZE ? left : 0;
+    /* the writer pads whenever fewer bytes than its header are left */
+    size_t min = w->header_size > LLOG_RECYCLABLE_HEADER_SIZE
+                     ? w->header_size
+                     : LLOG_RECYCLABLE_HEADER_SIZE;
+    size_t pad = left < min ? left : 0;
     memset(dst, 0, pad + LLOG_RECYCLABLE_HEADER_SIZE);
     uint8_t *h = dst + pad;
     h[6] = 5; /* a recyclable FULL record, empty, checksum 0 */

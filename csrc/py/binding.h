@@ -249,6 +249,9 @@ int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
                          PyObject *path, llog_reader_options *opt);
 /* Sets the core's decoder of compressed records to this reader's. */
 void llpy_dialect_decoder(llpy_reader *self, llog_reader_options *opt);
+/* Loads a zstd binding (leveldb_log._zstd.require); 0, or -1 with the
+ * error that names the extra to install. */
+int llpy_zstd_require(void);
 /* Takes in what a META event states; 0, or -1 with an exception set. */
 int llpy_reader_on_meta(llpy_reader *self, const llog_event *ev);
 PyObject *llpy_reader_get_dialect(PyObject *op, void *closure);

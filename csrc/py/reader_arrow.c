@@ -21,6 +21,7 @@
 #define DEFAULT_MAX_BYTES ((Py_ssize_t)64 << 20)
 #define FIRST_ROWS 256
 #define FIRST_BYTES ((size_t)64 * 1024)
+#define RESERVE_AT_ONCE ((size_t)16 << 20)
 
 /* ---- the columns of one batch, shared by every export of it ----------- */
 
@@ -33,6 +34,8 @@ typedef struct arrow_cols {
     int64_t *ends;     /* large_binary offsets: n + 1 of them */
     uint8_t *data;
     size_t len, cap_len;
+    size_t cap_limit; /* grow data no further unless a record needs it (a
+                         batch's max_bytes and a block), or 0 */
 } arrow_cols;
 
 static void cols_ref(arrow_cols *c) {
@@ -99,6 +102,11 @@ static int cols_grow_data(arrow_cols *c, size_t n) {
         return -1; /* overflow */
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
+    /* A batch ends near max_bytes: no further than that, and a small one
+     * at once rather than by copies (pages never written cost no memory) */
+    if (c->cap_limit > 0 && need <= c->cap_limit &&
+        (cap > c->cap_limit || c->cap_limit <= RESERVE_AT_ONCE))
+        cap = c->cap_limit;
     uint8_t *data = realloc(c->data, cap);
     if (data == NULL)
         return -1;
@@ -401,6 +409,39 @@ typedef struct {
     PyTypeObject *batch_type;
 } batches_object;
 
+#define RUN_RECORDS 64
+
+/* Appends the run of whole records the core reads at once, if any: the
+ * count, 0 (none: the general path goes on), or -1 with MemoryError. */
+static int batches_fill_run(batches_object *it, llpy_reader *r,
+                            arrow_cols *c) {
+    if (r->finished || r->closed)
+        return 0; /* (the general path says so) */
+    /* A run lies in one block: room for a block's records and bytes. */
+    size_t most = LLOG_BLOCK_SIZE / LLOG_HEADER_SIZE;
+    while (c->cap_n - c->n < most)
+        if (cols_grow_rows(c) < 0)
+            return PyErr_NoMemory(), -1;
+    if (c->cap_len - c->len < LLOG_BLOCK_SIZE &&
+        cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
+        return PyErr_NoMemory(), -1;
+    llog_run run = {c->offsets,
+                    c->ends,
+                    c->data,
+                    c->n,
+                    (size_t)it->max_records,
+                    c->len,
+                    (size_t)it->max_bytes};
+    size_t n = llog_reader_next_run(r->core, &run);
+    if (n > 0) {
+        c->n = run.n;
+        c->len = run.data_len;
+        r->has_last = 1;
+        r->last_record_offset = c->offsets[c->n - 1];
+    }
+    return (int)n;
+}
+
 /* Reads records into c until a limit, the end or an error (the reader's
  * lock held): 0, or -1 with an exception set. The record that reaches
  * max_bytes ends the batch: the reader never reads past the records it
@@ -409,7 +450,11 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
     llpy_state *st = llpy_state_of(Py_TYPE(r));
     llog_event ev;
     while (c->n < it->max_records && c->len < it->max_bytes) {
-        int rc = llpy_reader_next_view(r, st, &ev);
+        int rc = batches_fill_run(it, r, c);
+        if (rc > 0)
+            continue; /* a run of whole records, read at once */
+        if (rc == 0)
+            rc = llpy_reader_next_view(r, st, &ev);
         if (rc <= 0)
             return rc;
         if (cols_append(c, &ev) < 0)
@@ -425,6 +470,9 @@ static arrow_cols *batches_next_cols(batches_object *it) {
     arrow_cols *c = cols_new();
     if (c == NULL)
         return NULL;
+    c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
+                       ? 0
+                       : it->max_bytes + LLOG_BLOCK_SIZE;
     if (llpy_lock_acquire(&r->lock) < 0) {
         cols_unref(c);
         return NULL;

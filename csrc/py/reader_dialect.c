@@ -130,15 +130,21 @@ static uint64_t load64(const uint8_t *p) {
     return (uint64_t)llog_load32(p) | (uint64_t)llog_load32(p + 4) << 32;
 }
 
-/* A compressed WAL: the records are zstd frames. Fails with the error that
- * names the extra when no zstd binding is installed. */
-static int on_compression(llpy_reader *self) {
+int llpy_zstd_require(void) {
     PyObject *mod = PyImport_ImportModule("leveldb_log._zstd");
     PyObject *r = mod ? PyObject_CallMethod(mod, "require", NULL) : NULL;
     Py_XDECREF(mod);
     if (r == NULL)
         return -1;
     Py_DECREF(r);
+    return 0;
+}
+
+/* A compressed WAL: the records are zstd frames. Fails with the error that
+ * names the extra when no zstd binding is installed. */
+static int on_compression(llpy_reader *self) {
+    if (llpy_zstd_require() < 0)
+        return -1;
     self->compression = 1;
     return 0;
 }

@@ -79,15 +79,7 @@ int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
                         : recycle || self->dialect == LLOG_DIALECT_PEBBLE
                             ? LLOG_RECYCLABLE_HEADER_SIZE
                             : LLOG_HEADER_SIZE;
-    if (self->compress) {
-        PyObject *mod = PyImport_ImportModule("leveldb_log._zstd");
-        PyObject *r = mod ? PyObject_CallMethod(mod, "require", NULL) : NULL;
-        Py_XDECREF(mod);
-        if (r == NULL)
-            return -1;
-        Py_DECREF(r);
-    }
-    return 0;
+    return self->compress ? llpy_zstd_require() : 0;
 }
 
 /* 1 when the log on fd begins with RocksDB's zstd compression record. */

@@ -225,22 +225,23 @@ class _Cursor:
         self.pos += 1
         return value
 
-    def varint(self, bits: int) -> int:
+    def varint(self, bits: int, name: str = "") -> int:
         """A varint32 or varint64: at most ceil(bits / 7) bytes, value below 2**bits."""
         start = self.pos
+        what = f"{name} (varint{bits})" if name else f"varint{bits}"
         max_bytes = (bits + 6) // 7
         result = 0
         for index in range(max_bytes):
             if self.pos >= len(self.data):
-                raise self.error(f"truncated varint{bits}", start)
+                raise self.error(f"truncated {what}", start)
             b = self.data[self.pos]
             self.pos += 1
             result |= (b & 0x7F) << (7 * index)
             if b < 0x80:
                 if result >> bits:
-                    raise self.error(f"varint{bits} overflows {bits} bits", start)
+                    raise self.error(f"{what} overflows {bits} bits", start)
                 return result
-        raise self.error(f"varint{bits} longer than {max_bytes} bytes", start)
+        raise self.error(f"{what} longer than {max_bytes} bytes", start)
 
     def length_prefixed(self, name: str) -> bytes:
         start = self.pos

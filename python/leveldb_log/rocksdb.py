@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
+from leveldb_log import leveldb
 from leveldb_log._errors import CorruptionError
 from leveldb_log.leveldb import InternalKey
 
@@ -439,18 +440,9 @@ class VersionEdit:
 # ---------------------------------------------------------------------------
 
 
-class _Cursor:
-    """Reads fields from a payload left to right; every error names the byte offset."""
-
-    def __init__(self, what: str, data: Buffer) -> None:
-        """A cursor at the start of ``data``; ``what`` opens every error message."""
-        self.what = what
-        self.data = bytes(data)
-        self.pos = 0
-
-    def at_end(self) -> bool:
-        """Whether every byte was read."""
-        return self.pos >= len(self.data)
+class _Cursor(leveldb._Cursor):
+    """LevelDB's cursor (leveldb._Cursor), whose errors are CorruptionErrors with the
+    offset in the payload, and with RocksDB's fields."""
 
     def error(self, message: str, at: int | None = None) -> CorruptionError:
         """A CorruptionError at ``at`` (default: the current position) in the payload."""
@@ -462,38 +454,11 @@ class _Cursor:
             message=f"{self.what}: {message} at byte {where}",
         )
 
-    def fixed(self, size: int, name: str) -> int:
-        """A little-endian integer of ``size`` bytes."""
-        if self.pos + size > len(self.data):
-            raise self.error(f"truncated {name}")
-        value = int.from_bytes(self.data[self.pos : self.pos + size], "little")
-        self.pos += size
-        return value
-
     def byte(self) -> int:
         """One byte (a tag or a kind)."""
         if self.pos >= len(self.data):
             raise self.error("truncated tag")
-        value = self.data[self.pos]
-        self.pos += 1
-        return value
-
-    def varint(self, bits: int, name: str = "") -> int:
-        """A varint32 or varint64: at most ceil(bits / 7) bytes, value below 2**bits."""
-        start = self.pos
-        what = f"{name} (varint{bits})" if name else f"varint{bits}"
-        result = 0
-        for index in range((bits + 6) // 7):
-            if self.pos >= len(self.data):
-                raise self.error(f"truncated {what}", start)
-            b = self.data[self.pos]
-            self.pos += 1
-            result |= (b & 0x7F) << (7 * index)
-            if b < 0x80:
-                if result >> bits:
-                    raise self.error(f"{what} overflows {bits} bits", start)
-                return result
-        raise self.error(f"{what} longer than {(bits + 6) // 7} bytes", start)
+        return super().byte()
 
     def string(self, name: str) -> bytes:
         """A varint32 length and that many bytes."""
