@@ -929,7 +929,8 @@ static void sync_step(llog_reader *r) {
  * whole read would, physical record by physical record, for what holds for
  * the whole log: the log number of the first recyclable header, and the
  * compression record. It stops at the first data record of LevelDB's
- * layout (no recyclable record counts after it) or at the range's block.
+ * layout in RocksDB's dialect (no recyclable record counts after it) or at
+ * the range's block.
  * Returns 1 when done, 0 to be fed the next block.
  */
 static int prologue_walk(llog_reader *r) {
@@ -949,12 +950,14 @@ static int prologue_walk(llog_reader *r) {
             (void)is_old(r, &h); /* learns the number, if not given */
             return 1;
         }
-        if (!llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size))
+        if (r->opt.verify_checksums &&
+            !llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size))
             return 0;
         if (role == LLOG_ROLE_META && h.type == LLOG_RDB_SET_COMPRESSION)
             on_compression(r, at, b + at + h.header_size, h.length);
-        else if (role >= LLOG_ROLE_FULL && role <= LLOG_ROLE_LAST) {
-            r->first_record_read = 1;
+        else if (r->rocksdb && role >= LLOG_ROLE_FULL &&
+                 role <= LLOG_ROLE_LAST) {
+            r->first_record_read = 1; /* no recyclable record counts now */
             return 1;
         }
         at += h.header_size + h.length;
