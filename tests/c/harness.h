@@ -42,7 +42,8 @@
     X(writer)                                                                 \
     X(reader)                                                                 \
     X(ranges)                                                                 \
-    X(tail)
+    X(tail)                                                                   \
+    X(dialects)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)

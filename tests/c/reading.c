@@ -291,7 +291,9 @@ read_info read_log(const uint8_t *log, size_t len, read_opts o, tevs *out) {
                                .dialect = o.dialect,
                                .recovery = o.recovery,
                                .has_log_number = o.has_log_number,
-                               .log_number = o.log_number};
+                               .log_number = o.log_number,
+                               .decode = o.decode,
+                               .decode_ctx = o.decode_ctx};
     llog_reader *r = llog_reader_new(&opt);
     read_info info = {LLOG_EV_ERROR, 0, 0, 0, 0};
     if (!CHECK(r != NULL))
@@ -307,10 +309,12 @@ read_info read_log(const uint8_t *log, size_t len, read_opts o, tevs *out) {
     return info;
 }
 
-/* Records, corruptions and the torn tail: what a caller acts on. */
+/* Records, corruptions, the torn tail and metadata but the compression
+ * record (handed to every range): what a caller acts on. */
 static int significant(const tev *e) {
     return e->kind == LLOG_EV_RECORD || e->kind == LLOG_EV_CORRUPTION ||
-           (e->kind == LLOG_EV_EOF && e->torn);
+           (e->kind == LLOG_EV_EOF && e->torn) ||
+           (e->kind == LLOG_EV_META && e->size != LLOG_RDB_SET_COMPRESSION);
 }
 
 static int event_order(const void *pa, const void *pb) {
@@ -343,13 +347,13 @@ static void canonical(const tevs *l, tevs *out) {
  * Checks that each range reports only what begins inside it.
  */
 static void read_in_ranges(const uint8_t *log, size_t len,
-                           const uint64_t *cuts, size_t ncuts, int sequential,
+                           const uint64_t *cuts, size_t ncuts, read_opts base,
                            int expect_done, tevs *all) {
+    int sequential = base.sequential;
     for (size_t i = 0; i < ncuts; i++) {
-        read_opts o = {.start = cuts[i],
-                       .end = i + 1 < ncuts ? cuts[i + 1] : LLOG_NO_END,
-                       .verify = 1,
-                       .sequential = sequential};
+        read_opts o = base;
+        o.start = cuts[i];
+        o.end = i + 1 < ncuts ? cuts[i + 1] : LLOG_NO_END;
         tevs one = {0};
         read_info info = read_log(log, len, o, &one);
         int ok = CHECK(info.last == LLOG_EV_DONE || info.last == LLOG_EV_EOF);
@@ -372,13 +376,17 @@ static void read_in_ranges(const uint8_t *log, size_t len,
 }
 
 /* Reading in the given ranges sees exactly what a whole read sees. */
-void check_ranges_match_whole(const uint8_t *log, size_t len,
-                              const uint64_t *cuts, size_t ncuts,
-                              int sequential, int expect_done,
-                              const char *what) {
+static void ranges_match_whole(const uint8_t *log, size_t len,
+                               const uint64_t *cuts, size_t ncuts,
+                               read_opts base, int expect_done,
+                               const char *what) {
     tevs whole = {0}, parts = {0}, a = {0}, b = {0};
-    read_log(log, len, WHOLE, &whole);
-    read_in_ranges(log, len, cuts, ncuts, sequential, expect_done, &parts);
+    read_opts all = base;
+    all.start = 0;
+    all.end = LLOG_NO_END;
+    all.sequential = 0;
+    read_log(log, len, all, &whole);
+    read_in_ranges(log, len, cuts, ncuts, base, expect_done, &parts);
     canonical(&whole, &a);
     canonical(&parts, &b);
     check_events(&b, &a, what);
@@ -386,6 +394,21 @@ void check_ranges_match_whole(const uint8_t *log, size_t len,
     tevs_free(&parts);
     tevs_free(&a);
     tevs_free(&b);
+}
+
+void check_ranges_match_whole(const uint8_t *log, size_t len,
+                              const uint64_t *cuts, size_t ncuts,
+                              int sequential, int expect_done,
+                              const char *what) {
+    read_opts base = WHOLE;
+    base.sequential = sequential;
+    ranges_match_whole(log, len, cuts, ncuts, base, expect_done, what);
+}
+
+void check_dialect_ranges_match_whole(const uint8_t *log, size_t len,
+                                      const uint64_t *cuts, size_t ncuts,
+                                      read_opts base, const char *what) {
+    ranges_match_whole(log, len, cuts, ncuts, base, 0, what);
 }
 
 /*
@@ -422,7 +445,7 @@ void expect_log(const char *what, const buf *log, int verify,
             continue;
         uint64_t cuts[2] = {0, cut};
         tevs parts = {0}, a = {0}, b = {0};
-        read_in_ranges(log->p, log->len, cuts, 2, 0, 0, &parts);
+        read_in_ranges(log->p, log->len, cuts, 2, WHOLE, 0, &parts);
         canonical(want, &a);
         canonical(&parts, &b);
         if (!check_events(&b, &a, what)) {

@@ -81,6 +81,8 @@ typedef struct read_opts {
     llog_recovery recovery;
     int has_log_number;
     uint64_t log_number;
+    llog_decode_fn decode; /* compressed logs: NULL, records as stored */
+    void *decode_ctx;
 } read_opts;
 
 extern const read_opts WHOLE; /* the whole log, checksums verified */
@@ -101,6 +103,14 @@ void check_ranges_match_whole(const uint8_t *log, size_t len,
                               const uint64_t *cuts, size_t ncuts,
                               int sequential, int expect_done,
                               const char *what);
+
+/* The same over a log of another dialect: every range is read with base's
+ * options (its start and end replaced), and so is the whole log. Metadata
+ * events count too, but for the compression record, which every range is
+ * handed. */
+void check_dialect_ranges_match_whole(const uint8_t *log, size_t len,
+                                      const uint64_t *cuts, size_t ncuts,
+                                      read_opts base, const char *what);
 
 /* The log reads as want: whole, sequentially, in place, and split in two
  * anywhere (every byte for short logs; otherwise a sample and the block

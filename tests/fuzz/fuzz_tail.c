@@ -24,6 +24,9 @@
  * For a crash: the log is never refused, except a first record cut before
  * its first fragment is whole (no valid record at all), and it is cut back
  * to the end of the last record wholly written.
+ * The same bytes are decided on in RocksDB's and Pebble's dialects too
+ * (llog_tail_new_dialect): no hang, and a cut inside the log, never before
+ * the last complete record.
  */
 #include "fuzz_common.h"
 #include "log_tail.h"
@@ -35,9 +38,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-/* Runs the tail module over log[0..len). */
-static llog_tail_result decide(const uint8_t *log, size_t len) {
-    llog_tail *t = llog_tail_new(len);
+/* Runs the tail module of a dialect over log[0..len). */
+static llog_tail_result decide_in(llog_dialect d, const uint8_t *log,
+                                  size_t len) {
+    llog_tail *t = d == LLOG_DIALECT_LEVELDB
+                       ? llog_tail_new(len)
+                       : llog_tail_new_dialect(len, d, 0, 0);
     FUZZ_CHECK(t != NULL);
     uint64_t at;
     size_t n, calls = 0;
@@ -57,6 +63,23 @@ static llog_tail_result decide(const uint8_t *log, size_t len) {
     FUZZ_CHECK(llog_tail_decision(t, &res) == LLOG_OK);
     llog_tail_free(t);
     return res;
+}
+
+static llog_tail_result decide(const uint8_t *log, size_t len) {
+    return decide_in(LLOG_DIALECT_LEVELDB, log, len);
+}
+
+/* The other dialects' decisions on the same bytes: no hang, no crash, and
+ * a cut inside the log, never before the last complete record. */
+static void decide_other_dialects(const uint8_t *log, size_t len) {
+    for (int d = LLOG_DIALECT_ROCKSDB; d <= LLOG_DIALECT_PEBBLE; d++) {
+        llog_tail_result res = decide_in((llog_dialect)d, log, len);
+        if (res.refusal != NULL) {
+            FUZZ_CHECK(res.refused_at <= len);
+            continue;
+        }
+        FUZZ_CHECK(res.clean_end <= res.cut && res.cut <= len);
+    }
 }
 
 static const llog_reader_options whole = {
@@ -176,6 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *log = data + 2;
     size_t len = size - 2;
 
+    decide_other_dialects(log, len);
     seen_log old = {0};
     read_all(&whole, log, len, &old);
     llog_tail_result res = decide(log, len);

@@ -8,7 +8,9 @@ reference model (tests/model.py), clean and damaged, so the fuzzers start from i
 reach deep into the reader.
 
 Input formats (see each harness's header comment):
-- reader: 8 option bytes (flags, start:3, end:3, growth seed), then the log;
+- reader: 8 option bytes (flags, start:3, end:3, growth seed), then the log; the flags choose
+  the dialect and the recovery mode too (seeds written in RocksDB's and Pebble's dialects come
+  from the small encoder below, written from docs/rocksdb.md);
 - roundtrip: flags, prefix end:2, first-list count, writer start:8, seed, then 2 bytes a record;
 - crc32c: one byte (split point and alignment), then the data;
 - tail: how many records to append, their size seed, then the log; or (bit 7 of the first
@@ -108,6 +110,125 @@ def reader_seeds() -> dict[str, bytes]:
     bad_len = bytearray(edge)
     bad_len[4:6] = (0xFFFF).to_bytes(2, "little")
     seeds["bad-length"] = reader_input(bytes(bad_len))
+    seeds.update(dialect_seeds())
+    return seeds
+
+
+# The reader harness's flag bits (tests/fuzz/fuzz_reader.c).
+ROCKSDB, PEBBLE, ROCKSDB_NUMBERED, GIVEN_NUMBER = 1 << 3, 2 << 3, 3 << 3, 1 << 7
+MODES = {"skip": 0, "tolerate_tail": 1 << 5, "point_in_time": 2 << 5, "absolute": 3 << 5}
+
+
+def dialect_physical(
+    rtype: int, payload: bytes, log_number: int | None = None, synced: int | None = None
+) -> bytes:
+    """One physical record with a 7-, 11- (log number) or 19-byte (and synced offset) header."""
+    extra = b"" if log_number is None else log_number.to_bytes(4, "little")
+    if synced is not None:
+        extra += synced.to_bytes(8, "little")
+    crc = model.mask_crc(model.crc32c(bytes([rtype]) + extra + payload))
+    head = crc.to_bytes(4, "little") + len(payload).to_bytes(2, "little") + bytes([rtype])
+    return head + extra + payload
+
+
+def dialect_encode(
+    recs: list[bytes],
+    base: int,
+    log_number: int | None = None,
+    synced: int | None = None,
+    start: bytes = b"",
+    chunk: int = 0,
+) -> bytes:
+    """Records as fragments of types base..base+3 (FULL, FIRST, MIDDLE, LAST) after `start`,
+    a block's rest zero-filled when shorter than the header; with `chunk`, a record is cut
+    into chunks of that size first, each then cut at block ends (RocksDB's compressed WALs)."""
+    size = 7 + (0 if log_number is None else 4) + (0 if synced is None else 8)
+    log = bytearray(start)
+    for rec in recs:
+        pieces = [rec[i : i + chunk] for i in range(0, len(rec), chunk)] if chunk else [rec]
+        pieces = pieces or [b""]
+        first, rest = True, sum(map(len, pieces))
+        for piece in pieces:
+            while True:
+                room = B - len(log) % B
+                if room < size:
+                    log += bytes(room)
+                    room = B
+                n = min(len(piece), room - size)
+                rest -= n
+                rtype = base + (0 if first and rest == 0 else 1 if first else 2 if rest else 3)
+                log += dialect_physical(rtype, piece[:n], log_number, synced)
+                piece, first = piece[n:], False
+                if not piece:
+                    break
+    return bytes(log)
+
+
+def dialect_seeds() -> dict[str, bytes]:
+    """Reader seeds in RocksDB's and Pebble's dialects, clean and damaged."""
+    seeds: dict[str, bytes] = {}
+    sizes = records([100, 0, 40000, 32757, 5, 70000, 300], salt=4)
+    recycled = dialect_encode(sizes, 5, log_number=7)
+    seeds["rocksdb-recycled"] = reader_input(recycled, flags=ROCKSDB)
+    seeds["rocksdb-recycled-range"] = reader_input(recycled, flags=ROCKSDB, start=B + 9)
+    # A recycled file: log 10 written over log 4's records of the same sizes, and of others.
+    old = dialect_encode(records([30] * 6, salt=5), 5, log_number=4)
+    new = dialect_encode(records([30] * 2, salt=6), 5, log_number=10)
+    mixed = dialect_encode(records([3000], salt=7), 5, log_number=10)
+    old_big = dialect_encode(records([2000] * 40, salt=8), 5, log_number=4)
+    for mode, bits in MODES.items():
+        seeds[f"rocksdb-old-records-{mode}"] = reader_input(
+            new + old[len(new) :], flags=ROCKSDB | bits
+        )
+        seeds[f"rocksdb-mixed-{mode}"] = reader_input(
+            mixed + old_big[len(mixed) :], flags=ROCKSDB | bits
+        )
+        damaged = bytearray(recycled)
+        damaged[B + 100] ^= 1
+        seeds[f"rocksdb-damaged-{mode}"] = reader_input(bytes(damaged), flags=ROCKSDB | bits)
+        seeds[f"rocksdb-torn-{mode}"] = reader_input(recycled[: 2 * B + 50], flags=ROCKSDB | bits)
+        seeds[f"pebble-old-records-{mode}"] = reader_input(
+            new + old[len(new) :], flags=PEBBLE | bits
+        )
+    seeds["rocksdb-old-log-number-given"] = reader_input(
+        new + old[len(new) :], flags=ROCKSDB_NUMBERED, seed=4
+    )
+    # Metadata: predecessor, timestamp sizes, an unknown type with 0x80, data; then legacy
+    # records followed by a recyclable one (damage).
+    meta = (
+        dialect_physical(131, bytes(range(24)), log_number=7)
+        + dialect_physical(11, (3).to_bytes(4, "little") + (8).to_bytes(2, "little"), 7)
+        + dialect_physical(5, b"batch", 7)
+        + dialect_physical(0x85, b"from the future")
+        + dialect_physical(10, (3).to_bytes(4, "little") + bytes(2))
+        + dialect_physical(130, bytes(23))
+        + dialect_physical(5, b"more", 7)
+    )
+    seeds["rocksdb-metadata"] = reader_input(meta, flags=ROCKSDB)
+    legacy = dialect_encode(records([10, 50000], salt=9), 1)
+    seeds["rocksdb-legacy-then-recyclable"] = reader_input(
+        legacy + dialect_physical(5, b"late", 7) + dialect_physical(1, b"ok"), flags=ROCKSDB
+    )
+    # A compressed WAL's layout: the compression record, then chunked records.
+    compressed = dialect_encode(
+        records([100000, 20], salt=10),
+        1,
+        start=dialect_physical(9, (7).to_bytes(4, "little")),
+        chunk=B - 7,
+    )
+    seeds["rocksdb-compressed-chunks"] = reader_input(compressed, flags=ROCKSDB)
+    seeds["rocksdb-compressed-range"] = reader_input(compressed, flags=ROCKSDB, start=B + 20)
+    # Pebble: recyclable chunks, walSync chunks (with synced offsets), the trailer.
+    pebble = dialect_encode(sizes, 5, log_number=3)
+    trailer = dialect_physical(5, b"", 4)
+    trailer = bytes(4) + trailer[4:]  # checksum 0
+    seeds["pebble-recyclable-trailer"] = reader_input(pebble + trailer + old[:200], flags=PEBBLE)
+    synced = dialect_encode(sizes, 9, log_number=3, synced=12345)
+    seeds["pebble-walsync"] = reader_input(synced + trailer, flags=PEBBLE)
+    seeds["pebble-walsync-range"] = reader_input(
+        synced, flags=PEBBLE | GIVEN_NUMBER, start=B + 1, seed=3
+    )
+    seeds["pebble-torn"] = reader_input(synced[: B + 30], flags=PEBBLE | MODES["point_in_time"])
     return seeds
 
 
@@ -161,6 +282,12 @@ def tail_seeds() -> dict[str, bytes]:
         "no-complete-record": worked[1007:40000],
         "payload-ends-in-zeros": zeros_end,
         "garbage": bytes(range(256)) * 40,
+        # Other dialects (decided on in theirs too): a recycled file, a closed Pebble log.
+        "recycled-old-records": dialect_encode(records([30] * 2, salt=6), 5, log_number=10)
+        + dialect_encode(records([30] * 6, salt=5), 5, log_number=4)[82:],
+        "pebble-trailer": dialect_encode(records([100, 40000], salt=11), 5, log_number=3)
+        + bytes(4)
+        + dialect_physical(5, b"", 4)[4:],
     }
     seeds = {name: bytes([i % 3, i]) + log for i, (name, log) in enumerate(logs.items())}
     # Crashes: a log the writer made (sizes in units of 401 bytes), cut, then zero fill.
