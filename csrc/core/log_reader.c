@@ -293,8 +293,10 @@ static int keep(llog_reader *r, const uint8_t *data, size_t n) {
         return 1;
     if (!make_room(r, n))
         return 0;
-    if (data != r->buf + r->buf_len) /* else read in place */
-        memcpy(r->buf + r->buf_len, data, n);
+    /* Read in place, the payload is where it goes, or a header further
+     * on (empty fragments before it in its block): hence memmove. */
+    if (data != r->buf + r->buf_len)
+        memmove(r->buf + r->buf_len, data, n);
     r->buf_len += n;
     return 1;
 }

@@ -311,14 +311,7 @@ static inline void read_all(const llog_reader_options *opt, const uint8_t *log,
         seen_log again = {0};
         int still_eof =
             drive(r, opt, log, len, &again, &last_record, &last_fed);
-        /* Known core bug (tests/c/test_dialects.c,
-         * test_redrive_after_old_record_in_a_record): an old record that
-         * ended the log inside an open record reads, driven again, as
-         * Pebble's trailer (DONE). */
-        FUZZ_CHECK(still_eof ||
-                   (opt->dialect == LLOG_DIALECT_PEBBLE && again.n == 0));
-        if (!still_eof)
-            again.torn = s->torn;
+        FUZZ_CHECK(still_eof);
         FUZZ_CHECK(again.n == 0);
         FUZZ_CHECK(again.torn == s->torn);
         FUZZ_CHECK(!s->torn || (again.torn_offset == s->torn_offset &&
