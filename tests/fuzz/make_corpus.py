@@ -92,6 +92,14 @@ def reader_seeds() -> dict[str, bytes]:
     seeds["torn-header"] = reader_input(small[:12])
     zero_tail = small + bytes(100)
     seeds["zero-filled-tail"] = reader_input(zero_tail)
+    # A record whose next block begins with an empty MIDDLE, then its LAST: read in place,
+    # the LAST's payload lies past the empty one's header and is moved to the record.
+    empty_middle = (
+        model.encode_physical(model.FIRST, b"f" * (B - 7))
+        + model.encode_physical(model.MIDDLE, b"")
+        + model.encode_physical(model.LAST, b"last" * 20)
+    )
+    seeds["in-place-empty-middle-then-last"] = reader_input(empty_middle)
     orphan = (
         model.encode_physical(model.MIDDLE, b"orphan")
         + model.encode_physical(model.LAST, b"end")
