@@ -294,9 +294,15 @@ static int keep(llog_reader *r, const uint8_t *data, size_t n) {
     if (!make_room(r, n))
         return 0;
     /* Read in place, the payload is where it goes, or a header further
-     * on (empty fragments before it in its block): hence memmove. */
-    if (data != r->buf + r->buf_len)
-        memmove(r->buf + r->buf_len, data, n);
+     * on (empty fragments before it in its block): then they overlap. */
+    uint8_t *to = r->buf + r->buf_len;
+    uintptr_t gap = (uintptr_t)data > (uintptr_t)to
+                        ? (uintptr_t)data - (uintptr_t)to
+                        : (uintptr_t)to - (uintptr_t)data;
+    if (gap >= n)
+        memcpy(to, data, n);
+    else if (gap > 0)
+        memmove(to, data, n);
     r->buf_len += n;
     return 1;
 }
