@@ -550,15 +550,11 @@ def _decode_operation(cur: _Cursor) -> Operation:
 
 
 def _varint(value: int, bits: int, name: str) -> bytes:
-    """``value`` as a varint of at most ``bits`` bits; ValueError if it does not fit."""
-    if not isinstance(value, int) or value < 0 or value >> bits:
+    """``value`` as a varint of at most ``bits`` bits; ValueError if it does not fit
+    (LevelDB's encoder, which also takes only ints here)."""
+    if not isinstance(value, int):
         raise ValueError(f"{name} {value!r} does not fit in an unsigned {bits}-bit varint")
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return leveldb._varint(value, bits, name)
 
 
 def _as_bytes(data: object, name: str) -> bytes:
