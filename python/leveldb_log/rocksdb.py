@@ -566,8 +566,7 @@ def _as_bytes(data: object, name: str) -> bytes:
 
 def _length_prefixed(data: object, name: str) -> bytes:
     """A varstring: ``data``'s varint32 length, then its bytes."""
-    raw = _as_bytes(data, name)
-    return _varint(len(raw), 32, f"{name} length") + raw
+    return leveldb._length_prefixed(_as_bytes(data, name), name)
 
 
 def _encode_operation(op: Operation) -> bytes:
