@@ -383,26 +383,6 @@ TARGET_SSE42 static uint32_t crc_sse42(uint32_t crc, const uint8_t *p,
     return crc;
 }
 
-/* Three independent checksums side by side (three crc32 chains hide each
- * other's latency), each then finished alone. */
-TARGET_SSE42 static void
-crc_sse42_x3(uint32_t crc[3], const uint8_t *const p[3], const size_t len[3]) {
-    size_t m = len[0] < len[1] ? len[0] : len[1];
-    m = (m < len[2] ? m : len[2]) & ~(size_t)7;
-    uint64_t a = crc[0], b = crc[1], c = crc[2];
-    for (size_t i = 0; i < m; i += 8) {
-        a = _mm_crc32_u64(a, load64(p[0] + i));
-        b = _mm_crc32_u64(b, load64(p[1] + i));
-        c = _mm_crc32_u64(c, load64(p[2] + i));
-    }
-    crc[0] = (uint32_t)a;
-    crc[1] = (uint32_t)b;
-    crc[2] = (uint32_t)c;
-    for (int i = 0; i < 3; i++) /* what is left: a few bytes, as a rule */
-        if (len[i] > m)
-            crc[i] = crc_sse42(crc[i], p[i] + m, len[i] - m);
-}
-
 /* One block of three l-byte streams, merged by (2) and (3). The next
  * block's first stream waits for the merge, but only about ten cycles once
  * a block; starting it from 0 and moving the start value over the block
@@ -936,20 +916,119 @@ uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len) {
     return run(chosen, crc, data, len);
 }
 
-void llog_crc32c_extend3(uint32_t crc[3], const uint8_t *const data[3],
-                         const size_t len[3]) {
-    assert(ready);
 #if HAVE_X86
-    if (chosen > 0) { /* every x86 instruction path has SSE4.2's crc32 */
-        uint32_t c[3] = {~crc[0], ~crc[1], ~crc[2]};
-        crc_sse42_x3(c, data, len);
-        for (int i = 0; i < 3; i++)
-            crc[i] = ~c[i];
-        return;
+/* Buffers this long are checksummed alone on the chosen path (folding),
+ * then copied, rather than in threes. */
+#define MANY_LONG 512
+
+/* The last len (< 8) bytes of a buffer, checksummed and copied. */
+TARGET_SSE42 static inline uint32_t crc_copy_tail(uint32_t crc, uint8_t *d,
+                                                  const uint8_t *p,
+                                                  size_t len) {
+    if (len & 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        memcpy(d, &v, 4);
+        crc = _mm_crc32_u32(crc, v);
+        p += 4;
+        d += 4;
     }
+    if (len & 2) {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        memcpy(d, &v, 2);
+        crc = _mm_crc32_u16(crc, v);
+        p += 2;
+        d += 2;
+    }
+    if (len & 1) {
+        *d = *p;
+        crc = _mm_crc32_u8(crc, *p);
+    }
+    return crc;
+}
+
+/* One buffer, checksummed and copied a word at a time. */
+TARGET_SSE42 static inline uint32_t crc_copy_one(uint32_t crc, uint8_t *d,
+                                                 const uint8_t *p,
+                                                 size_t len) {
+    uint64_t c = crc;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v = load64(p + i);
+        memcpy(d + i, &v, 8);
+        c = _mm_crc32_u64(c, v);
+    }
+    return crc_copy_tail((uint32_t)c, d + i, p + i, len - i);
+}
+
+/* Three buffers side by side (three crc32 chains hide each other's
+ * latency) while all are as long, then each finished alone. */
+TARGET_SSE42 static inline void crc_copy_x3(uint32_t *crc, uint8_t *const *d,
+                                            const uint8_t *const *p,
+                                            const size_t *len) {
+    size_t m = len[0] < len[1] ? len[0] : len[1];
+    m = (m < len[2] ? m : len[2]) & ~(size_t)7;
+    /* in locals: the stores below could alias the arrays */
+    const uint8_t *pa = p[0], *pb = p[1], *pc = p[2];
+    uint8_t *da = d[0], *db = d[1], *dc = d[2];
+    uint64_t a = crc[0], b = crc[1], c = crc[2];
+    for (size_t i = 0; i < m; i += 8) {
+        uint64_t va = load64(pa + i), vb = load64(pb + i), vc = load64(pc + i);
+        memcpy(da + i, &va, 8);
+        memcpy(db + i, &vb, 8);
+        memcpy(dc + i, &vc, 8);
+        a = _mm_crc32_u64(a, va);
+        b = _mm_crc32_u64(b, vb);
+        c = _mm_crc32_u64(c, vc);
+    }
+    crc[0] = crc_copy_one((uint32_t)a, da + m, pa + m, len[0] - m);
+    crc[1] = crc_copy_one((uint32_t)b, db + m, pb + m, len[1] - m);
+    crc[2] = crc_copy_one((uint32_t)c, dc + m, pc + m, len[2] - m);
+}
+
+/* llog_crc32c_copy_many on inverted values, three at a time while three
+ * short ones follow. */
+TARGET_SSE42 static void crc_copy_many_x86(uint32_t *crc, uint8_t *const *d,
+                                           const uint8_t *const *p,
+                                           const size_t *len, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (n - i >= 3 && len[i] < MANY_LONG && len[i + 1] < MANY_LONG &&
+            len[i + 2] < MANY_LONG) {
+            crc_copy_x3(crc + i, d + i, p + i, len + i);
+            i += 3;
+        } else if (len[i] < MANY_LONG) {
+            crc[i] = crc_copy_one(crc[i], d[i], p[i], len[i]);
+            i++;
+        } else {
+            crc[i] = impls[chosen].update(crc[i], p[i], len[i]);
+            memcpy(d[i], p[i], len[i]);
+            i++;
+        }
+    }
+}
 #endif
-    for (int i = 0; i < 3; i++)
-        crc[i] = run(chosen, crc[i], data[i], len[i]);
+
+void llog_crc32c_copy_many(uint32_t *crc, uint8_t *const *dst,
+                           const uint8_t *const *src, const size_t *len,
+                           size_t n) {
+    assert(ready);
+    for (size_t i = 0; i < n; i++)
+        crc[i] = ~crc[i];
+#if HAVE_X86
+    if (chosen > 0) /* every x86 instruction path has SSE4.2's crc32 */
+        crc_copy_many_x86(crc, dst, src, len, n);
+    else
+#endif
+        for (size_t i = 0; i < n; i++) {
+            if (len[i] == 0)
+                continue; /* src may be NULL */
+            crc[i] = impls[chosen].update(crc[i], src[i], len[i]);
+            memcpy(dst[i], src[i], len[i]);
+        }
+    for (size_t i = 0; i < n; i++)
+        crc[i] = ~crc[i];
 }
 
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len) {

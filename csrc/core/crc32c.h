@@ -43,10 +43,15 @@ const char *llog_crc32c_implementation(void);
  */
 uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len);
 
-/* Three llog_crc32c_extend at once: crc[i] extended over len[i] bytes at
- * data[i], side by side where the implementation can (short records). */
-void llog_crc32c_extend3(uint32_t crc[3], const uint8_t *const data[3],
-                         const size_t len[3]);
+/*
+ * llog_crc32c_extend over n separate buffers while copying them: crc[i] is
+ * extended over len[i] bytes at src[i], which are copied to dst[i] (i < n;
+ * no dst range may overlap a src range). Several run side by side where the
+ * CPU can, which is what many short records need: one pass over each.
+ */
+void llog_crc32c_copy_many(uint32_t *crc, uint8_t *const *dst,
+                           const uint8_t *const *src, const size_t *len,
+                           size_t n);
 
 /* The same, always with the portable table-driven code (used by tests). */
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len);

@@ -1033,45 +1033,67 @@ LLOG_HOT_INLINE const uint8_t *run_record(const llog_reader *r, uint64_t pos,
     return p + LLOG_HEADER_SIZE;
 }
 
-/* 1 when the checksum stored before payload (a FULL record's) is crc's. */
-static int run_crc_ok(const uint8_t *payload, uint32_t crc) {
-    return llog_unmask_crc(llog_load32(payload - LLOG_HEADER_SIZE)) == crc;
-}
+/* Records a run gathers, checks and copies at a time. */
+#define RUN_BATCH 48
 
-LLOG_HOT_INLINE void run_take(llog_run *run, uint64_t pos, const uint8_t *p,
-                              size_t len) {
-    memcpy(run->data + run->data_len, p, len);
-    run->data_len += len;
-    run->offsets[run->n++] = pos;
-    run->ends[run->n] = (int64_t)run->data_len;
-}
+/* How far ahead of a record the run asks for the log's bytes: its headers
+ * are a chain of loads, each waiting for the one before. */
+#define RUN_PREFETCH 2048
 
-/* Three records at pos at once (their checksums side by side): the new
- * position, or pos when they are not three good ones within the limits. */
-static uint64_t run_three(const llog_reader *r, llog_run *run, uint64_t pos) {
-    const uint8_t *p[3];
-    size_t len[3];
-    uint64_t at[3];
-    for (int i = 0; i < 3; i++) {
-        at[i] = i ? at[i - 1] + LLOG_HEADER_SIZE + len[i - 1] : pos;
-        p[i] = run_record(r, at[i], &len[i]);
-        if (p[i] == NULL ||
-            (i < 2 &&
-             run->data_len + len[0] + (i ? len[1] : 0) >= run->budget))
-            return pos;
+/* The FULL records from pos that the run may take, up to RUN_BATCH: their
+ * payloads, lengths and places in the run's data into p, len and dst;
+ * returns how many. Stops after the record that reaches the run's budget,
+ * and at its room for records. */
+static size_t run_gather(const llog_reader *r, const llog_run *run,
+                         uint64_t pos, const uint8_t **p, size_t *len,
+                         uint8_t **dst) {
+    size_t k = 0, most = run->max - run->n, bytes = run->data_len;
+    if (most > RUN_BATCH)
+        most = RUN_BATCH;
+    while (k < most && bytes < run->budget &&
+           (p[k] = run_record(r, pos, &len[k])) != NULL) {
+        __builtin_prefetch(p[k] + RUN_PREFETCH); /* never faults */
+        dst[k] = run->data + bytes;
+        bytes += len[k];
+        pos += LLOG_HEADER_SIZE + len[k];
+        k++;
     }
-    uint32_t crc[3];
-    for (int i = 0; i < 3; i++)
+    return k;
+}
+
+/* Copies the k gathered records into the run's data, checking them when
+ * the reader does; returns how many lead with checksums that hold. */
+static size_t run_copy(const llog_reader *r, const uint8_t *const *p,
+                       const size_t *len, uint8_t *const *dst, size_t k) {
+    if (!r->opt.verify_checksums) {
+        for (size_t i = 0; i < k; i++)
+            memcpy(dst[i], p[i], len[i]);
+        return k;
+    }
+    uint32_t crc[RUN_BATCH];
+    for (size_t i = 0; i < k; i++)
         crc[i] = llog_type_crc[LLOG_FULL];
-    if (r->opt.verify_checksums) {
-        llog_crc32c_extend3(crc, p, len);
-        if (!run_crc_ok(p[0], crc[0]) || !run_crc_ok(p[1], crc[1]) ||
-            !run_crc_ok(p[2], crc[2]))
-            return pos;
+    llog_crc32c_copy_many(crc, dst, p, len, k);
+    for (size_t i = 0; i < k; i++)
+        if (llog_unmask_crc(llog_load32(p[i] - LLOG_HEADER_SIZE)) != crc[i])
+            return i;
+    return k;
+}
+
+/* Counts the first k copied records (read from pos on) in the run; returns
+ * the position after them. */
+static uint64_t run_take(llog_run *run, uint64_t pos, const size_t *len,
+                         size_t k) {
+    size_t at = run->data_len, n = run->n;
+    for (size_t i = 0; i < k; i++) {
+        at += len[i];
+        run->offsets[n] = pos;
+        run->ends[++n] = (int64_t)at;
+        pos += LLOG_HEADER_SIZE + len[i];
     }
-    for (int i = 0; i < 3; i++)
-        run_take(run, at[i], p[i], len[i]);
-    return at[2] + LLOG_HEADER_SIZE + len[2];
+    run->data_len = at;
+    run->n = n;
+    return pos;
 }
 
 size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
@@ -1082,23 +1104,15 @@ size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
         return 0;
     size_t first = run->n;
     uint64_t pos = r->pos;
-    while (run->n + 3 <= run->max && run->data_len < run->budget) {
-        uint64_t next = run_three(r, run, pos);
-        if (next == pos)
-            break;
-        pos = next;
-    }
-    /* One at a time: the last ones, or the three that were not */
-    while (run->n < run->max && run->data_len < run->budget) {
-        size_t len;
-        const uint8_t *p = run_record(r, pos, &len);
-        if (p == NULL ||
-            (r->opt.verify_checksums &&
-             !run_crc_ok(
-                 p, llog_crc32c_extend(llog_type_crc[LLOG_FULL], p, len))))
-            break; /* the general path says what it is */
-        run_take(run, pos, p, len);
-        pos += LLOG_HEADER_SIZE + len;
+    const uint8_t *p[RUN_BATCH];
+    size_t len[RUN_BATCH];
+    uint8_t *dst[RUN_BATCH];
+    for (;;) {
+        size_t k = run_gather(r, run, pos, p, len, dst);
+        size_t good = run_copy(r, p, len, dst, k);
+        pos = run_take(run, pos, len, good);
+        if (good < RUN_BATCH)
+            break; /* the general path says what comes next */
     }
     if (run->n > first)
         r->pos = r->clean_end = pos;

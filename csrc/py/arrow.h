@@ -64,6 +64,8 @@ struct ArrowArrayStream {
 
 /* Registers the batch types on the module (state in st); 0, or -1. */
 int llpy_arrow_add_types(PyObject *module, llpy_state *st);
+/* Lets go of the module's kept batch buffers (module clearing). */
+void llpy_arrow_clear(llpy_state *st);
 /* Reader.iter_batches(max_records=65536, max_bytes=64 MiB). */
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds);

@@ -79,6 +79,8 @@ typedef struct llpy_state {
     PyObject *os_open;
     Py_ssize_t assembly_hint;   /* the last fragmented record's length */
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
+    struct cols_spare *arrow_spare; /* a released batch's buffers, for the
+                                       next iterator's (reader_arrow.c) */
 } llpy_state;
 
 static inline llpy_state *llpy_state_of(PyTypeObject *type) {

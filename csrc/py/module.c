@@ -405,6 +405,7 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->truncated_error);
     Py_CLEAR(st->corruption_warning);
     Py_CLEAR(st->os_open);
+    llpy_arrow_clear(st);
     return 0;
 }
 

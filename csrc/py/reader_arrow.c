@@ -22,10 +22,21 @@
 #define FIRST_ROWS 256
 #define FIRST_BYTES ((size_t)64 * 1024)
 #define RESERVE_AT_ONCE ((size_t)16 << 20)
+#define SPARE_MOST ((size_t)32 << 20) /* bytes of buffers kept for reuse */
 
 /* ---- the columns of one batch, shared by every export of it ----------- */
 
-/* Released from any thread (an Arrow consumer's), hence the atomic count
+/* Where the module keeps the columns of one released batch for the next
+ * batch of any iterator: their pages are already in memory, where fresh ones
+ * cost a page fault and zeroing each (a tenth to a third of the work for
+ * short records). Shared by the module, the iterators and every batch they
+ * made (one reference each); columns larger than SPARE_MOST are not kept. */
+typedef struct cols_spare {
+    long refs;
+    struct arrow_cols *kept; /* or NULL; swapped atomically */
+} cols_spare;
+
+/* Released from any thread (an Arrow consumer's), hence the atomic counts
  * and the C allocator. */
 typedef struct arrow_cols {
     long refs;
@@ -36,46 +47,88 @@ typedef struct arrow_cols {
     size_t len, cap_len;
     size_t cap_limit; /* grow data no further unless a record needs it (a
                          batch's max_bytes and a block), or 0 */
+    cols_spare *spare; /* where they go when released, or NULL */
 } arrow_cols;
 
-static void cols_ref(arrow_cols *c) {
+static long atomic_add(long *v, long d) {
 #ifdef _MSC_VER
-    _InterlockedIncrement(&c->refs);
+    return _InterlockedExchangeAdd(v, d) + d;
 #else
-    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    return __atomic_add_fetch(v, d, __ATOMIC_ACQ_REL);
 #endif
 }
 
-static void cols_unref(arrow_cols *c) {
+static arrow_cols *spare_swap(cols_spare *sp, arrow_cols *c) {
 #ifdef _MSC_VER
-    long left = _InterlockedDecrement(&c->refs);
+    return _InterlockedExchangePointer((void *volatile *)&sp->kept, c);
 #else
-    long left = __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+    return __atomic_exchange_n(&sp->kept, c, __ATOMIC_ACQ_REL);
 #endif
-    if (left > 0)
-        return;
+}
+
+static void cols_ref(arrow_cols *c) { atomic_add(&c->refs, 1); }
+
+static void cols_destroy(arrow_cols *c) {
     free(c->offsets);
     free(c->ends);
     free(c->data);
     free(c);
 }
 
-/* Empty columns (one reference), or NULL with MemoryError. */
-static arrow_cols *cols_new(void) {
-    arrow_cols *c = calloc(1, sizeof *c);
-    if (c != NULL) {
-        c->refs = 1;
-        c->ends = malloc(sizeof *c->ends);
-        c->data = malloc(1); /* never NULL, even when empty */
+static void spare_unref(cols_spare *sp) {
+    if (atomic_add(&sp->refs, -1) > 0)
+        return;
+    arrow_cols *kept = spare_swap(sp, NULL);
+    if (kept != NULL)
+        cols_destroy(kept);
+    free(sp);
+}
+
+static void cols_unref(arrow_cols *c) {
+    if (atomic_add(&c->refs, -1) > 0)
+        return;
+    cols_spare *sp = c->spare;
+    if (sp == NULL) {
+        cols_destroy(c);
+        return;
     }
-    if (c == NULL || c->ends == NULL || c->data == NULL) {
-        if (c != NULL)
-            cols_unref(c);
-        PyErr_NoMemory();
-        return NULL;
+    c->spare = NULL; /* kept columns hold no reference to their keeper */
+    if (c->cap_len + 16 * c->cap_n > SPARE_MOST) {
+        cols_destroy(c);
+        spare_unref(sp);
+        return;
     }
+    arrow_cols *old = spare_swap(sp, c);
+    if (old != NULL)
+        cols_destroy(old);
+    spare_unref(sp);
+}
+
+/* Empty columns (one reference) that go to sp when released (sp may be
+ * NULL): sp's kept ones if any, else new; or NULL with MemoryError. */
+static arrow_cols *cols_new(cols_spare *sp) {
+    arrow_cols *c = sp != NULL ? spare_swap(sp, NULL) : NULL;
+    if (c != NULL) { /* cap_n, cap_len and the buffers stay */
+        c->n = c->len = 0;
+    } else {
+        c = calloc(1, sizeof *c);
+        if (c != NULL) {
+            c->ends = malloc(sizeof *c->ends);
+            c->data = malloc(1); /* never NULL, even when empty */
+            c->cap_len = 1;
+        }
+        if (c == NULL || c->ends == NULL || c->data == NULL) {
+            if (c != NULL)
+                cols_destroy(c);
+            PyErr_NoMemory();
+            return NULL;
+        }
+    }
+    c->refs = 1;
     c->ends[0] = 0;
-    c->cap_len = 1;
+    c->spare = sp;
+    if (sp != NULL)
+        atomic_add(&sp->refs, 1);
     return c;
 }
 
@@ -407,6 +460,7 @@ typedef struct {
     size_t max_records, max_bytes;
     PyObject *pending; /* an exception raised after a batch's records */
     PyTypeObject *batch_type;
+    cols_spare *spare; /* a released batch's columns, for the next */
 } batches_object;
 
 #define RUN_RECORDS 64
@@ -467,7 +521,7 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
  * (raised after any records read before it, kept in it->pending). */
 static arrow_cols *batches_next_cols(batches_object *it) {
     llpy_reader *r = (llpy_reader *)it->reader;
-    arrow_cols *c = cols_new();
+    arrow_cols *c = cols_new(it->spare);
     if (c == NULL)
         return NULL;
     c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
@@ -535,6 +589,8 @@ static void Batches_dealloc(PyObject *op) {
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
     Batches_clear(op);
+    if (it->spare != NULL)
+        spare_unref(it->spare);
     llpy_lock_free(&it->lock);
     tp->tp_free(op);
     Py_DECREF(tp);
@@ -577,6 +633,9 @@ static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
         Py_DECREF(it);
         return NULL;
     }
+    it->spare = st->arrow_spare;
+    if (it->spare != NULL)
+        atomic_add(&it->spare->refs, 1);
     it->reader = Py_NewRef(reader);
     it->max_records = (size_t)max_records;
     it->max_bytes = (size_t)max_bytes;
@@ -720,5 +779,17 @@ int llpy_arrow_add_types(PyObject *module, llpy_state *st) {
     if (st->batches_type == NULL ||
         PyModule_AddType(module, st->batches_type) < 0)
         return -1;
+    st->arrow_spare = calloc(1, sizeof *st->arrow_spare);
+    if (st->arrow_spare == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    st->arrow_spare->refs = 1; /* the module's */
     return 0;
+}
+
+void llpy_arrow_clear(llpy_state *st) {
+    if (st->arrow_spare != NULL)
+        spare_unref(st->arrow_spare);
+    st->arrow_spare = NULL;
 }

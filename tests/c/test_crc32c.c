@@ -225,6 +225,49 @@ static void test_names_and_init_named(void) {
 }
 
 /* init(0/1), portable, hardware and the mask keep their old contracts. */
+/* One llog_crc32c_copy_many call over n buffers cut from src at seed's
+ * lengths (0 to about 1100, so that short and long ones mix), each in its own
+ * exact allocation: every checksum and every copy as the reference says. */
+static void check_copy_many(const uint8_t *src, size_t n, uint64_t seed) {
+    enum { MOST = 9 };
+    const uint8_t *from[MOST] = {0};
+    uint8_t *to[MOST] = {0};
+    size_t len[MOST] = {0};
+    uint32_t crc[MOST] = {0};
+    void *blocks[MOST] = {0};
+    rng = seed;
+    for (size_t i = 0; i < n; i++) {
+        len[i] = (size_t)(rnd() % 4 == 0 ? rnd() % 1100 : rnd() % 140);
+        from[i] = placed_copy(src + 37 * i, len[i], i * 13 % 64, &blocks[i]);
+        to[i] = malloc(len[i] + 1);
+        if (to[i] == NULL)
+            exit(2);
+        crc[i] = (uint32_t)i * 0x9E3779B9u;
+    }
+    llog_crc32c_copy_many(crc, to, from, len, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t want = ref_crc32c_bitwise((uint32_t)i * 0x9E3779B9u,
+                                           src + 37 * i, len[i]);
+        check(crc[i] == want && memcmp(to[i], src + 37 * i, len[i]) == 0,
+              "copy_many", llog_crc32c_implementation(), len[i], n);
+        free(blocks[i]);
+        free(to[i]);
+    }
+}
+
+/* llog_crc32c_copy_many under every implementation, for 0 to 9 buffers. */
+static void test_copy_many(void) {
+    static uint8_t src[9 * 37 + 1100];
+    fill_random(src, sizeof src, 6);
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        if (!llog_crc32c_init_named(llog_crc32c_impl_name(i)))
+            continue;
+        for (uint64_t seed = 1; seed <= 300; seed++)
+            check_copy_many(src, (size_t)(seed % 10), seed);
+    }
+    llog_crc32c_init(1);
+}
+
 static void test_original_entry_points(void) {
     static uint8_t src[1000];
     fill_random(src, sizeof src, 5);
@@ -265,6 +308,7 @@ int main(int argc, char **argv) {
     test_long_inputs();
     test_chaining_across_impls();
     test_names_and_init_named();
+    test_copy_many();
     test_original_entry_points();
     printf("%ld passed, %ld failed\n", passed, failed);
     return failed != 0;
