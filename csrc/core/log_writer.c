@@ -135,6 +135,59 @@ size_t llog_writer_add(llog_writer *w, const uint8_t *data, size_t len,
     return (size_t)(out - dst);
 }
 
+/* Plans the leading records of a run (see llog_writer_add_run): where
+ * each one's header goes in dst (at[i]), zero-filling block tails on the
+ * way; returns how many fit whole in their block and in room bytes, and
+ * the bytes they take in *used. */
+static size_t run_plan(const llog_writer *w, const size_t *len, size_t n,
+                       uint8_t *dst, size_t room, size_t *at, size_t *used) {
+    uint64_t offset = w->offset;
+    size_t k = 0, bytes = 0;
+    for (; k < n && k < LLOG_WRITER_RUN; k++) {
+        size_t left = block_left(offset), pad = 0;
+        if (left < LLOG_HEADER_SIZE) {
+            pad = left;
+            left = LLOG_BLOCK_SIZE;
+        }
+        if (len[k] > left - LLOG_HEADER_SIZE || /* it would be cut */
+            pad + LLOG_HEADER_SIZE + len[k] > room - bytes)
+            break;
+        memset(dst + bytes, 0, pad);
+        at[k] = bytes + pad;
+        bytes += pad + LLOG_HEADER_SIZE + len[k];
+        offset += pad + LLOG_HEADER_SIZE + len[k];
+    }
+    *used = bytes;
+    return k;
+}
+
+size_t llog_writer_add_run(llog_writer *w, const uint8_t *const *data,
+                           const size_t *len, size_t n, uint8_t *dst,
+                           size_t room, size_t *written) {
+    size_t at[LLOG_WRITER_RUN], k = 0, used = 0;
+    if (w->header_size == LLOG_HEADER_SIZE && w->chunk == 0)
+        k = run_plan(w, len, n, dst, room, at, &used);
+    *written = used;
+    if (k == 0)
+        return 0;
+    uint8_t *payload[LLOG_WRITER_RUN];
+    uint32_t crc[LLOG_WRITER_RUN];
+    for (size_t i = 0; i < k; i++) {
+        payload[i] = dst + at[i] + LLOG_HEADER_SIZE;
+        crc[i] = llog_type_crc[LLOG_FULL];
+    }
+    llog_crc32c_copy_many(crc, payload, data, len, k);
+    for (size_t i = 0; i < k; i++) {
+        uint8_t *h = dst + at[i];
+        llog_store32(h, llog_mask_crc(crc[i]));
+        h[4] = (uint8_t)(len[i] & 0xff);
+        h[5] = (uint8_t)(len[i] >> 8);
+        h[6] = LLOG_FULL;
+    }
+    w->offset += used;
+    return k;
+}
+
 uint64_t llog_writer_meta_size(const llog_writer *w, unsigned type,
                                size_t len) {
     size_t hs = llog_type_header_size(LLOG_DIALECT_ROCKSDB, type);

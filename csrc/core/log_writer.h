@@ -79,6 +79,23 @@ uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len);
 size_t llog_writer_add(llog_writer *w, const uint8_t *data, size_t len,
                        uint8_t *dst, uint64_t *record_offset);
 
+/* Most records llog_writer_add_run takes in one call. */
+#define LLOG_WRITER_RUN 48
+
+/*
+ * The fast path for many short records: encodes the leading records of
+ * data[0..n) (len[i] bytes each) that lie whole as FULL records in their
+ * block, LevelDB's headers only, into dst, which holds room bytes; their
+ * checksums are computed side by side while the payloads are copied. Takes
+ * at most LLOG_WRITER_RUN, stops at the first that does not fit in room.
+ * Returns how many it took (0 for another dialect's headers or chunked
+ * records: use llog_writer_add) and the bytes written in *written, exactly
+ * those llog_writer_add would write for them.
+ */
+size_t llog_writer_add_run(llog_writer *w, const uint8_t *const *data,
+                           const size_t *len, size_t n, uint8_t *dst,
+                           size_t room, size_t *written);
+
 /*
  * RocksDB's metadata records (docs/rocksdb.md): `type` is one of
  * LLOG_RDB_*, with its own header size, and the record is never split: the

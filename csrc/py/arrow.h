@@ -91,11 +91,16 @@ typedef struct llpy_arrow_data llpy_arrow_data;
  * large_binary, string or large_string; ValueError for nulls. */
 llpy_arrow_data *llpy_arrow_import(PyObject *obj);
 
-/* What writes one record: 0, or -1 with an exception set. */
-typedef int (*llpy_arrow_put_fn)(void *ctx, const uint8_t *data, size_t n);
+/* Values handed to an llpy_arrow_put_fn at a time, at most. */
+#define LLPY_ARROW_GROUP LLOG_WRITER_RUN
 
-/* Passes every value to put, in order: the count, or -1 when put failed
- * (the values before it were passed). */
+/* What writes n records (data[i], len[i] bytes): 0, or -1 with an
+ * exception set (the records before the failing one are written). */
+typedef int (*llpy_arrow_put_fn)(void *ctx, const uint8_t *const *data,
+                                 const size_t *len, size_t n);
+
+/* Passes every value to put, in order, in groups: the count, or -1 when
+ * put failed (the values before it were passed). */
 Py_ssize_t llpy_arrow_write(const llpy_arrow_data *d, llpy_arrow_put_fn put,
                             void *ctx);
 void llpy_arrow_free(llpy_arrow_data *d);

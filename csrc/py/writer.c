@@ -144,10 +144,29 @@ static int writer_maybe_flush(llpy_writer *self) {
     return 0;
 }
 
-/* writer_put_bytes as an llpy_arrow_put_fn. */
-static int writer_put_arrow(void *ctx, const uint8_t *data, size_t n) {
-    uint64_t offset;
-    return writer_put_bytes(ctx, data, n, &offset);
+/* writer_put_bytes over a group of Arrow values (an llpy_arrow_put_fn):
+ * runs of short records encoded straight into the buffer by the core,
+ * their checksums side by side; any other record alone. */
+static int writer_put_arrow(void *ctx, const uint8_t *const *data,
+                            const size_t *len, size_t n) {
+    llpy_writer *self = ctx;
+    for (size_t i = 0; i < n;) {
+        size_t k = 0, written = 0;
+        if (!self->compress && !self->pad_next)
+            k = llog_writer_add_run(&self->core, data + i, len + i, n - i,
+                                    self->buf + self->len,
+                                    self->cap - self->len, &written);
+        self->len += written;
+        if (k > 0) {
+            i += k;
+            continue;
+        }
+        uint64_t offset; /* cut, another dialect, or no room: alone */
+        if (writer_put_bytes(self, data[i], len[i], &offset) < 0)
+            return -1;
+        i++;
+    }
+    return 0;
 }
 
 /* write_many over Arrow data (writer_arrow.c): all of it is taken and

@@ -322,16 +322,22 @@ llpy_arrow_data *llpy_arrow_import(PyObject *obj) {
 
 Py_ssize_t llpy_arrow_write(const llpy_arrow_data *d, llpy_arrow_put_fn put,
                             void *ctx) {
+    const uint8_t *data[LLPY_ARROW_GROUP];
+    size_t len[LLPY_ARROW_GROUP], k = 0;
     Py_ssize_t count = 0;
     for (size_t c = 0; c < d->count; c++) {
         const struct ArrowArray *a = &d->chunks[c];
         for (int64_t i = 0; i < a->length; i++) {
-            size_t n;
-            const uint8_t *p = chunk_value(d, a, i, &n);
-            if (put(ctx, p, n) < 0)
-                return -1;
-            count++;
+            data[k] = chunk_value(d, a, i, &len[k]);
+            if (++k == LLPY_ARROW_GROUP) {
+                if (put(ctx, data, len, k) < 0)
+                    return -1;
+                count += (Py_ssize_t)k;
+                k = 0;
+            }
         }
     }
-    return count;
+    if (k > 0 && put(ctx, data, len, k) < 0)
+        return -1;
+    return count + (Py_ssize_t)k;
 }

@@ -304,9 +304,70 @@ static void test_writer_encoded_size_equals_bytes_added(void) {
     free(data);
 }
 
+/* One llog_writer_add_run call from offset over up to 60 records of
+ * random lengths (short ones, some a block long), with room bytes: the
+ * records it takes are exactly what llog_writer_add writes for them, it
+ * writes nothing past what it reports, and it stops only where it must. */
+static void check_add_run_at(uint64_t offset, const uint8_t *data,
+                             size_t room) {
+    enum { MOST = 60 };
+    const uint8_t *src[MOST];
+    size_t len[MOST], n = 1 + rnd_below(MOST);
+    for (size_t i = 0; i < n; i++) {
+        len[i] = rnd_below(8) == 0 ? rnd_below(B) : rnd_below(200);
+        src[i] = data + rnd_below(1000);
+    }
+    llog_writer w, ref;
+    llog_writer_init(&w, offset);
+    llog_writer_init(&ref, offset);
+    uint8_t *dst = xmalloc(room + 64), *want = xmalloc(MOST * (2 * B));
+    memset(dst, 0xCD, room + 64);
+    size_t written, k = llog_writer_add_run(&w, src, len, n, dst, room,
+                                            &written), want_len = 0;
+    for (size_t i = 0; i < k; i++)
+        want_len += llog_writer_add(&ref, src[i], len[i], want + want_len,
+                                    NULL);
+    CHECK(k <= n && k <= LLOG_WRITER_RUN);
+    CHECK_EQ(w.offset, ref.offset);
+    CHECK_MEM(dst, written, want, want_len);
+    CHECK(dst[written] == 0xCD);
+    if (k < n && k < LLOG_WRITER_RUN) { /* why it stopped: cut, or room */
+        size_t left = B - (size_t)(w.offset % B);
+        size_t pad = left < H ? left : 0;
+        left = left < H ? B : left;
+        CHECK(len[k] > left - H || written + pad + H + len[k] > room);
+    }
+    free(dst);
+    free(want);
+}
+
+static void test_writer_add_run_matches_add(void) {
+    uint8_t *data = xmalloc(1000 + B);
+    rnd_fill(data, 1000 + B);
+    for (int i = 0; i < 3000; i++) {
+        uint64_t offset = rnd_below(4 * B);
+        if (i % 3 == 0) /* near a block's end: padding and cut records */
+            offset = offset - offset % B + B - rnd_below(2 * H + 100);
+        size_t room = i % 4 == 0 ? rnd_below(3000) : 64 * B;
+        check_add_run_at(offset, data, room);
+    }
+    llog_writer w; /* another dialect's headers: none taken, none written */
+    llog_writer_init(&w, 0);
+    llog_writer_set_header(&w, LLOG_RECYCLABLE_HEADER_SIZE, 5);
+    const uint8_t *src[1] = {data};
+    size_t len[1] = {10}, written = 1;
+    uint8_t dst[64];
+    CHECK_EQ(llog_writer_add_run(&w, src, len, 1, dst, sizeof dst, &written),
+             0);
+    CHECK_EQ(written, 0);
+    CHECK_EQ(w.offset, 0);
+    free(data);
+}
+
 void suite_writer(void) {
     RUN(test_writer_reproduces_record_vectors);
     RUN(test_writer_format_md_worked_example);
     RUN(test_writer_seven_bytes_left);
     RUN(test_writer_encoded_size_equals_bytes_added);
+    RUN(test_writer_add_run_matches_add);
 }
