@@ -1,4 +1,4 @@
-"""RocksDB and Pebble dialects: the C reader and writer against the model (tests/model.py).
+"""RocksDB and Pebble dialects: the C reader and writer against the model (tests/model_dialects.py).
 
 Reading: every dialect and recovery mode, clean logs of every kind, hand-made streams of
 physical records of every type, random damage (flips, zeroed ranges, truncation, junk) and
@@ -17,7 +17,7 @@ import pathlib
 from typing import Any
 
 import leveldb_log
-import model
+import model_dialects
 import pytest
 from conftest import MODES, B, Outcome, assert_same, damage, make_records, payload, size_lists
 from hypothesis import given
@@ -88,7 +88,7 @@ def c_read(source: Any, **kw: Any) -> tuple[Outcome, dict[str, Any]]:
 
 
 def model_read(data: bytes, **kw: Any) -> tuple[Outcome, dict[str, Any]]:
-    res = model.read_dialect(data, **kw)
+    res = model_dialects.read_dialect(data, **kw)
     out = Outcome(
         res.payloads,
         list(res.offsets),
@@ -150,12 +150,12 @@ def clean_logs(draw: Any, dialect: str | None = None) -> Log:
     number = draw(log_numbers)
     if dialect == "rocksdb":
         recycle = draw(st.booleans())
-        data, _ = model.encode_rocksdb(records, log_number=number, recycle=recycle)
+        data, _ = model_dialects.encode_rocksdb(records, log_number=number, recycle=recycle)
         how = f"rocksdb records {sizes} salt {salt} recycle {recycle}"
         return as_log(data, how, dialect, number if recycle else None)
     synced = draw(st.none() | st.lists(st.integers(0, 4 * B), min_size=len(sizes)))
     trailer = draw(st.booleans())
-    data, _ = model.encode_pebble(
+    data, _ = model_dialects.encode_pebble(
         records, log_number=number, synced_offsets=synced, trailer=trailer
     )
     how = f"pebble records {sizes} salt {salt} synced {synced} trailer {trailer}"
@@ -171,13 +171,15 @@ def recycled_logs(draw: Any) -> Log:
     old_sizes = draw(size_lists(min_size=1, max_total=3 * B))
     new_sizes = draw(size_lists(max_total=2 * B))
     if dialect == "rocksdb":
-        old, _ = model.encode_rocksdb(
+        old, _ = model_dialects.encode_rocksdb(
             make_records(old_sizes, 1), log_number=number - 1, recycle=True
         )
-        new, _ = model.encode_rocksdb(make_records(new_sizes, 2), log_number=number, recycle=True)
+        new, _ = model_dialects.encode_rocksdb(
+            make_records(new_sizes, 2), log_number=number, recycle=True
+        )
     else:
-        old, _ = model.encode_pebble(make_records(old_sizes, 1), log_number=number - 1)
-        new, _ = model.encode_pebble(make_records(new_sizes, 2), log_number=number)
+        old, _ = model_dialects.encode_pebble(make_records(old_sizes, 1), log_number=number - 1)
+        new, _ = model_dialects.encode_pebble(make_records(new_sizes, 2), log_number=number)
     cut = draw(st.none() | st.integers(0, len(new)))
     if cut is not None:
         new = new[:cut]
@@ -188,10 +190,10 @@ def recycled_logs(draw: Any) -> Log:
 
 def _soup_chunk(dialect: str, op: tuple[int, int, int, int], i: int, number: int) -> bytes:
     rtype, length, crc_ok, which_number = op
-    hs = model.header_size_of(dialect, rtype)
+    hs = model_dialects.header_size_of(dialect, rtype)
     ln = None if hs == 7 else [number, number - 1, number + 1][which_number % 3]
     synced = None if hs != 19 else length * 1000 * which_number
-    rec = bytearray(model.encode_chunk(rtype, payload(length, i), ln, synced))
+    rec = bytearray(model_dialects.encode_chunk(rtype, payload(length, i), ln, synced))
     if not crc_ok:
         rec[0] ^= 0x5A
     return bytes(rec)
@@ -234,7 +236,7 @@ def soup_logs(draw: Any) -> Log:
             out += _soup_chunk(dialect, arg, i, number)
         elif kind == "fill":  # a record leaving `arg[1]` bytes in its block
             rtype, left = arg
-            hs = model.header_size_of(dialect, rtype)
+            hs = model_dialects.header_size_of(dialect, rtype)
             space = B - len(out) % B
             if space < hs + left:
                 out += bytes(space)
@@ -362,11 +364,11 @@ def test_the_log_number_comes_from_the_file_name(dialect: str, tmp_path: pathlib
     """NNNNNN.log (and Pebble's NNNNNN-XXX.log segments) name the log number: the old
     data of log 41 after log 42's records is not read, whatever the first record says."""
     if dialect == "rocksdb":
-        new, _ = model.encode_rocksdb([b"new"], log_number=42, recycle=True)
-        old, _ = model.encode_rocksdb([b"x" * 20, b"old"], log_number=41, recycle=True)
+        new, _ = model_dialects.encode_rocksdb([b"new"], log_number=42, recycle=True)
+        old, _ = model_dialects.encode_rocksdb([b"x" * 20, b"old"], log_number=41, recycle=True)
     else:
-        new, _ = model.encode_pebble([b"new"], log_number=42)
-        old, _ = model.encode_pebble([b"x" * 20, b"old"], log_number=41)
+        new, _ = model_dialects.encode_pebble([b"new"], log_number=42)
+        old, _ = model_dialects.encode_pebble([b"x" * 20, b"old"], log_number=41)
     data = new + old[len(new) :]
     names = ["000042.log"] + (["000042-001.log"] if dialect == "pebble" else [])
     for name in names:
@@ -381,9 +383,9 @@ def test_the_log_number_comes_from_the_file_name(dialect: str, tmp_path: pathlib
 
 
 def test_metadata_records_are_exposed_by_the_reader() -> None:
-    data = model.encode_chunk(130, model.predecessor_payload(6, 1234, 99))
-    data += model.encode_chunk(10, model.udt_payload([(0, 8), (3, 16)]))
-    data += model.encode_chunk(1, b"batch")
+    data = model_dialects.encode_chunk(130, model_dialects.predecessor_payload(6, 1234, 99))
+    data += model_dialects.encode_chunk(10, model_dialects.udt_payload([(0, 8), (3, 16)]))
+    data += model_dialects.encode_chunk(1, b"batch")
     out, attrs = c_read(data, dialect="rocksdb", recovery="absolute")
     assert out.records == [b"batch"] and out.corruptions == []
     assert attrs["timestamp_sizes"] == {0: 8, 3: 16}
@@ -409,7 +411,7 @@ def test_rocksdb_writer_writes_what_the_model_writes(
     records = make_records(sizes)
     buf = io.BytesIO()
     offsets = c_write(buf, records, dialect="rocksdb", log_number=number, recycle=recycle)
-    want, want_offsets = model.encode_rocksdb(records, log_number=number, recycle=recycle)
+    want, want_offsets = model_dialects.encode_rocksdb(records, log_number=number, recycle=recycle)
     assert buf.getvalue() == want
     assert offsets == want_offsets
 
@@ -419,7 +421,7 @@ def test_pebble_writer_writes_what_the_model_writes(sizes: list[int], number: in
     records = make_records(sizes)
     buf = io.BytesIO()
     offsets = c_write(buf, records, dialect="pebble", log_number=number)
-    want, want_offsets = model.encode_pebble(records, log_number=number, trailer=True)
+    want, want_offsets = model_dialects.encode_pebble(records, log_number=number, trailer=True)
     assert buf.getvalue() == want
     assert offsets == want_offsets
 
@@ -429,7 +431,7 @@ def chunk_headers(data: bytes, dialect: str) -> list[tuple[int, int, int]]:
     out, p = [], 0
     while p + 7 <= len(data):
         rtype = data[p + 6]
-        hs = model.header_size_of(dialect, rtype)
+        hs = model_dialects.header_size_of(dialect, rtype)
         if rtype == 0 or B - p % B < hs:
             p += B - p % B
             continue
@@ -452,7 +454,9 @@ def test_pebble_writer_with_sync_offsets_writes_walsync_chunks(sizes: list[int])
     synced = [int.from_bytes(got[p + 11 : p + 19], "little") for p in firsts]
     assert all(s <= p for s, p in zip(synced, firsts, strict=True))
     assert synced == sorted(synced)
-    want, _ = model.encode_pebble(records, log_number=5, synced_offsets=synced, trailer=True)
+    want, _ = model_dialects.encode_pebble(
+        records, log_number=5, synced_offsets=synced, trailer=True
+    )
     assert got == want
 
 
@@ -460,9 +464,13 @@ def test_writer_takes_the_log_number_from_the_file_name(tmp_path: pathlib.Path) 
     records = [b"a", b"b" * 40000]
     path = tmp_path / "000077.log"
     c_write(path, records, dialect="rocksdb", recycle=True)
-    assert path.read_bytes() == model.encode_rocksdb(records, log_number=77, recycle=True)[0]
+    assert (
+        path.read_bytes() == model_dialects.encode_rocksdb(records, log_number=77, recycle=True)[0]
+    )
     c_write(path, records, dialect="pebble")
-    assert path.read_bytes() == model.encode_pebble(records, log_number=77, trailer=True)[0]
+    assert (
+        path.read_bytes() == model_dialects.encode_pebble(records, log_number=77, trailer=True)[0]
+    )
     with pytest.raises(ValueError):
         c_write(io.BytesIO(), records, dialect="rocksdb", recycle=True)
     with pytest.raises(ValueError):
@@ -476,7 +484,9 @@ def test_rocksdb_writer_appends_as_the_model_appends(recycle: bool, tmp_path: pa
     c_write(path, first, dialect="rocksdb", recycle=recycle)
     before = path.read_bytes()
     c_write(path, second, mode="a", dialect="rocksdb", recycle=recycle)
-    more, _ = model.encode_rocksdb(second, log_number=9, recycle=recycle, start=len(before))
+    more, _ = model_dialects.encode_rocksdb(
+        second, log_number=9, recycle=recycle, start=len(before)
+    )
     assert path.read_bytes() == before + more
 
 
@@ -491,7 +501,9 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
     path = tmp_path / "000012.log"
     c_write(path, records, dialect="rocksdb", recycle=recycle, compression="zstd")
     got = path.read_bytes()
-    raw = model.read_dialect(got, dialect="rocksdb", decompress=lambda f: f, recovery="absolute")
+    raw = model_dialects.read_dialect(
+        got, dialect="rocksdb", decompress=lambda f: f, recovery="absolute"
+    )
     assert raw.error is None and raw.compression == "zstd"
     frames = raw.payloads
     assert len(frames) == len(records)
@@ -502,7 +514,7 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
         else:
             assert frame == b""
     it = iter([f for f in frames if f])  # the model compresses non-empty records only
-    want, _ = model.encode_rocksdb(
+    want, _ = model_dialects.encode_rocksdb(
         records, log_number=12, recycle=recycle, compress=lambda r: next(it)
     )
     assert got == want
@@ -528,7 +540,9 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
 def test_model_reads_back_every_clean_log(log: Log, recovery: str) -> None:
     sizes = [int(s) for s in log.how.split("[", 1)[1].split("]", 1)[0].split(",") if s.strip()]
     salt = int(log.how.split("salt ", 1)[1].split()[0])
-    res = model.read_dialect(log, dialect=log.dialect, log_number=log.log_number, recovery=recovery)
+    res = model_dialects.read_dialect(
+        log, dialect=log.dialect, log_number=log.log_number, recovery=recovery
+    )
     assert res.payloads == make_records(sizes, salt)
     assert res.corruptions == [] and res.error is None
 
@@ -542,8 +556,11 @@ def test_model_ranges_keep_the_whole_reads_events_in_skip_mode(
     cuts = sorted(set(data.draw(st.lists(st.integers(1, len(log) + 1), max_size=4))))
     bounds = [0, *cuts, None]
     kw = dict(dialect=log.dialect, log_number=log.log_number, recovery=recovery)
-    whole = model.read_dialect(log, **kw)
-    parts = [model.read_dialect(log, start=a, end=b, **kw) for a, b in itertools.pairwise(bounds)]
+    whole = model_dialects.read_dialect(log, **kw)
+    parts = [
+        model_dialects.read_dialect(log, start=a, end=b, **kw)
+        for a, b in itertools.pairwise(bounds)
+    ]
     for part in parts:
         assert part.dropped_bytes == sum(c.size for c in part.corruptions)
         assert (part.error is None) or part.corruptions
@@ -573,7 +590,9 @@ def test_damaged_compressed_logs_read_as_the_model_reads_them(
     """zstd-compressed WALs (a type-9 record, then one frame per record), damaged."""
     zstd_module()
     records = [r[: len(r) // 2] + bytes(len(r) - len(r) // 2) for r in make_records(sizes)]
-    clean, _ = model.encode_rocksdb(records, log_number=3, recycle=recycle, compress=zstd_compress)
+    clean, _ = model_dialects.encode_rocksdb(
+        records, log_number=3, recycle=recycle, compress=zstd_compress
+    )
     log, done = clean, []
     if data.draw(st.booleans()):
         kinds = ("flip", "zero", "overwrite", "truncate", "insert")

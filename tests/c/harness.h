@@ -43,7 +43,9 @@
     X(reader)                                                                 \
     X(ranges)                                                                 \
     X(tail)                                                                   \
-    X(dialects)
+    X(dialects_reading)                                                       \
+    X(dialects_metadata)                                                      \
+    X(dialects_writer)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)

@@ -189,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     seen_free(&grown);
 
     uint64_t hi = opt.end == LLOG_NO_END ? len + 1 : opt.end;
-    /* Known core bug (tests/c/test_dialects.c,
+    /* Known core bug (tests/c/test_dialects_reading.c,
      * test_ranges_after_pebble_trailer_match_whole): a Pebble trailer ends
      * the log in every mode, but a range that starts after it reads on. */
     int splits = (opt.dialect == LLOG_DIALECT_LEVELDB ||
