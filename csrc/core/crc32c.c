@@ -922,9 +922,8 @@ uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len) {
 #define MANY_LONG 512
 
 /* The last len (< 8) bytes of a buffer, checksummed and copied. */
-TARGET_SSE42 static inline uint32_t crc_copy_tail(uint32_t crc, uint8_t *d,
-                                                  const uint8_t *p,
-                                                  size_t len) {
+TARGET_SSE42 static inline uint32_t
+crc_copy_tail(uint32_t crc, uint8_t *d, const uint8_t *p, size_t len) {
     if (len & 4) {
         uint32_t v;
         memcpy(&v, p, 4);
@@ -949,9 +948,8 @@ TARGET_SSE42 static inline uint32_t crc_copy_tail(uint32_t crc, uint8_t *d,
 }
 
 /* One buffer, checksummed and copied a word at a time. */
-TARGET_SSE42 static inline uint32_t crc_copy_one(uint32_t crc, uint8_t *d,
-                                                 const uint8_t *p,
-                                                 size_t len) {
+TARGET_SSE42 static inline uint32_t
+crc_copy_one(uint32_t crc, uint8_t *d, const uint8_t *p, size_t len) {
     uint64_t c = crc;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {

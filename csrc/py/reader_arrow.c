@@ -45,8 +45,8 @@ typedef struct arrow_cols {
     int64_t *ends;     /* large_binary offsets: n + 1 of them */
     uint8_t *data;
     size_t len, cap_len;
-    size_t cap_limit; /* grow data no further unless a record needs it (a
-                         batch's max_bytes and a block), or 0 */
+    size_t cap_limit;  /* grow data no further unless a record needs it (a
+                          batch's max_bytes and a block), or 0 */
     cols_spare *spare; /* where they go when released, or NULL */
 } arrow_cols;
 

@@ -322,11 +322,12 @@ static void check_add_run_at(uint64_t offset, const uint8_t *data,
     llog_writer_init(&ref, offset);
     uint8_t *dst = xmalloc(room + 64), *want = xmalloc(MOST * (2 * B));
     memset(dst, 0xCD, room + 64);
-    size_t written, k = llog_writer_add_run(&w, src, len, n, dst, room,
-                                            &written), want_len = 0;
+    size_t written,
+        k = llog_writer_add_run(&w, src, len, n, dst, room, &written),
+        want_len = 0;
     for (size_t i = 0; i < k; i++)
-        want_len += llog_writer_add(&ref, src[i], len[i], want + want_len,
-                                    NULL);
+        want_len +=
+            llog_writer_add(&ref, src[i], len[i], want + want_len, NULL);
     CHECK(k <= n && k <= LLOG_WRITER_RUN);
     CHECK_EQ(w.offset, ref.offset);
     CHECK_MEM(dst, written, want, want_len);

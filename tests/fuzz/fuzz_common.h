@@ -145,15 +145,51 @@ static inline void buffers_free(buffers *b) {
  * and, when sequential, never for a block before one it was fed; the number
  * of calls is bounded (no hang). Returns 1 at EOF, 0 at DONE.
  */
+/* The records llog_reader_next_run reads into run (emptied first), each
+ * checked as drive() checks a record event, and then seen; how many. */
+static inline size_t take_run(llog_reader *r, const llog_reader_options *opt,
+                              const uint8_t *log, size_t visible, seen_log *s,
+                              uint64_t *last_record, llog_run *run) {
+    run->n = run->data_len = 0;
+    run->ends[0] = 0;
+    size_t k = llog_reader_next_run(r, run);
+    FUZZ_CHECK(k == run->n && k <= run->max);
+    for (size_t i = 0; i < k; i++) {
+        uint64_t at = run->offsets[i];
+        size_t len = (size_t)(run->ends[i + 1] - run->ends[i]);
+        const uint8_t *data = run->data + run->ends[i];
+        FUZZ_CHECK(at >= opt->start && at < opt->end);
+        FUZZ_CHECK(*last_record == UINT64_MAX || at > *last_record);
+        FUZZ_CHECK(at + LLOG_HEADER_SIZE + len <= visible);
+        *last_record = at;
+        /* a whole FULL record of LevelDB's, its payload as stored */
+        llog_header hd = llog_header_decode(log + at);
+        FUZZ_CHECK(hd.type == LLOG_FULL && hd.length == len);
+        FUZZ_CHECK(memcmp(data, log + at + LLOG_HEADER_SIZE, len) == 0);
+        if (opt->verify_checksums)
+            FUZZ_CHECK(llog_checksum_ok(&hd, log + at + LLOG_HEADER_SIZE));
+        seen_event e = {1, at, len, hash_bytes(data, len), ""};
+        seen_push(s, &e);
+    }
+    if (k > 0) /* where the caller's next read begins */
+        FUZZ_CHECK(llog_reader_position(r) ==
+                   run->offsets[k - 1] + LLOG_HEADER_SIZE +
+                       (size_t)(run->ends[k] - run->ends[k - 1]));
+    return k;
+}
+
 static inline int drive(llog_reader *r, const llog_reader_options *opt,
                         const uint8_t *log, size_t visible, seen_log *s,
-                        uint64_t *last_record, uint64_t *last_fed) {
+                        uint64_t *last_record, uint64_t *last_fed,
+                        llog_run *run) {
     /* Each call consumes a header or a block, or emits a queued event (at
      * most 3 per step); the look-back reads each block at most once. */
     uint64_t blocks = visible / LLOG_BLOCK_SIZE + 2;
     uint64_t bound = 8 * (visible / LLOG_HEADER_SIZE + 4 * blocks) + 64;
     for (uint64_t calls = 0;; calls++) {
         FUZZ_CHECK(calls < bound);
+        if (run != NULL && take_run(r, opt, log, visible, s, last_record, run))
+            continue; /* records read in bulk, as the Arrow batches do */
         llog_event ev;
         llog_reader_next(r, &ev);
         switch (ev.kind) {
@@ -303,14 +339,14 @@ static inline void read_all(const llog_reader_options *opt, const uint8_t *log,
     llog_reader *r = llog_reader_new(opt);
     FUZZ_CHECK(r != NULL);
     uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
-    int at_eof = drive(r, opt, log, len, s, &last_record, &last_fed);
+    int at_eof = drive(r, opt, log, len, s, &last_record, &last_fed, NULL);
     seen_numbers(r, s);
     if (at_eof) {
         /* At EOF nothing changes until the log grows: a second pass over
          * the same bytes yields nothing new and the same tail. */
         seen_log again = {0};
         int still_eof =
-            drive(r, opt, log, len, &again, &last_record, &last_fed);
+            drive(r, opt, log, len, &again, &last_record, &last_fed, NULL);
         FUZZ_CHECK(still_eof);
         FUZZ_CHECK(again.n == 0);
         FUZZ_CHECK(again.torn == s->torn);
@@ -349,7 +385,7 @@ static inline void read_growing(const llog_reader_options *opt,
     uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
     size_t visible = 0;
     for (;;) {
-        if (!drive(r, opt, log, visible, s, &last_record, &last_fed))
+        if (!drive(r, opt, log, visible, s, &last_record, &last_fed, NULL))
             break;
         if (visible == len)
             break;
@@ -360,6 +396,29 @@ static inline void read_growing(const llog_reader_options *opt,
         visible = len - visible < grow ? len : visible + grow;
     }
     seen_numbers(r, s);
+    llog_reader_free(r);
+}
+
+/* Reads log[0..len) in one go, records in bulk (llog_reader_next_run)
+ * wherever the reader offers them, at most `most` (1 or more) a call and
+ * none past `budget` payload bytes, as Reader.iter_batches does. */
+static inline void read_runs(const llog_reader_options *opt,
+                             const uint8_t *log, size_t len, size_t most,
+                             size_t budget, seen_log *s) {
+    llog_reader *r = llog_reader_new(opt);
+    FUZZ_CHECK(r != NULL);
+    /* room for `most` records and a block's bytes, as the contract asks */
+    uint64_t *offsets = malloc(most * sizeof *offsets);
+    int64_t *ends = malloc((most + 1) * sizeof *ends);
+    uint8_t *data = malloc(LLOG_BLOCK_SIZE);
+    FUZZ_CHECK(offsets != NULL && ends != NULL && data != NULL);
+    llog_run run = {offsets, ends, data, 0, most, 0, budget};
+    uint64_t last_record = UINT64_MAX, last_fed = UINT64_MAX;
+    drive(r, opt, log, len, s, &last_record, &last_fed, &run);
+    seen_numbers(r, s);
+    free(offsets);
+    free(ends);
+    free(data);
     llog_reader_free(r);
 }
 

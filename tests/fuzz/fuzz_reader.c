@@ -24,7 +24,8 @@
  *   and is driven again at each EOF) returns exactly the records of reading
  *   it whole, and the same corruptions, except that a checksum mismatch drops
  *   the bytes to the end of the block as buffered when it was found;
- * - a sequential read and a seekable one see the same thing;
+ * - a sequential read and a seekable one see the same thing, and so do
+ *   reads in place and reads taking runs of records in bulk;
  * - cutting [start, end) at a point derived from the input and reading both
  *   halves yields the records and the corruptions of the whole range, each
  *   exactly once, by the half in which it begins: in LevelDB's dialect, and
@@ -179,6 +180,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_same(&whole, &placed, SAME_SIZES | SAME_NUMBERS,
                "reading in place and reading by copying differ");
     seen_free(&placed);
+
+    /* Reading records in bulk where the reader offers runs of them gives
+     * the same answer (the run's limits from the seed). */
+    seen_log runs = {0};
+    read_runs(&opt, log, len, 1 + seed % 64, 1 + (seed * 997) % 40000, &runs);
+    check_same(&whole, &runs, SAME_SIZES | SAME_NUMBERS,
+               "reading in runs and reading record by record differ");
+    seen_free(&runs);
 
     seen_log grown = {0};
     read_growing(&opt, log, len, seed, &grown);
