@@ -18,6 +18,7 @@
  * appending to an existing log does. Checks:
  * - llog_writer_add and fragment-by-fragment llog_writer_fragment produce
  *   the same bytes and offsets, and llog_writer_encoded_size predicts them;
+ *   so does llog_writer_add_run, for the records it takes, with any room;
  * - the bytes follow the format: fragments never cross a block, none starts
  *   in the last 6 bytes of a block (those are zero), each non-final fragment
  *   fills its block, types go FULL or FIRST MIDDLE* LAST, CRCs match;
@@ -107,6 +108,42 @@ static size_t write_list(uint8_t *buf, uint64_t base, uint64_t at,
         at += got;
     }
     return (size_t)(at - base);
+}
+
+/*
+ * Encodes recs again from log offset `at`, in runs (llog_writer_add_run,
+ * whose room is capped at `cap` bytes, then llog_writer_add for each record
+ * it leaves) into an exactly sized buffer: the same `len` bytes as want.
+ */
+static void check_runs(const uint8_t *want, size_t len, uint64_t at,
+                       const record *recs, size_t n, size_t cap) {
+    uint8_t *out = malloc(len + 1);
+    const uint8_t *data[LLOG_WRITER_RUN];
+    size_t lens[LLOG_WRITER_RUN], done = 0;
+    FUZZ_CHECK(out != NULL);
+    llog_writer w;
+    llog_writer_init(&w, at);
+    for (size_t i = 0; i < n;) {
+        size_t m = n - i < LLOG_WRITER_RUN ? n - i : LLOG_WRITER_RUN;
+        for (size_t j = 0; j < m; j++) {
+            data[j] = recs[i + j].data;
+            lens[j] = recs[i + j].len;
+        }
+        size_t room = len - done < cap ? len - done : cap, written;
+        size_t k =
+            llog_writer_add_run(&w, data, lens, m, out + done, room, &written);
+        FUZZ_CHECK(k <= m && written <= room);
+        done += written;
+        if (k == 0) { /* cut in fragments, or no room: the general way */
+            FUZZ_CHECK(llog_writer_encoded_size(&w, lens[0]) <= len - done);
+            done += llog_writer_add(&w, data[0], lens[0], out + done, NULL);
+            k = 1;
+        }
+        i += k;
+    }
+    FUZZ_CHECK(done == len && w.offset == at + len);
+    FUZZ_CHECK(memcmp(out, want, len) == 0);
+    free(out);
 }
 
 /* Checks bytes enc (log offsets [at, at + len)) encode exactly recs. */
@@ -235,6 +272,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len = write_list(log, 0, len1, &recs[n_first], n - n_first);
     FUZZ_CHECK(len <= cap);
     check_format(log, 0, len, recs, n);
+    check_runs(log, len, 0, recs, n, 1 + (size_t)(seed * 521) % 70000);
 
     /* The writer alone, starting at any length. */
     uint8_t *enc = malloc(cap);
@@ -243,6 +281,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(shifted, recs, n * sizeof *recs);
     size_t enc_len = write_list(enc, any_start, any_start, shifted, n);
     check_format(enc, any_start, enc_len, shifted, n);
+    check_runs(enc, enc_len, any_start, shifted, n, (size_t)-1);
     free(enc);
 
     llog_reader_options opt = {.end = LLOG_NO_END,
