@@ -19,11 +19,11 @@
 #endif
 
 enum phase {
-    PHASE_PROLOGUE,   /* other dialects: what block 0 states (see header) */
+    PHASE_PROLOGUE,   /* other dialects: what block 0 states (log_reader.h) */
     PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
     PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
     PHASE_READ,
-    PHASE_READ_DIALECT, /* PHASE_READ in another dialect (step_dialect) */
+    PHASE_READ_DIALECT, /* PHASE_READ in another dialect */
     PHASE_DONE,
     PHASE_FAILED
 };
@@ -99,6 +99,9 @@ static inline void next_block(llog_reader *r) {
 }
 
 /* ---- log_reader.c: the steps LevelDB's reading shares ------------------ */
+
+/* Each is the static function of log_reader.c named without the prefix
+ * (documented there), which LevelDB's hot path inlines. */
 
 LLOG_READER_INTERNAL llog_event *llog_reader_push(llog_reader *r,
                                                   llog_event_kind kind);
