@@ -1,8 +1,8 @@
 /*
  * guard.c - a fixed workload whose instruction counts are budgeted.
  *
- * Builds with the C core (csrc/crc32c.c log_format.c log_writer.c
- * log_reader.c) and runs one phase, chosen by argv[1]:
+ * Builds with the C core (every .c file of csrc/core) and runs one phase,
+ * chosen by argv[1]:
  *
  *   encode     encode the log into memory (what Writer.write does per record)
  *   decode     decode it again, feeding 32 KiB blocks from memory (Reader)

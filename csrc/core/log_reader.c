@@ -5,95 +5,31 @@
  * current block (or skips a trailer, zero fill or damage), and on_fragment()
  * joins fragments into records with a single switch. Events are queued by
  * one step and handed out one per llog_reader_next() call.
+ *
+ * RocksDB's and Pebble's reading (PHASE_READ_DIALECT) and a range's
+ * prologue in those dialects (PHASE_PROLOGUE) are log_reader_dialect.c's;
+ * the state both files share is in log_reader_internal.h.
  */
-#include "log_reader.h"
+#include "log_reader_internal.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum phase {
-    PHASE_PROLOGUE,   /* other dialects: what block 0 states (see header) */
-    PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
-    PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
-    PHASE_READ,
-    PHASE_READ_DIALECT, /* PHASE_READ in another dialect (step_dialect) */
-    PHASE_DONE,
-    PHASE_FAILED
-};
-
-enum step_result { STEP_CONTINUE, STEP_NEED_BLOCK, STEP_EOF };
-
-/* One step queues at most a report, a report, a record. */
-#define QUEUE_MAX 3
-
-struct llog_reader {
-    llog_reader_options opt;
-    enum phase phase;
-    uint64_t probe; /* SYNC phases: offset of the block examined */
-    int resync;     /* skip MIDDLE and LAST until another type shows up */
-
-    const uint8_t *block; /* the block fed by the caller */
-    const uint8_t *rest;  /* its bytes past the first header, when fed in
-                             two pieces (llog_reader_feed_split); else NULL */
-    size_t block_len;
-    uint64_t block_offset;
-    int have_block;
-    uint64_t pos; /* offset of the next unparsed byte */
-
-    int in_record;          /* a fragmented record is open */
-    uint64_t record_offset; /* its first header */
-    uint64_t open_size;     /* payload bytes of its fragments so far */
-    uint8_t *buf;           /* those bytes, when the record is in range: */
-    size_t buf_len;         /* the reader's own buffer, or the caller's */
-    size_t buf_cap;         /* (opt.reserve) */
-    uint64_t clean_end;
-
-    llog_event *out; /* the caller's event, while none was produced */
-    llog_event queue[QUEUE_MAX];
-    int queue_head;
-    int queue_len;
-    llog_status failure;
-    char reason[32]; /* "unknown record type N" */
-
-    /* Other dialects (docs/rocksdb.md) */
-    int rocksdb;           /* RocksDB's dialect: its texts and endings */
-    int recycled;          /* a recyclable record was read */
-    int first_record_read; /* a range's prologue saw a user record */
-    uint64_t meta_end;     /* clean_end, for the last metadata record */
-    int compressed;        /* the log said its records are zstd frames */
-    int compression_seen;
-    int have_log_number;
-    uint64_t log_number;
-    uint32_t *ts_families; /* column families whose timestamp size is known */
-    size_t ts_count, ts_cap;
-    /* The dialect's types at a glance (llog_type_role | header size << 3),
-     * and the checksum of types 5-8 with the log number, from which a
-     * recyclable record's checksum goes on over its payload. */
-    uint8_t types[256];
-    uint32_t recyclable_crc[4];
-    uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
-    uint64_t ended_at;    /* 1 + where an older log's record ended it */
-};
+/* Cold steps of step() kept out of line, as the compiler made them while
+ * step_dialect shared this file: inlined into step(), they cost LevelDB's
+ * hot path (the instruction budget, bench/callgrind, shows it). */
+#if defined(__GNUC__) || defined(__clang__)
+#define COLD_STEP static __attribute__((noinline))
+#else
+#define COLD_STEP static
+#endif
 
 /* The reading phase of the reader's dialect. */
 static enum phase read_phase(const llog_reader *r) {
     return r->opt.dialect == LLOG_DIALECT_LEVELDB ? PHASE_READ
                                                   : PHASE_READ_DIALECT;
-}
-
-/* Sets the log number recyclable records must carry, and the checksums of
- * their headers' covered bytes (type, log number) for types 5-8. */
-static void learn_log_number(llog_reader *r, uint64_t number) {
-    uint8_t covered[5];
-    llog_store32(covered + 1, (uint32_t)number);
-    for (unsigned i = 0; i < 4; i++) {
-        covered[0] = (uint8_t)(5 + i);
-        r->recyclable_crc[i] = llog_crc32c_extend(0, covered, sizeof covered);
-    }
-    r->have_log_number = 1;
-    r->log_number = number;
 }
 
 llog_reader *llog_reader_new(const llog_reader_options *options) {
@@ -106,7 +42,7 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
         r->types[t] = (uint8_t)(llog_type_role(r->opt.dialect, t) |
                                 llog_type_header_size(r->opt.dialect, t) << 3);
     if (r->opt.has_log_number)
-        learn_log_number(r, r->opt.log_number);
+        llog_reader_learn_log_number(r, r->opt.log_number);
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
@@ -210,10 +146,6 @@ static llog_event *push(llog_reader *r, llog_event_kind kind) {
     return ev;
 }
 
-static int in_range(const llog_reader *r, uint64_t offset) {
-    return offset >= r->opt.start && offset < r->opt.end;
-}
-
 /* Reports dropped bytes, if they begin inside this reader's range. */
 static void report(llog_reader *r, uint64_t offset, uint64_t size,
                    const char *reason) {
@@ -307,12 +239,6 @@ static int keep(llog_reader *r, const uint8_t *data, size_t n) {
     return 1;
 }
 
-/* 1 when the open record is returned (it begins in range): else its bytes
- * are only counted. */
-static int kept(const llog_reader *r) {
-    return r->record_offset >= r->opt.start;
-}
-
 int llog_reader_in_place(const llog_reader *r, size_t *assembled) {
     if (r->phase != PHASE_READ || r->opt.reserve == NULL || !r->in_record ||
         r->resync || r->record_offset < r->opt.start ||
@@ -377,37 +303,6 @@ static void on_unknown(llog_reader *r, unsigned type, uint64_t at, size_t n) {
     else
         report(r, at, n, r->reason);
     r->in_record = 0;
-}
-
-/* RocksDB's first_record_read: a record was completed (a compression
- * record after one is damage), or a range's prologue saw one. */
-static int records_read(const llog_reader *r) {
-    return r->first_record_read || r->clean_end > 0;
-}
-
-/*
- * A data fragment of a compressed log, decoded when its record is returned
- * (*n becomes the decoded length). Returns NULL when it does not decode:
- * the record is dropped and reported.
- */
-static const uint8_t *decode(llog_reader *r, unsigned role, uint64_t at,
-                             const uint8_t *payload, size_t *n) {
-    int first = role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
-    int last = role == LLOG_ROLE_FULL || role == LLOG_ROLE_LAST;
-    uint64_t begin = first ? at : r->record_offset;
-    if (r->opt.decode == NULL || (first ? !in_range(r, at) : !kept(r)))
-        return payload; /* returned as stored, or never returned */
-    if (role == LLOG_ROLE_FULL && *n == 0)
-        return payload; /* an empty record has no frame */
-    size_t raw = *n;
-    const uint8_t *out =
-        r->opt.decode(r->opt.decode_ctx, payload, raw, first, last, n);
-    if (out == NULL) {
-        report(r, begin, raw + (first ? 0 : r->open_size),
-               "could not decompress record");
-        r->in_record = 0;
-    }
-    return out;
 }
 
 /* Joins a fragment: `role` is the type's role in the dialect (LevelDB's
@@ -493,15 +388,10 @@ static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     return ev;
 }
 
-/* Skips the rest of the current block. */
-static void next_block(llog_reader *r) {
-    r->pos = r->block_offset + LLOG_BLOCK_SIZE;
-}
-
 /* The data ends inside a physical record: a torn tail, unless its whole
  * header is one no writer writes (flagged: no crash left that). */
-static void torn_physical(llog_reader *r, size_t in, size_t left,
-                          llog_header h) {
+COLD_STEP void torn_physical(llog_reader *r, size_t in, size_t left,
+                             llog_header h) {
     int whole = left >= LLOG_HEADER_SIZE;
     const char *reason = whole && left >= h.header_size
                              ? "truncated payload at end of file"
@@ -517,8 +407,8 @@ static void torn_physical(llog_reader *r, size_t in, size_t left,
 }
 
 /* A bad physical record or zero fill: the rest of the block goes. */
-static enum step_result drop_rest(llog_reader *r, size_t left,
-                                  const char *reason) {
+COLD_STEP enum step_result drop_rest(llog_reader *r, size_t left,
+                                     const char *reason) {
     if (reason != NULL)
         report(r, r->pos, left, reason);
     bad_physical(r);
@@ -574,286 +464,45 @@ static enum step_result step(llog_reader *r) {
     return STEP_CONTINUE;
 }
 
-/* ---- other dialects (docs/rocksdb.md) ---------------------------------- */
+/* ---- shared with log_reader_dialect.c ---------------------------------- */
 
-/* The log ends before the record at pos: nothing is consumed, so a log
- * that is rewritten there (a recycled file) reads on once it has been. */
-static enum step_result end_of_log(llog_reader *r) {
-    r->in_record = 0;
-    if (r->pos >= r->opt.end) { /* and the range is over */
-        r->phase = PHASE_DONE;
-        return STEP_CONTINUE;
-    }
-    end_of_data(r, 0, NULL);
-    return STEP_EOF;
+/* The steps above stay static, as LevelDB's hot path inlines them; the
+ * other dialects call them through these (log_reader_internal.h). */
+
+llog_event *llog_reader_push(llog_reader *r, llog_event_kind kind) {
+    return push(r, kind);
 }
 
-/* RocksDB ends a recycled log at damage in "tolerate_tail" mode: a
- * recycled file holds an older log's bytes after the current one's end. */
-static int damage_ends_log(const llog_reader *r) {
-    return r->rocksdb && r->recycled &&
-           r->opt.recovery == LLOG_RECOVER_TOLERATE_TAIL &&
-           r->pos >= r->opt.start; /* an end before a range ends nothing */
+void llog_reader_report(llog_reader *r, uint64_t offset, uint64_t size,
+                        const char *reason) {
+    report(r, offset, size, reason);
 }
 
-/*
- * A recyclable record of another log number: an older log's bytes, left in
- * a recycled file. Pebble's writer ends a log with an empty record of the
- * next number. "skip" reads on past old records (RocksDB's
- * kSkipAnyCorruptedRecords); every other mode ends the log there, reporting
- * a record it cuts short where RocksDB does ("absolute", "point_in_time").
- */
-static enum step_result old_record(llog_reader *r, const llog_header *h) {
-    /* (a record it cut short made it no trailer, for good: ended_at) */
-    int trailer = r->opt.dialect == LLOG_DIALECT_PEBBLE && !r->in_record &&
-                  h->log_number == (uint32_t)(r->log_number + 1) &&
-                  r->ended_at != r->pos + 1;
-    if ((r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) ||
-        r->pos < r->opt.start) { /* (an end before a range ends nothing) */
-        bad_physical(r);
-        r->pos += h->header_size + h->length;
-        return STEP_CONTINUE;
-    }
-    if (trailer) { /* a closed log: consumed, the end for good */
-        r->pos += h->header_size + h->length;
-        r->phase = PHASE_DONE;
-        return STEP_CONTINUE;
-    }
-    if (r->in_record && (r->opt.recovery == LLOG_RECOVER_ABSOLUTE ||
-                         r->opt.recovery == LLOG_RECOVER_POINT_IN_TIME))
-        report(r, r->record_offset, r->open_size,
-               "error reading trailing data due to encountering old record");
-    r->ended_at = r->pos + 1;
-    return end_of_log(r);
+void llog_reader_bad_physical(llog_reader *r) { bad_physical(r); }
+
+void llog_reader_drop_unfinished(llog_reader *r, unsigned role) {
+    drop_unfinished(r, role);
 }
 
-/* The recyclable-header checks, before the checksum: STEP_CONTINUE when
- * the record is the current log's. */
-static int is_old(llog_reader *r, const llog_header *h) {
-    if (!r->have_log_number)
-        learn_log_number(r, h->log_number);
-    r->recycled = 1;
-    return h->log_number != (uint32_t)r->log_number;
-}
-
-/* llog_region_at_dialect, with the reader's table of types. */
-LLOG_HOT_INLINE llog_region region_at(const llog_reader *r, const uint8_t *p,
-                                      size_t left, int final, llog_header *h) {
-    if (left < LLOG_HEADER_SIZE)
-        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    h->masked_crc = llog_load32(p);
-    h->length = (size_t)p[4] | (size_t)p[5] << 8;
-    h->type = p[6];
-    h->header_size = r->types[p[6]] >> 3;
-    if (h->header_size > left)
-        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    if (h->header_size > LLOG_HEADER_SIZE)
-        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
-    if (h->header_size + h->length > left)
-        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
-    if (h->type == LLOG_ZERO && h->length == 0)
-        return LLOG_REGION_ZERO;
-    return LLOG_REGION_RECORD;
-}
-
-/* llog_checksum_ok_dialect, starting from the cached checksum of a
- * recyclable fragment's type and (matching) log number. */
-LLOG_HOT_INLINE int checksum_ok(const llog_reader *r, const uint8_t *p,
-                                const llog_header *h, const uint8_t *payload) {
-    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE || h->type < 5 ||
-        h->type > 8)
-        return llog_checksum_ok_dialect(p, h, payload);
-    return llog_crc32c_extend(r->recyclable_crc[h->type - 5], payload,
-                              h->length) == llog_unmask_crc(h->masked_crc);
-}
-
-/* Hands out a checked metadata record. */
-static void emit_meta(llog_reader *r, unsigned type, uint64_t at,
-                      const uint8_t *payload, size_t n) {
-    llog_event *ev = push(r, LLOG_EV_META);
-    ev->offset = at;
-    ev->size = type;
-    ev->data = payload;
-    ev->len = n;
-}
-
-/* RocksDB's compression record: the first record of a log, saying that
- * every data record is a zstd frame (the only kind RocksDB writes: 7). */
-static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
-                           size_t n) {
-    size_t size = n; /* RocksDB counts the payload */
-    if (r->compression_seen)
-        report(r, at, size, "read multiple SetCompressionType records");
-    if (records_read(r))
-        report(r, at, size, "SetCompressionType not the first record");
-    if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
-        if (n != 4 || llog_load32(p) != 0)
-            report(r, at, size, "could not decode SetCompressionType record");
-        else
-            r->compression_seen = 1; /* "no compression", decoded */
-        return;
-    }
-    r->compression_seen = 1;
-    r->compressed = 1;
-    emit_meta(r, LLOG_RDB_SET_COMPRESSION, at, p, n); /* whatever the range */
-}
-
-/* 1 when the column family's timestamp size was recorded before. */
-static int family_known(const llog_reader *r, uint32_t family) {
-    for (size_t i = 0; i < r->ts_count; i++)
-        if (r->ts_families[i] == family)
-            return 1;
-    return 0;
-}
-
-/* The text of what is wrong with the entry at p, or NULL. */
-static const char *timestamp_size_error(const llog_reader *r,
-                                        const uint8_t *p) {
-    if ((p[4] | p[5]) == 0)
-        return "User-defined timestamp size record contains zero "
-               "timestamp size.";
-    if (family_known(r, llog_load32(p)))
-        return "User-defined timestamp size record contains update to "
-               "recorded column family.";
-    return NULL;
-}
-
-/* Records the column families of the entries at p (n bytes, whole ones);
- * 0 when out of memory. */
-static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
-    if (r->ts_count + n / 6 > r->ts_cap) {
-        size_t cap = r->ts_cap * 2 + n / 6;
-        uint32_t *grown = realloc(r->ts_families, cap * sizeof *grown);
-        if (grown == NULL) {
-            r->failure = LLOG_ERR_NOMEM;
-            return 0;
-        }
-        r->ts_families = grown;
-        r->ts_cap = cap;
-    }
-    for (size_t i = 0; i < n; i += 6)
-        r->ts_families[r->ts_count++] = llog_load32(p + i);
-    return 1;
-}
-
-/* The entries before a bad one hold, as RocksDB records them one by one. */
-static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
-                               const uint8_t *p, size_t n) {
-    if (r->in_record && r->open_size > 0) /* (an empty one is no loss) */
-        report(r, r->record_offset, r->open_size,
-               "user-defined timestamp size record interspersed partial "
-               "record");
-    r->in_record = 0;
-    const char *error = n % 6 != 0 ? "could not decode user-defined "
-                                     "timestamp size record"
-                                   : NULL;
-    size_t good = 0;
-    while (error == NULL && good < n &&
-           (error = timestamp_size_error(r, p + good)) == NULL) {
-        if (!record_families(r, p + good, 6))
-            return;
-        good += 6;
-    }
-    if (good > 0 && in_range(r, at))
-        emit_meta(r, type, at, p, good);
-    if (error != NULL)
-        report(r, at, n, error);
-}
-
-/* A RocksDB metadata record (llog_type_role: LLOG_ROLE_META). */
-static void on_meta(llog_reader *r, unsigned type, uint64_t at,
-                    const uint8_t *p, size_t n) {
-    r->meta_end = r->pos; /* a log may be cut back to just after it */
-    if (type != LLOG_RDB_TIMESTAMP_SIZE &&
-        type != LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE)
-        bad_physical(r); /* not a fragment: the open record cannot go on */
-    switch (type) {
-    case LLOG_RDB_SET_COMPRESSION:
-        on_compression(r, at, p, n);
-        break;
-    case LLOG_RDB_TIMESTAMP_SIZE:
-    case LLOG_RDB_TIMESTAMP_SIZE_RECYCLABLE:
-        on_timestamp_sizes(r, type, at, p, n);
-        break;
-    default: /* the predecessor WAL's number, size and last sequence */
-        if (n != 24)
-            report(r, at, n, "could not decode PredecessorWALInfoType record");
-        else if (in_range(r, at))
-            emit_meta(r, type, at, p, n);
-        break;
-    }
-}
-
-/* on_fragment, with a compressed log's data fragments decoded first. */
-static void on_fragment_dialect(llog_reader *r, unsigned role, unsigned type,
-                                uint64_t at, const uint8_t *payload,
-                                size_t raw) {
-    size_t n = raw;
-    int data = role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST ||
-               ((role == LLOG_ROLE_MIDDLE || role == LLOG_ROLE_LAST) &&
-                r->in_record && !r->resync);
-    if (r->compressed && data) {
-        if (role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST) {
-            r->resync = 0;
-            drop_unfinished(r, role);
-        }
-        payload = decode(r, role, at, payload, &n);
-        if (payload == NULL)
-            return;
-    }
+void llog_reader_on_fragment(llog_reader *r, unsigned role, unsigned type,
+                             uint64_t at, const uint8_t *payload, size_t n,
+                             size_t raw) {
     on_fragment(r, role, type, at, payload, n, raw);
 }
 
-static enum step_result step_dialect(llog_reader *r) {
-    uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
-    if (!r->have_block || r->block_offset != block_offset)
-        return STEP_NEED_BLOCK;
-    size_t in = (size_t)(r->pos - block_offset);
-    size_t left = r->block_len > in ? r->block_len - in : 0;
-    int final = r->block_len < LLOG_BLOCK_SIZE;
-    const uint8_t *p = left > 0 ? r->block + in : NULL;
-    if (!r->recycled && left >= LLOG_HEADER_SIZE &&
-        r->types[p[6]] >> 3 > LLOG_HEADER_SIZE) {
-        /* RocksDB checks this first: a recyclable record after legacy
-         * ones is damage (RocksDB drops it silently) */
-        if (r->rocksdb && records_read(r))
-            return drop_rest(r, left,
-                             "recyclable record after legacy records");
-        r->recycled = 1;
-    }
-    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (region_at(r, p, left, final, &h)) {
-    case LLOG_REGION_TRAILER:
-        next_block(r);
-        return STEP_CONTINUE;
-    case LLOG_REGION_TRUNCATED:
-        torn_physical(r, in, left, h);
-        return STEP_EOF;
-    case LLOG_REGION_BAD_LENGTH:
-        if (damage_ends_log(r))
-            return end_of_log(r);
-        return drop_rest(r, left, LLOG_REASON_BAD_LENGTH);
-    case LLOG_REGION_ZERO:
-        if (final && !r->in_record)
-            return end_of_log(r);
-        return drop_rest(r, left, NULL);
-    case LLOG_REGION_RECORD:
-        break;
-    }
-    if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h))
-        return old_record(r, &h);
-    const uint8_t *payload = p + h.header_size;
-    if (r->opt.verify_checksums && !checksum_ok(r, p, &h, payload))
-        return damage_ends_log(r) ? end_of_log(r)
-                                  : drop_rest(r, left, LLOG_REASON_CHECKSUM);
-    uint64_t at = r->pos;
-    r->pos += h.header_size + h.length;
-    unsigned role = r->types[h.type] & 7;
-    if (role == LLOG_ROLE_META)
-        on_meta(r, h.type, at, payload, h.length);
-    else
-        on_fragment_dialect(r, role, h.type, at, payload, h.length);
-    return STEP_CONTINUE;
+llog_event *llog_reader_end_of_data(llog_reader *r, size_t left,
+                                    const char *tail) {
+    return end_of_data(r, left, tail);
+}
+
+void llog_reader_torn_physical(llog_reader *r, size_t in, size_t left,
+                               llog_header h) {
+    torn_physical(r, in, left, h);
+}
+
+enum step_result llog_reader_drop_rest(llog_reader *r, size_t left,
+                                       const char *reason) {
+    return drop_rest(r, left, reason);
 }
 
 /* ---- finding where to begin ------------------------------------------- */
@@ -934,63 +583,6 @@ static void sync_step(llog_reader *r) {
         begin_at(r, 0, 0); /* no record is open at the start of a log */
     else
         r->probe -= LLOG_BLOCK_SIZE;
-}
-
-/*
- * A range reader of another dialect first walks the log from block 0 as a
- * whole read would, physical record by physical record, for what holds for
- * the whole log: the log number of the first recyclable header, and the
- * compression record. It stops at the first data record of LevelDB's
- * layout in RocksDB's dialect (no recyclable record counts after it) or at
- * the range's block.
- * Returns 1 when done, 0 to be fed the next block.
- */
-static int prologue_walk(llog_reader *r) {
-    const uint8_t *b = r->block;
-    size_t at = 0;
-    llog_header h;
-    while (b != NULL) {
-        if (r->block_len - at >= LLOG_HEADER_SIZE &&
-            r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
-            r->recycled = 1; /* as a whole read marks it, even if bad */
-        llog_region k = region_at(r, b + at, r->block_len - at,
-                                  r->block_len < LLOG_BLOCK_SIZE, &h);
-        if (k != LLOG_REGION_RECORD)
-            return 0; /* the rest of the block is skipped */
-        unsigned role = r->types[h.type] & 7;
-        if (h.header_size > LLOG_HEADER_SIZE) {
-            (void)is_old(r, &h); /* learns the number, if not given */
-            return 1;
-        }
-        if (r->opt.verify_checksums &&
-            !llog_checksum_ok_dialect(b + at, &h, b + at + h.header_size))
-            return 0;
-        if (role == LLOG_ROLE_META && h.type == LLOG_RDB_SET_COMPRESSION)
-            on_compression(r, at, b + at + h.header_size, h.length);
-        else if (r->rocksdb && role >= LLOG_ROLE_FULL &&
-                 role <= LLOG_ROLE_LAST) {
-            r->first_record_read = 1; /* no recyclable record counts now */
-            return 1;
-        }
-        at += h.header_size + h.length;
-    }
-    return 0;
-}
-
-static void prologue_step(llog_reader *r) {
-    int done = prologue_walk(r);
-    if (r->block_len < LLOG_BLOCK_SIZE) {
-        /* The range lies past the data: wait until there is some (the
-         * same block is asked for again, and walked again) */
-        push(r, LLOG_EV_EOF);
-        r->have_block = 0;
-        return;
-    }
-    uint64_t next = r->block_offset + LLOG_BLOCK_SIZE;
-    if (done || next >= r->probe)
-        r->phase = PHASE_SYNC_START;
-    else
-        r->prologue_at = next;
 }
 
 static int range_done(const llog_reader *r) {
@@ -1127,7 +719,7 @@ static int other_phase(llog_reader *r, llog_event *ev) {
             answer(r, ev, LLOG_EV_NEED_BLOCK);
             return 1;
         }
-        prologue_step(r);
+        llog_reader_prologue_step(r);
         return 0;
     case PHASE_SYNC_START:
     case PHASE_SYNC_BACK:
@@ -1139,7 +731,7 @@ static int other_phase(llog_reader *r, llog_event *ev) {
         return 0;
     case PHASE_READ: /* (the caller's) */
     case PHASE_READ_DIALECT:
-        return read_step(r, ev, step_dialect);
+        return read_step(r, ev, llog_reader_step_dialect);
     case PHASE_DONE:
         answer(r, ev, LLOG_EV_DONE);
         return 1;

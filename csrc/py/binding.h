@@ -7,7 +7,10 @@
  *                  the one place that raises (status codes, corruptions)
  *   lock.c         the per-object lock and fork handling
  *   io.c           paths, descriptors and file objects: open, read, write
- *   reader.c       the Reader type (the per-record hot path)
+ *   reader.c       the Reader's iteration (the per-record hot path),
+ *                  recovery modes and reports, and opening it (tp_init)
+ *   reader_type.c  the Reader type's other slots, properties, methods and
+ *                  docstring
  *   reader_fill.c  feeding the Reader's core one block, per source kind
  *   reader_dialect.c  the Reader's RocksDB and Pebble options, metadata
  *                  and the decoding of compressed records
@@ -103,7 +106,7 @@ void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
  * naming `what`). */
 int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out);
 
-/* The types (reader.c, writer.c) and _scan_block (scan.c). */
+/* The types (reader_type.c, writer.c) and _scan_block (scan.c). */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
@@ -160,7 +163,7 @@ Py_ssize_t llpy_fd_read_full(int fd, int seekable, uint8_t *buf, size_t n,
 Py_ssize_t llpy_call_for_size(PyObject *obj, const char *method,
                               PyObject *arg);
 
-/* ---- the Reader (reader.c, reader_fill.c) ----------------------------- */
+/* ---- the Reader (reader*.c) ------------------------------------------- */
 
 /* Bytes read from a file at once: fewer system calls than one block each,
  * while a reader still holds about one chunk plus its largest record. */
@@ -230,8 +233,20 @@ typedef struct llpy_reader {
     PyObject *storage_options;
 } llpy_reader;
 
+/* tp_init and tp_iternext of the Reader (reader.c), for its slots
+ * (reader_type.c). */
+int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds);
+PyObject *llpy_reader_iternext(PyObject *op);
+/* 0, or -1 with ValueError for a closed reader. */
+static inline int llpy_reader_check_open(llpy_reader *self) {
+    if (self->closed) {
+        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+        return -1;
+    }
+    return 0;
+}
 /* Feeds the core the block it wants (llog_reader_wanted); 0, or -1 with an
- * exception set. */
+ * exception set (reader_fill.c). */
 int llpy_reader_fill(llpy_reader *self);
 /* The length of the last fragmented record this reader (or, before its
  * first, any reader) assembled: a guess of the next one's. */
