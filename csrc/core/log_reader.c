@@ -611,20 +611,6 @@ LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
     return 0;
 }
 
-/* The payload of the FULL record at pos, in range and whole in the block
- * fed (its length in *len), else NULL. */
-LLOG_HOT_INLINE const uint8_t *run_record(const llog_reader *r, uint64_t pos,
-                                          size_t *len) {
-    uint64_t end = r->block_offset + r->block_len;
-    if (pos >= r->opt.end || end - pos < LLOG_HEADER_SIZE)
-        return NULL;
-    const uint8_t *p = r->block + (size_t)(pos - r->block_offset);
-    *len = (size_t)p[4] | (size_t)p[5] << 8;
-    if (p[6] != LLOG_FULL || LLOG_HEADER_SIZE + *len > end - pos)
-        return NULL;
-    return p + LLOG_HEADER_SIZE;
-}
-
 /* Records a run gathers, checks and copies at a time. */
 #define RUN_BATCH 48
 
@@ -642,13 +628,24 @@ static size_t run_gather(const llog_reader *r, const llog_run *run,
     size_t k = 0, most = run->max - run->n, bytes = run->data_len;
     if (most > RUN_BATCH)
         most = RUN_BATCH;
-    while (k < most && bytes < run->budget &&
-           (p[k] = run_record(r, pos, &len[k])) != NULL) {
-        __builtin_prefetch(p[k] + RUN_PREFETCH); /* never faults */
-        dst[k] = run->data + bytes;
-        bytes += len[k];
-        pos += LLOG_HEADER_SIZE + len[k];
-        k++;
+    /* in locals: the stores below could alias the reader and the run */
+    const uint8_t *q = r->block + (size_t)(pos - r->block_offset);
+    const uint8_t *stop = r->block + r->block_len;
+    uint64_t left = r->opt.end > pos ? r->opt.end - pos : 0; /* in range */
+    size_t budget = run->budget;
+    uint8_t *data = run->data;
+    while (k < most && bytes < budget && left > 0 &&
+           stop - q >= LLOG_HEADER_SIZE) {
+        size_t n = (size_t)q[4] | (size_t)q[5] << 8;
+        if (q[6] != LLOG_FULL || n > (size_t)(stop - q) - LLOG_HEADER_SIZE)
+            break; /* not a whole FULL record in the block */
+        __builtin_prefetch(q + RUN_PREFETCH); /* never faults */
+        p[k] = q + LLOG_HEADER_SIZE;
+        len[k] = n;
+        dst[k++] = data + bytes;
+        bytes += n;
+        q += LLOG_HEADER_SIZE + n;
+        left = left > LLOG_HEADER_SIZE + n ? left - LLOG_HEADER_SIZE - n : 0;
     }
     return k;
 }
