@@ -947,6 +947,12 @@ crc_copy_tail(uint32_t crc, uint8_t *d, const uint8_t *p, size_t len) {
     return crc;
 }
 
+/* 16 bytes copied in one move (SSE2's unaligned load and store). */
+TARGET_SSE42 static inline void copy16(uint8_t *d, const uint8_t *p) {
+    _mm_storeu_si128((__m128i *)(void *)d,
+                     _mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
 /* One buffer, checksummed and copied a word at a time. */
 TARGET_SSE42 static inline uint32_t
 crc_copy_one(uint32_t crc, uint8_t *d, const uint8_t *p, size_t len) {
@@ -960,47 +966,51 @@ crc_copy_one(uint32_t crc, uint8_t *d, const uint8_t *p, size_t len) {
     return crc_copy_tail((uint32_t)c, d + i, p + i, len - i);
 }
 
-/* Three buffers side by side (three crc32 chains hide each other's
- * latency) while all are as long, then each finished alone. */
-TARGET_SSE42 static inline void crc_copy_x3(uint32_t *crc, uint8_t *const *d,
+/* Three buffers from the inverted seed side by side (three crc32 chains
+ * hide each other's latency) while all are as long, then each finished
+ * alone; their CRCs (inverted back) in crc. */
+TARGET_SSE42 static inline void crc_copy_x3(uint32_t *crc, uint32_t seed,
+                                            uint8_t *const *d,
                                             const uint8_t *const *p,
                                             const size_t *len) {
     size_t m = len[0] < len[1] ? len[0] : len[1];
-    m = (m < len[2] ? m : len[2]) & ~(size_t)7;
+    m = (m < len[2] ? m : len[2]) & ~(size_t)15;
     /* in locals: the stores below could alias the arrays */
     const uint8_t *pa = p[0], *pb = p[1], *pc = p[2];
     uint8_t *da = d[0], *db = d[1], *dc = d[2];
-    uint64_t a = crc[0], b = crc[1], c = crc[2];
-    for (size_t i = 0; i < m; i += 8) {
-        uint64_t va = load64(pa + i), vb = load64(pb + i), vc = load64(pc + i);
-        memcpy(da + i, &va, 8);
-        memcpy(db + i, &vb, 8);
-        memcpy(dc + i, &vc, 8);
-        a = _mm_crc32_u64(a, va);
-        b = _mm_crc32_u64(b, vb);
-        c = _mm_crc32_u64(c, vc);
+    uint64_t a = seed, b = seed, c = seed;
+    for (size_t i = 0; i < m; i += 16) { /* moves of 16, crc32 of 8 */
+        copy16(da + i, pa + i);
+        copy16(db + i, pb + i);
+        copy16(dc + i, pc + i);
+        a = _mm_crc32_u64(a, load64(pa + i));
+        b = _mm_crc32_u64(b, load64(pb + i));
+        c = _mm_crc32_u64(c, load64(pc + i));
+        a = _mm_crc32_u64(a, load64(pa + i + 8));
+        b = _mm_crc32_u64(b, load64(pb + i + 8));
+        c = _mm_crc32_u64(c, load64(pc + i + 8));
     }
-    crc[0] = crc_copy_one((uint32_t)a, da + m, pa + m, len[0] - m);
-    crc[1] = crc_copy_one((uint32_t)b, db + m, pb + m, len[1] - m);
-    crc[2] = crc_copy_one((uint32_t)c, dc + m, pc + m, len[2] - m);
+    crc[0] = ~crc_copy_one((uint32_t)a, da + m, pa + m, len[0] - m);
+    crc[1] = ~crc_copy_one((uint32_t)b, db + m, pb + m, len[1] - m);
+    crc[2] = ~crc_copy_one((uint32_t)c, dc + m, pc + m, len[2] - m);
 }
 
-/* llog_crc32c_copy_many on inverted values, three at a time while three
- * short ones follow. */
-TARGET_SSE42 static void crc_copy_many_x86(uint32_t *crc, uint8_t *const *d,
+/* llog_crc32c_copy_many from the inverted seed: three at a time while
+ * three short ones follow. */
+TARGET_SSE42 static void crc_copy_many_x86(uint32_t seed, uint32_t *crc,
+                                           uint8_t *const *d,
                                            const uint8_t *const *p,
                                            const size_t *len, size_t n) {
     size_t i = 0;
     while (i < n) {
-        if (n - i >= 3 && len[i] < MANY_LONG && len[i + 1] < MANY_LONG &&
-            len[i + 2] < MANY_LONG) {
-            crc_copy_x3(crc + i, d + i, p + i, len + i);
+        if (n - i >= 3 && (len[i] | len[i + 1] | len[i + 2]) < MANY_LONG) {
+            crc_copy_x3(crc + i, seed, d + i, p + i, len + i);
             i += 3;
         } else if (len[i] < MANY_LONG) {
-            crc[i] = crc_copy_one(crc[i], d[i], p[i], len[i]);
+            crc[i] = ~crc_copy_one(seed, d[i], p[i], len[i]);
             i++;
         } else {
-            crc[i] = impls[chosen].update(crc[i], p[i], len[i]);
+            crc[i] = ~impls[chosen].update(seed, p[i], len[i]);
             memcpy(d[i], p[i], len[i]);
             i++;
         }
@@ -1008,25 +1018,23 @@ TARGET_SSE42 static void crc_copy_many_x86(uint32_t *crc, uint8_t *const *d,
 }
 #endif
 
-void llog_crc32c_copy_many(uint32_t *crc, uint8_t *const *dst,
+void llog_crc32c_copy_many(uint32_t seed, uint32_t *crc, uint8_t *const *dst,
                            const uint8_t *const *src, const size_t *len,
                            size_t n) {
     assert(ready);
-    for (size_t i = 0; i < n; i++)
-        crc[i] = ~crc[i];
 #if HAVE_X86
-    if (chosen > 0) /* every x86 instruction path has SSE4.2's crc32 */
-        crc_copy_many_x86(crc, dst, src, len, n);
-    else
+    if (chosen > 0) { /* every x86 instruction path has SSE4.2's crc32 */
+        crc_copy_many_x86(~seed, crc, dst, src, len, n);
+        return;
+    }
 #endif
-        for (size_t i = 0; i < n; i++) {
-            if (len[i] == 0)
-                continue; /* src may be NULL */
-            crc[i] = impls[chosen].update(crc[i], src[i], len[i]);
-            memcpy(dst[i], src[i], len[i]);
-        }
-    for (size_t i = 0; i < n; i++)
-        crc[i] = ~crc[i];
+    for (size_t i = 0; i < n; i++) {
+        crc[i] = seed;
+        if (len[i] == 0)
+            continue; /* src may be NULL */
+        crc[i] = ~impls[chosen].update(~seed, src[i], len[i]);
+        memcpy(dst[i], src[i], len[i]);
+    }
 }
 
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len) {

@@ -44,12 +44,13 @@ const char *llog_crc32c_implementation(void);
 uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len);
 
 /*
- * llog_crc32c_extend over n separate buffers while copying them: crc[i] is
- * extended over len[i] bytes at src[i], which are copied to dst[i] (i < n;
- * no dst range may overlap a src range). Several run side by side where the
- * CPU can, which is what many short records need: one pass over each.
+ * llog_crc32c_extend over n separate buffers while copying them:
+ * crc[i] = llog_crc32c_extend(seed, src[i], len[i]), and the len[i] bytes
+ * at src[i] are copied to dst[i] (i < n; no dst range may overlap a src
+ * range). Several run side by side where the CPU can, which is what many
+ * short records need: one pass over each.
  */
-void llog_crc32c_copy_many(uint32_t *crc, uint8_t *const *dst,
+void llog_crc32c_copy_many(uint32_t seed, uint32_t *crc, uint8_t *const *dst,
                            const uint8_t *const *src, const size_t *len,
                            size_t n);
 

@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "crc32c.h"
 
@@ -172,11 +173,19 @@ const char *llog_status_text(llog_status status);
 #define LLOG_HOT_INLINE static inline
 #endif
 
-/* Little-endian loads and stores, byte by byte: no alignment assumptions
- * and no host byte order dependency (compilers fuse them into one move). */
+/* Little-endian loads and stores: no alignment assumptions and no host
+ * byte order dependency. Loads are one move on a little-endian host (gcc
+ * does not always fuse the byte loads), byte by byte elsewhere. */
 static inline uint32_t llog_load32(const uint8_t *p) {
+#if (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || \
+    defined(_M_X64) || defined(_M_ARM64)
+    uint32_t v;
+    memcpy(&v, p, 4); /* well defined at any alignment */
+    return v;
+#else
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
            (uint32_t)p[3] << 24;
+#endif
 }
 
 static inline void llog_store32(uint8_t *p, uint32_t v) {

@@ -628,53 +628,50 @@ static size_t run_gather(const llog_reader *r, const llog_run *run,
     size_t k = 0, most = run->max - run->n, bytes = run->data_len;
     if (most > RUN_BATCH)
         most = RUN_BATCH;
-    /* in locals: the stores below could alias the reader and the run */
-    const uint8_t *q = r->block + (size_t)(pos - r->block_offset);
-    const uint8_t *stop = r->block + r->block_len;
-    uint64_t left = r->opt.end > pos ? r->opt.end - pos : 0; /* in range */
+    /* Headers start before end (in the block, and in range); in locals:
+     * the stores below could alias the reader and the run. */
+    size_t at = (size_t)(pos - r->block_offset), size = r->block_len;
+    size_t end = size >= LLOG_HEADER_SIZE ? size - LLOG_HEADER_SIZE + 1 : 0;
+    uint64_t in_range =
+        r->opt.end > r->block_offset ? r->opt.end - r->block_offset : 0;
+    if (in_range < end)
+        end = (size_t)in_range;
+    const uint8_t *block = r->block;
     size_t budget = run->budget;
     uint8_t *data = run->data;
-    while (k < most && bytes < budget && left > 0 &&
-           stop - q >= LLOG_HEADER_SIZE) {
+    while (k < most && bytes < budget && at < end) {
+        const uint8_t *q = block + at;
         size_t n = (size_t)q[4] | (size_t)q[5] << 8;
-        if (q[6] != LLOG_FULL || n > (size_t)(stop - q) - LLOG_HEADER_SIZE)
+        if (q[6] != LLOG_FULL || n > size - at - LLOG_HEADER_SIZE)
             break; /* not a whole FULL record in the block */
         __builtin_prefetch(q + RUN_PREFETCH); /* never faults */
         p[k] = q + LLOG_HEADER_SIZE;
         len[k] = n;
         dst[k++] = data + bytes;
         bytes += n;
-        q += LLOG_HEADER_SIZE + n;
-        left = left > LLOG_HEADER_SIZE + n ? left - LLOG_HEADER_SIZE - n : 0;
+        at += LLOG_HEADER_SIZE + n;
     }
     return k;
 }
 
-/* Copies the k gathered records into the run's data, checking them when
- * the reader does; returns how many lead with checksums that hold. */
-static size_t run_copy(const llog_reader *r, const uint8_t *const *p,
-                       const size_t *len, uint8_t *const *dst, size_t k) {
-    if (!r->opt.verify_checksums) {
+/* Copies the k gathered records (read from pos on) into the run's data
+ * and counts those that lead with checksums that hold (all when the reader
+ * does not check them) in the run; returns the position after them. */
+static uint64_t run_take(const llog_reader *r, llog_run *run, uint64_t pos,
+                         const uint8_t *const *p, const size_t *len,
+                         uint8_t *const *dst, size_t k) {
+    uint32_t crc[RUN_BATCH];
+    int check = r->opt.verify_checksums;
+    if (check)
+        llog_crc32c_copy_many(llog_type_crc[LLOG_FULL], crc, dst, p, len, k);
+    else
         for (size_t i = 0; i < k; i++)
             memcpy(dst[i], p[i], len[i]);
-        return k;
-    }
-    uint32_t crc[RUN_BATCH];
-    for (size_t i = 0; i < k; i++)
-        crc[i] = llog_type_crc[LLOG_FULL];
-    llog_crc32c_copy_many(crc, dst, p, len, k);
-    for (size_t i = 0; i < k; i++)
-        if (llog_unmask_crc(llog_load32(p[i] - LLOG_HEADER_SIZE)) != crc[i])
-            return i;
-    return k;
-}
-
-/* Counts the first k copied records (read from pos on) in the run; returns
- * the position after them. */
-static uint64_t run_take(llog_run *run, uint64_t pos, const size_t *len,
-                         size_t k) {
     size_t at = run->data_len, n = run->n;
     for (size_t i = 0; i < k; i++) {
+        if (check &&
+            llog_unmask_crc(llog_load32(p[i] - LLOG_HEADER_SIZE)) != crc[i])
+            break; /* the general path reports it */
         at += len[i];
         run->offsets[n] = pos;
         run->ends[++n] = (int64_t)at;
@@ -697,10 +694,9 @@ size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
     size_t len[RUN_BATCH];
     uint8_t *dst[RUN_BATCH];
     for (;;) {
-        size_t k = run_gather(r, run, pos, p, len, dst);
-        size_t good = run_copy(r, p, len, dst, k);
-        pos = run_take(run, pos, len, good);
-        if (good < RUN_BATCH)
+        size_t k = run_gather(r, run, pos, p, len, dst), before = run->n;
+        pos = run_take(r, run, pos, p, len, dst, k);
+        if (run->n - before < RUN_BATCH)
             break; /* the general path says what comes next */
     }
     if (run->n > first)

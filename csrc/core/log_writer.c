@@ -172,11 +172,10 @@ size_t llog_writer_add_run(llog_writer *w, const uint8_t *const *data,
         return 0;
     uint8_t *payload[LLOG_WRITER_RUN];
     uint32_t crc[LLOG_WRITER_RUN];
-    for (size_t i = 0; i < k; i++) {
+    for (size_t i = 0; i < k; i++)
         payload[i] = dst + at[i] + LLOG_HEADER_SIZE;
-        crc[i] = llog_type_crc[LLOG_FULL];
-    }
-    llog_crc32c_copy_many(crc, payload, data, len, k);
+    llog_crc32c_copy_many(llog_type_crc[LLOG_FULL], crc, payload, data, len,
+                          k);
     for (size_t i = 0; i < k; i++) {
         uint8_t *h = dst + at[i];
         llog_store32(h, llog_mask_crc(crc[i]));

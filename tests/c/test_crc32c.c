@@ -228,26 +228,25 @@ static void test_names_and_init_named(void) {
 /* One llog_crc32c_copy_many call over n buffers cut from src at seed's
  * lengths (0 to about 1100, so that short and long ones mix), each in its own
  * exact allocation: every checksum and every copy as the reference says. */
-static void check_copy_many(const uint8_t *src, size_t n, uint64_t seed) {
+static void check_copy_many(const uint8_t *src, size_t n, uint64_t seed64) {
     enum { MOST = 9 };
     const uint8_t *from[MOST] = {0};
     uint8_t *to[MOST] = {0};
     size_t len[MOST] = {0};
     uint32_t crc[MOST] = {0};
     void *blocks[MOST] = {0};
-    rng = seed;
+    rng = seed64;
     for (size_t i = 0; i < n; i++) {
         len[i] = (size_t)(rnd() % 4 == 0 ? rnd() % 1100 : rnd() % 140);
         from[i] = placed_copy(src + 37 * i, len[i], i * 13 % 64, &blocks[i]);
         to[i] = malloc(len[i] + 1);
         if (to[i] == NULL)
             exit(2);
-        crc[i] = (uint32_t)i * 0x9E3779B9u;
     }
-    llog_crc32c_copy_many(crc, to, from, len, n);
+    uint32_t seed = (uint32_t)(seed64 * 0x9E3779B9u);
+    llog_crc32c_copy_many(seed, crc, to, from, len, n);
     for (size_t i = 0; i < n; i++) {
-        uint32_t want = ref_crc32c_bitwise((uint32_t)i * 0x9E3779B9u,
-                                           src + 37 * i, len[i]);
+        uint32_t want = ref_crc32c_bitwise(seed, src + 37 * i, len[i]);
         check(crc[i] == want && memcmp(to[i], src + 37 * i, len[i]) == 0,
               "copy_many", llog_crc32c_implementation(), len[i], n);
         free(blocks[i]);
