@@ -42,7 +42,7 @@ SOURCES = sorted(p.name for p in CSRC.glob("*.c"))
 # Fixed flags: the counts are only comparable between builds made the same way.
 # -DNDEBUG as Python builds extensions; no -march, so the same code on every x86-64 CPU.
 CFLAGS = ["-O2", "-DNDEBUG", "-std=c11", "-fno-tree-loop-distribute-patterns"]
-PHASES = ["encode", "decode", "encode-hw", "decode-hw"]
+PHASES = ["encode", "decode", "encode-hw", "decode-hw", "encode-runs-hw", "decode-runs-hw"]
 NO_HARDWARE = 3  # guard.c's exit status when the CPU has no hardware CRC-32C
 DEFAULT_SLACK = 0.03
 
@@ -142,7 +142,7 @@ def measure(
     if valgrind is None:
         raise MissingTool("valgrind not found: install it (apt-get install valgrind)")
     out = workdir / f"callgrind.{phase}.{run}"
-    fn = "phase_" + phase.removesuffix("-hw")
+    fn = "phase_" + phase.removesuffix("-hw").replace("-", "_")
     cmd = [
         valgrind,
         "--tool=callgrind",

@@ -6,9 +6,14 @@
  *
  *   encode     encode the log into memory (what Writer.write does per record)
  *   decode     decode it again, feeding 32 KiB blocks from memory (Reader)
- *   verify     encode, decode and compare every record and offset (not timed;
- *              check.py runs it natively first, so the budget is known to
- *              cover a correct round trip)
+ *   encode-runs   encode it as write_many from Arrow does: runs of short
+ *                 records at once (llog_writer_add_run)
+ *   decode-runs   decode it as Reader.iter_batches does: runs of records
+ *                 read in bulk (llog_reader_next_run)
+ *   verify     encode both ways (the logs must agree), decode both ways and
+ *              compare every record and offset (not timed; check.py runs
+ *              it natively first, so the budget is known to cover a
+ *              correct round trip)
  *
  * A "-hw" suffix (encode-hw, decode-hw) uses the fastest instruction-based
  * CRC-32C the CPU offers (llog_crc32c_init(1)); it exits with status 3 when
@@ -18,9 +23,10 @@
  * line printed at the end names it; check.py keeps the name with the budget.
  *
  * check.py runs each phase under callgrind with --toggle-collect=phase_encode
- * (or phase_decode), so only the instructions executed inside that function
- * and its callees are counted: generating the records, building the CRC
- * tables and, in decode mode, encoding the log beforehand are not.
+ * (phase_decode, phase_encode_runs, phase_decode_runs), so only the
+ * instructions executed inside that function and its callees are counted:
+ * generating the records, building the CRC tables and, in decode mode,
+ * encoding the log beforehand are not.
  *
  * The workload: 20,000 records from a xorshift PRNG, mostly 64..135 bytes,
  * every 50th 4 KiB, every 2000th 100 KiB (about 4.6 MB of payload).
@@ -132,6 +138,9 @@ typedef struct {
     uint8_t *log;      /* the encoded log */
     size_t log_len;
     size_t log_cap;
+    uint8_t *runs_log; /* the same, encoded in runs */
+    size_t runs_len;
+    size_t total; /* payload bytes */
 } workload;
 
 static void *xmalloc(size_t n) {
@@ -159,13 +168,34 @@ static void generate(workload *w) {
     /* Headers and trailers add well under 1%; be generous. */
     w->log_cap = total + total / 16 + 65536;
     w->log = xmalloc(w->log_cap);
+    w->runs_log = xmalloc(w->log_cap);
+    w->total = total;
 }
 
-/*
- * The writer as the binding drives it: a record whose encoding fits the
- * buffer is encoded in one llog_writer_add; a larger one fragment by
- * fragment, prefix and payload copied separately.
- */
+/* A record larger than the binding's buffer, fragment by fragment, prefix
+ * and payload copied separately. Returns where the next record goes. */
+__attribute__((always_inline)) static inline uint8_t *
+encode_fragments(llog_writer *wr, const uint8_t *p, size_t n, uint8_t *out,
+                 uint64_t *offset) {
+    llog_fragment f;
+    int first = 1;
+    do {
+        llog_writer_fragment(wr, p, n, first, &f);
+        if (first)
+            *offset = f.header_offset;
+        memcpy(out, f.prefix, f.prefix_len);
+        out += f.prefix_len;
+        memcpy(out, p, f.payload_len);
+        out += f.payload_len;
+        p += f.payload_len;
+        n -= f.payload_len;
+        first = 0;
+    } while (n > 0);
+    return out;
+}
+
+/* The writer as Writer.write drives it, a record at a time: one
+ * llog_writer_add when the encoding fits the buffer, else fragments. */
 __attribute__((noinline)) size_t phase_encode(workload *w) {
     llog_writer wr;
     llog_writer_init(&wr, 0);
@@ -177,84 +207,185 @@ __attribute__((noinline)) size_t phase_encode(workload *w) {
             out += llog_writer_add(&wr, p, n, out, &w->offsets[i]);
             continue;
         }
-        llog_fragment f;
-        int first = 1;
-        do {
-            llog_writer_fragment(&wr, p, n, first, &f);
-            if (first)
-                w->offsets[i] = f.header_offset;
-            memcpy(out, f.prefix, f.prefix_len);
-            out += f.prefix_len;
-            memcpy(out, p, f.payload_len);
-            out += f.payload_len;
-            p += f.payload_len;
-            n -= f.payload_len;
-            first = 0;
-        } while (n > 0);
+        out = encode_fragments(&wr, p, n, out, &w->offsets[i]);
     }
     w->log_len = (size_t)(out - w->log);
     return w->log_len;
+}
+
+/* The writer as write_many from Arrow drives it: records in groups, runs
+ * of whole short ones encoded at once (llog_writer_add_run), any other
+ * alone; into w->runs_log. */
+__attribute__((noinline)) size_t phase_encode_runs(workload *w) {
+    const uint8_t *data[LLOG_WRITER_RUN];
+    size_t len[LLOG_WRITER_RUN], used = 0;
+    llog_writer wr;
+    llog_writer_init(&wr, 0);
+    for (uint32_t i = 0; i < N_RECORDS;) {
+        size_t m =
+            N_RECORDS - i < LLOG_WRITER_RUN ? N_RECORDS - i : LLOG_WRITER_RUN;
+        for (size_t j = 0; j < m; j++) {
+            data[j] = w->data + w->start[i + j];
+            len[j] = w->len[i + j];
+        }
+        size_t written, room = w->log_cap - used;
+        size_t k = llog_writer_add_run(&wr, data, len, m, w->runs_log + used,
+                                       room, &written);
+        used += written;
+        if (k == 0) { /* cut at a block's end: alone, as Writer.write */
+            uint64_t offset;
+            uint8_t *at = w->runs_log + used;
+            if (llog_writer_encoded_size(&wr, len[0]) <= WRITER_BUFFER)
+                used += llog_writer_add(&wr, data[0], len[0], at, &offset);
+            else
+                used = (size_t)(encode_fragments(&wr, data[0], len[0], at,
+                                                 &offset) -
+                                w->runs_log);
+            k = 1;
+        }
+        i += (uint32_t)k;
+    }
+    w->runs_len = used;
+    return used;
 }
 
 typedef struct {
     uint64_t records, bytes, offset_sum, byte_sum, corruptions;
 } tally;
 
-/* The reader as the binding drives it over a buffer (the tally stands for the
- * binding's per-record work). With check set, every record is compared with
- * what was written (verify mode only). */
+/* Counts one record (the binding's per-record work); with check set,
+ * compares it with what was written. 0, or -1 when it differs. */
+static inline int take_record(const workload *w, tally *t, int check,
+                              uint64_t offset, const uint8_t *data,
+                              size_t len) {
+    uint64_t i = t->records++;
+    t->bytes += len;
+    t->offset_sum += offset;
+    t->byte_sum += len ? data[0] + data[len - 1] : 0;
+    if (check &&
+        (i >= N_RECORDS || len != w->len[i] || offset != w->offsets[i] ||
+         memcmp(data, w->data + w->start[i], len) != 0)) {
+        fprintf(stderr, "guard: record %llu differs\n", (unsigned long long)i);
+        return -1;
+    }
+    return 0;
+}
+
+/* Feeds the block the reader wants, from the log in memory. */
+static inline void feed(llog_reader *r, const workload *w) {
+    uint64_t at = llog_reader_wanted(r);
+    size_t len = 0;
+    if (at < w->log_len)
+        len = w->log_len - at < LLOG_BLOCK_SIZE ? w->log_len - at
+                                                : LLOG_BLOCK_SIZE;
+    llog_reader_feed(r, len ? w->log + at : NULL, len);
+}
+
+/* One event of the general path: 1 to go on, 0 at the end (ok set when it
+ * is a clean EOF), -1 when a record differs. */
+static inline int take_event(llog_reader *r, const workload *w, tally *t,
+                             int check, int *ok) {
+    llog_event ev;
+    llog_reader_next(r, &ev);
+    if (ev.kind == LLOG_EV_NEED_BLOCK)
+        feed(r, w);
+    else if (ev.kind == LLOG_EV_RECORD)
+        return take_record(w, t, check, ev.offset, ev.data, ev.len) < 0 ? -1
+                                                                        : 1;
+    else if (ev.kind == LLOG_EV_CORRUPTION)
+        t->corruptions++;
+    else { /* EOF, DONE or ERROR */
+        *ok = ev.kind == LLOG_EV_EOF && !ev.torn;
+        return 0;
+    }
+    return 1;
+}
+
+/* The reader as the binding drives it over a buffer, a record at a time
+ * (for rec in Reader). With check set, every record is compared with what
+ * was written (verify mode only). */
 __attribute__((noinline)) int phase_decode(const workload *w, tally *t,
                                            int check) {
     llog_reader_options opt = {.end = LLOG_NO_END, .verify_checksums = 1};
     llog_reader *r = llog_reader_new(&opt);
     if (r == NULL)
         return -1;
-    llog_event ev;
-    for (;;) {
-        llog_reader_next(r, &ev);
-        if (ev.kind == LLOG_EV_NEED_BLOCK) {
-            uint64_t at = llog_reader_wanted(r);
-            size_t len = 0;
-            if (at < w->log_len)
-                len = w->log_len - at < LLOG_BLOCK_SIZE ? w->log_len - at
-                                                        : LLOG_BLOCK_SIZE;
-            llog_reader_feed(r, len ? w->log + at : NULL, len);
-        } else if (ev.kind == LLOG_EV_RECORD) {
-            uint64_t i = t->records++;
-            t->bytes += ev.len;
-            t->offset_sum += ev.offset;
-            t->byte_sum += ev.len ? ev.data[0] + ev.data[ev.len - 1] : 0;
-            if (check &&
-                (i >= N_RECORDS || ev.len != w->len[i] ||
-                 ev.offset != w->offsets[i] ||
-                 memcmp(ev.data, w->data + w->start[i], ev.len) != 0)) {
-                fprintf(stderr, "guard: record %llu differs\n",
-                        (unsigned long long)i);
-                llog_reader_free(r);
-                return -1;
-            }
-        } else if (ev.kind == LLOG_EV_CORRUPTION) {
-            t->corruptions++;
-        } else {
-            break; /* EOF, DONE or ERROR */
-        }
-    }
-    int ok = ev.kind == LLOG_EV_EOF && !ev.torn;
+    int ok = 0, rc;
+    while ((rc = take_event(r, w, t, check, &ok)) > 0)
+        ;
     llog_reader_free(r);
-    return ok ? 0 : -1;
+    return rc == 0 && ok ? 0 : -1;
+}
+
+/* The reader as Reader.iter_batches drives it: runs of whole records read
+ * in bulk into Arrow-like columns (llog_reader_next_run), the general path
+ * for the rest. */
+__attribute__((noinline)) int phase_decode_runs(const workload *w, tally *t,
+                                                int check, llog_run *run) {
+    llog_reader_options opt = {.end = LLOG_NO_END, .verify_checksums = 1};
+    llog_reader *r = llog_reader_new(&opt);
+    if (r == NULL)
+        return -1;
+    int ok = 0, rc = 1;
+    while (rc > 0) {
+        run->n = run->data_len = 0;
+        size_t k = llog_reader_next_run(r, run);
+        for (size_t i = 0; i < k && rc > 0; i++)
+            if (take_record(w, t, check, run->offsets[i],
+                            run->data + run->ends[i],
+                            (size_t)(run->ends[i + 1] - run->ends[i])) < 0)
+                rc = -1;
+        if (k == 0)
+            rc = take_event(r, w, t, check, &ok);
+    }
+    llog_reader_free(r);
+    return rc == 0 && ok ? 0 : -1;
+}
+
+/* The decoding phase of mode (by records or in runs); 0, or 1 (reported). */
+static int decode(const workload *w, int runs, int check, tally *t) {
+    enum { MOST = LLOG_BLOCK_SIZE / LLOG_HEADER_SIZE + 1 };
+    static uint64_t offsets[MOST];
+    static int64_t ends[MOST + 1];
+    static uint8_t data[LLOG_BLOCK_SIZE];
+    llog_run run = {offsets, ends, data, 0, MOST, 0, SIZE_MAX};
+    *t = (tally){0, 0, 0, 0, 0};
+    int rc = runs ? phase_decode_runs(w, t, check, &run)
+                  : phase_decode(w, t, check);
+    if (rc != 0 || t->records != N_RECORDS || t->corruptions != 0) {
+        fprintf(stderr,
+                "guard: decoding failed (%llu records, %llu corruptions)\n",
+                (unsigned long long)t->records,
+                (unsigned long long)t->corruptions);
+        return 1;
+    }
+    return 0;
+}
+
+/* verify: both encodings agree and both decodings read back every record.
+ * 0, or 1 (reported). */
+static int verify_all(workload *w, tally *t) {
+    if (phase_encode_runs(w) != w->log_len ||
+        memcmp(w->runs_log, w->log, w->log_len) != 0) {
+        fprintf(stderr, "guard: encoding in runs differs\n");
+        return 1;
+    }
+    return decode(w, 1, 1, t) || decode(w, 0, 1, t);
 }
 
 int main(int argc, char **argv) {
+    static const char *const modes[] = {"encode", "decode", "verify",
+                                        "encode-runs", "decode-runs"};
     const char *mode = argc > 1 ? argv[1] : "";
     size_t mlen = strlen(mode);
     int hw = mlen > 3 && strcmp(mode + mlen - 3, "-hw") == 0;
-    if (hw)
-        mlen -= 3;
-    int encode = mlen == 6 && strncmp(mode, "encode", 6) == 0;
-    int decode = mlen == 6 && strncmp(mode, "decode", 6) == 0;
-    int verify = mlen == 6 && strncmp(mode, "verify", 6) == 0;
-    if (!encode && !decode && !verify) {
-        fprintf(stderr, "usage: guard encode|decode|verify[-hw]\n");
+    int m = 0;
+    while (m < 5 && (strlen(modes[m]) != mlen - (hw ? 3 : 0) ||
+                     strncmp(mode, modes[m], strlen(modes[m])) != 0))
+        m++;
+    if (m == 5) {
+        fprintf(stderr, "usage: guard encode|decode|verify|encode-runs|"
+                        "decode-runs[-hw]\n");
         return 2;
     }
     if (hw && !llog_crc32c_hardware_available()) {
@@ -265,21 +396,15 @@ int main(int argc, char **argv) {
 
     workload w;
     generate(&w);
-    size_t log_len = phase_encode(&w);
-    if (encode) {
+    size_t log_len = m == 3 ? phase_encode_runs(&w) : phase_encode(&w);
+    if (m == 0 || m == 3) {
         printf("guard %s: %d records, %zu log bytes, crc %s\n", mode,
                N_RECORDS, log_len, llog_crc32c_implementation());
         return 0;
     }
-    tally t = {0, 0, 0, 0, 0};
-    if (phase_decode(&w, &t, verify) != 0 || t.records != N_RECORDS ||
-        t.corruptions != 0) {
-        fprintf(stderr,
-                "guard: decoding failed (%llu records, %llu corruptions)\n",
-                (unsigned long long)t.records,
-                (unsigned long long)t.corruptions);
+    tally t;
+    if (m == 2 ? verify_all(&w, &t) : decode(&w, m == 4, 0, &t))
         return 1;
-    }
     printf("guard %s: %llu records, %llu payload bytes, %zu log bytes, digest "
            "%llx, crc %s\n",
            mode, (unsigned long long)t.records, (unsigned long long)t.bytes,
