@@ -350,6 +350,41 @@ def test_a_child_moved_out_of_a_batch_outlives_its_parent() -> None:
     child.release(ctypes.byref(child))
 
 
+def data_address(batch: Any) -> int:
+    """Where a batch's data column lies (its large_binary data buffer)."""
+    _, capsule = batch.__arrow_c_array__()
+    return int(capsule_struct(capsule, b"arrow_array", ArrowArray).children[1].contents.buffers[2])
+
+
+def test_a_released_batch_lends_its_buffers_to_a_later_one_and_a_held_one_never() -> None:
+    """The module keeps one released batch's buffers for the next batch: a batch dropped
+    with every export of it is filled again (its data buffer comes back), one still held
+    or exported is never written over."""
+    records = [bytes([i % 251]) * (50 + i % 40) for i in range(3000)]
+    log = encode(records)
+    held, exports, got_back = [], [], 0
+    it = leveldb_log.Reader(log).iter_batches(max_records=100)
+    released: set[int] = set()
+    for i, batch in enumerate(it):
+        address = data_address(batch)
+        got_back += address in released
+        if i % 3 == 0:
+            held.append(batch)  # the Batch object itself kept
+        elif i % 3 == 1:
+            _, capsule = batch.__arrow_c_array__()  # only an export kept
+            exports.append(capsule)
+        else:
+            released.add(address)  # dropped whole: its buffers may serve again
+        del batch
+        gc.collect()
+    assert got_back > 0  # the buffers of released batches were used again
+    exports += [b.__arrow_c_array__()[1] for b in held]  # (capsules kept while read)
+    kept = [columns_of(capsule_struct(c, b"arrow_array", ArrowArray))[1] for c in exports]
+    assert sorted(r for batch in kept for r in batch) == sorted(
+        r for i, r in enumerate(records) if (i // 100) % 3 != 2
+    )
+
+
 DAMAGED = bytearray(CLEAN)
 DAMAGED[B + 100] ^= 1  # a checksum mismatch in the second block
 DAMAGED = bytes(DAMAGED)
