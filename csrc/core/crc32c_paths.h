@@ -98,7 +98,7 @@ typedef struct y_shape {
 #define Y_PREFETCH 4096
 
 /* Every constant of the instruction-based paths: polynomials mod P (x^n for
- * the n the comments name), filled once by llog_crc32c_init. */
+ * the n the comments name), filled once by crc32c.c at init. */
 struct llog_crc32c_constants {
     uint64_t stream_k[N_STREAM_SIZES][2]; /* three-stream blocks, above */
     /* AVX-512 folding distances: 4 x 64 bytes per loop, 64 bytes, and the
