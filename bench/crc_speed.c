@@ -3,7 +3,7 @@
  * measured side by side.
  *
  * Build and run (from the repository root):
- *   gcc -O2 -std=c11 -Icsrc/core bench/crc_speed.c csrc/core/crc32c.c \
+ *   gcc -O2 -std=c11 -Icsrc/core bench/crc_speed.c csrc/core/crc32c*.c \
  *       -o /tmp/crc_speed
  *   /tmp/crc_speed [--quick] [ROUNDS]
  *

@@ -1,4 +1,4 @@
-"""Every CRC-32C implementation compiled into csrc/core/crc32c.c, checked by the C test
+"""Every CRC-32C implementation compiled from csrc/core/crc32c*.c, checked by the C test
 tests/c/test_crc32c.c (built with the harness and reference CRC of tests/c): all lengths
 0..4096 at all alignments 0..63, long inputs, the golden vectors and chaining across
 implementations, in an optimised build and in an AddressSanitizer +
@@ -20,6 +20,8 @@ import pytest
 from conftest import c_test_sources
 
 ROOT = Path(__file__).resolve().parent.parent
+# crc32c.c and the paths it lists (crc32c_x86.c, crc32c_arm.c), from ROOT.
+CRC_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "core").glob("crc32c*.c"))
 WARNINGS = ["-std=c11", "-Wall", "-Wextra", "-Werror"]
 BUILDS = {
     "optimised": ["-O2"],
@@ -38,7 +40,7 @@ def compile_c(sources: list[str], flags: list[str], out: Path) -> None:
 @pytest.mark.parametrize("build", sorted(BUILDS))
 def test_every_crc32c_implementation_matches_the_reference(build: str, tmp_path: Path) -> None:
     exe = tmp_path / "test_crc32c"
-    compile_c([*c_test_sources("test_crc32c"), "csrc/core/crc32c.c"], BUILDS[build], exe)
+    compile_c([*c_test_sources("test_crc32c"), *CRC_SOURCES], BUILDS[build], exe)
     result = subprocess.run(
         [str(exe), str(ROOT / "tests" / "golden" / "vectors.txt")],
         capture_output=True,
@@ -56,7 +58,7 @@ def test_every_crc32c_implementation_matches_the_reference(build: str, tmp_path:
 
 def test_crc_benchmark_builds_cleanly_and_runs(tmp_path: Path) -> None:
     exe = tmp_path / "crc_speed"
-    compile_c(["bench/crc_speed.c", "csrc/core/crc32c.c"], ["-O2"], exe)
+    compile_c(["bench/crc_speed.c", *CRC_SOURCES], ["-O2"], exe)
     result = subprocess.run(
         [str(exe), "--quick"], capture_output=True, text=True, check=False, timeout=300
     )

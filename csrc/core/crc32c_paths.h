@@ -1,0 +1,170 @@
+/*
+ * crc32c_paths.h - what the three files of the CRC-32C share: which
+ * instruction-based paths this build compiles, the constants crc32c.c
+ * computes at init for them, and the paths and CPU probes of crc32c_x86.c
+ * and crc32c_arm.c that crc32c.c lists and chooses from.
+ *
+ * The mathematics behind every constant and path (equations (1) to (3),
+ * "Three streams", "Folding", "Both at once", "Carried across blocks") is
+ * the comment at the top of crc32c.c.
+ *
+ * Internal: not installed and not part of the API (crc32c.h); its functions
+ * and constants are hidden from a shared library's exports.
+ */
+#ifndef LLOG_CRC32C_PATHS_H
+#define LLOG_CRC32C_PATHS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LLOG_CRC32C_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define LLOG_CRC32C_INTERNAL
+#endif
+
+/*
+ * Which instruction-based paths this compiler and target can build. GCC and
+ * clang compile them with target attributes; MSVC compiles any intrinsic.
+ * clang-cl is left out: its headers hide AVX-512 unless built with -mavx512f.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&       \
+    !defined(_MSC_VER)
+#define HAVE_X86 1
+#elif defined(_M_X64) && defined(_MSC_VER) && !defined(__clang__)
+#define HAVE_X86 1
+#else
+#define HAVE_X86 0
+#endif
+#if defined(__aarch64__) && defined(__AARCH64EL__) &&                         \
+    (defined(__GNUC__) || defined(__clang__))
+#define HAVE_ARM 1
+#else
+#define HAVE_ARM 0
+#endif
+
+/* Raw CRC update (no inversion): the signature every implementation has. */
+typedef uint32_t (*crc_fn)(uint32_t crc, const uint8_t *p, size_t len);
+
+#if HAVE_X86 || HAVE_ARM
+
+/*
+ * Three-stream blocks, longest first: each stream of a block has
+ * stream_bytes[s] bytes, and stream_k[s] = {x^(16L-33), x^(8L-33)} mod P
+ * shift streams A and B into place by (2) and (3). Long first streams matter
+ * from memory: three streams of 16 KiB read a 16 MiB buffer half as fast again
+ * as 2 KiB ones; 5440-byte ones take 32 KiB in two blocks (fewer merges and
+ * less left over than 2 KiB ones). Measured on Zen 3; the shorter ones are
+ * for what the longer leave. (Defined here, not in crc32c.c, so that the
+ * paths' loops see the sizes at compile time.)
+ */
+#define N_STREAM_SIZES 5
+static const size_t stream_bytes[N_STREAM_SIZES] = {16384, 5440, 1024, 256,
+                                                    64};
+
+/*
+ * Hybrid blocks (AVX-512): HYBRID_STEPS steps, each folding 256 bytes of V
+ * and feeding HYBRID_WORDS words to each of the streams A, B, C (ratio tuned
+ * on Zen 5, where the two units then run near their peaks together).
+ * hybrid_k shifts c, crc(0, V), crc(0, A), crc(0, B) by |VABC|, 3L, 2L and
+ * L bytes.
+ */
+#define HYBRID_STEPS 8
+#define HYBRID_WORDS 8
+#define HYBRID_V (256 * HYBRID_STEPS)
+#define HYBRID_L (8 * HYBRID_WORDS * HYBRID_STEPS)
+#define HYBRID_BLOCK (HYBRID_V + 3 * HYBRID_L)
+
+/*
+ * AVX2 paths (256-bit VPCLMULQDQ). Folding alone: eight ymm accumulators, 256
+ * bytes a loop, reduced by 32, 64 and 128 bytes (fold_32, fold_64, fold_128)
+ * and then lane 0 onto lane 1 (fold_lanes[2]). Side by side with crc32 (see
+ * "Carried across blocks"), blocks V A B C of a shape: each of its steps folds
+ * 256 bytes of V and feeds Y_WORDS words to each of A, B, C (3 x 6 words per
+ * 256 bytes: measured on Zen 3, where more crc32 words slow the folds down).
+ * gap carries the accumulators over A B C onto the next block's V, stream_k
+ * merges A and B into C, tail_k moves the folded value over the last A B C.
+ */
+#define Y_WORDS 6
+#define Y_NS 3 /* crc32 streams */
+typedef struct y_shape {
+    size_t steps, l, block; /* l = 8 * Y_WORDS * steps bytes a stream */
+    uint64_t gap[2], stream_k[Y_NS - 1], tail_k;
+} y_shape;
+#define Y_LONG_MAX (2u << 20) /* longer inputs use short blocks only */
+/* How far ahead short blocks prefetch: from memory (16 MiB) 1.4 times as
+ * fast as without, on Zen 3. */
+#define Y_PREFETCH 4096
+
+/* Every constant of the instruction-based paths: polynomials mod P (x^n for
+ * the n the comments name), filled once by crc32c.c at init. */
+struct llog_crc32c_constants {
+    uint64_t stream_k[N_STREAM_SIZES][2]; /* three-stream blocks, above */
+    /* AVX-512 folding distances: 4 x 64 bytes per loop, 64 bytes, and the
+     * lanes 0..2 of a 64-byte block onto lane 3 (48, 32, 16 bytes; lane 3
+     * 0). Fold constants are {x^(8D+31), x^(8D-33)} mod P for D bytes. */
+    uint64_t fold_256[2], fold_64[2], fold_lanes[4][2];
+    uint64_t hybrid_k[4]; /* hybrid blocks, above */
+    /* AVX2: long blocks have less merging per byte; short ones, prefetching
+     * ahead, are faster from memory (16 MiB), and do what long ones leave.
+     * Both measured on Zen 3, where inputs up to 2 MiB (1 MiB from the L3
+     * cache included) go faster in long blocks. */
+    y_shape y_long, y_short;
+    uint64_t fold_32[2], fold_128[2];
+};
+LLOG_CRC32C_INTERNAL extern struct llog_crc32c_constants llog_crc32c_k;
+
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8); /* well defined at any alignment */
+    return v;
+}
+#endif /* HAVE_X86 || HAVE_ARM */
+
+#if HAVE_X86
+/* crc32c_x86.c: the CPU probe (CPUID, XGETBV), run once by
+ * llog_crc32c_init, and what it found. */
+LLOG_CRC32C_INTERNAL void llog_crc32c_detect_x86(void);
+LLOG_CRC32C_INTERNAL int llog_crc32c_has_sse42(void);
+LLOG_CRC32C_INTERNAL int llog_crc32c_has_pclmul(void);
+LLOG_CRC32C_INTERNAL int llog_crc32c_has_avx2(void);
+LLOG_CRC32C_INTERNAL int llog_crc32c_has_avx512(void);
+
+/* The x86-64 paths, slowest first (crc_fn: no inversion). */
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_sse42(uint32_t crc, const uint8_t *p,
+                                                size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_sse42_3way(uint32_t crc,
+                                                     const uint8_t *p,
+                                                     size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2_fold(uint32_t crc,
+                                                    const uint8_t *p,
+                                                    size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2(uint32_t crc, const uint8_t *p,
+                                               size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512(uint32_t crc,
+                                                 const uint8_t *p, size_t len);
+
+/*
+ * llog_crc32c_copy_many on any x86 instruction path (all have SSE4.2's
+ * crc32), from the inverted seed: short buffers three at a time, long ones
+ * by update (the chosen path), then copied.
+ */
+LLOG_CRC32C_INTERNAL void
+llog_crc32c_copy_many_x86(uint32_t seed, uint32_t *crc, uint8_t *const *d,
+                          const uint8_t *const *p, const size_t *len, size_t n,
+                          crc_fn update);
+#endif /* HAVE_X86 */
+
+#if HAVE_ARM
+/* crc32c_arm.c: what the CPU offers (HWCAP on Linux), and the paths. */
+LLOG_CRC32C_INTERNAL int llog_crc32c_has_arm_crc(void);
+LLOG_CRC32C_INTERNAL int llog_crc32c_has_arm_pmull(void);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_arm(uint32_t crc, const uint8_t *p,
+                                              size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_arm_3way(uint32_t crc,
+                                                   const uint8_t *p,
+                                                   size_t len);
+#endif /* HAVE_ARM */
+
+#endif /* LLOG_CRC32C_PATHS_H */
