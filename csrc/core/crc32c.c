@@ -197,6 +197,7 @@ static void build_constants(void) {
         fold_constants(llog_crc32c_k.fold_lanes[lane], 48 - 16 * (size_t)lane);
     fold_constants(llog_crc32c_k.fold_32, 32);
     fold_constants(llog_crc32c_k.fold_128, 128);
+    shape_constants(&llog_crc32c_k.y_huge, 64);
     shape_constants(&llog_crc32c_k.y_long, 8);
     shape_constants(&llog_crc32c_k.y_short, 2);
 }

@@ -306,10 +306,6 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
                                            __m256i gap) {
     const uint8_t *a = p + 256 * sh->steps;
     uint64_t cs[Y_NS] = {0};
-    if (sh ==
-        &llog_crc32c_k.y_short) /* long inputs: fetch ahead (never faults) */
-        for (size_t off = 0; off < sh->block; off += 64)
-            _mm_prefetch((const char *)p + Y_PREFETCH + off, _MM_HINT_T0);
     fold8_y(x, gap, p);
     /* after the fold: only this xor waits for the previous block's r */
     x[0] =
@@ -324,7 +320,8 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
 }
 
 /* Folding and three crc32 chains side by side (see "Carried across
- * blocks"): long blocks, then short ones; folding alone for what is left.
+ * blocks"): huge or long blocks, then shorter ones; folding alone for what
+ * is left.
  * Out of line so that short inputs (llog_crc32c_avx2) do not pay for its
  * frame: saved registers and a stack aligned for x. */
 TARGET_AVX2 NOINLINE static uint32_t
@@ -338,16 +335,15 @@ crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len) {
     for (int j = 0; j < 8; j++) /* folding zeros leaves the first V as is */
         x[j] = _mm256_setzero_si256();
     uint32_t r = crc; /* the start value enters like a previous r */
+    const y_shape *shapes[] = {&llog_crc32c_k.y_huge, &llog_crc32c_k.y_long,
+                               &llog_crc32c_k.y_short};
     const y_shape *last = &llog_crc32c_k.y_short;
-    for (const y_shape *sh = len <= Y_LONG_MAX ? &llog_crc32c_k.y_long
-                                               : &llog_crc32c_k.y_short;
-         ; sh = &llog_crc32c_k.y_short) {
+    for (int i = len >= Y_HUGE_MIN ? 0 : 1; i < 3; i++) { /* longest first */
+        const y_shape *sh = shapes[i];
         for (; len >= sh->block; p += sh->block, len -= sh->block) {
             r = block_y(x, r, p, sh, broadcast_y(last->gap));
             last = sh;
         }
-        if (sh == &llog_crc32c_k.y_short)
-            break;
     }
     uint32_t v = reduce_y(merge8_y(x)); /* everything up to the last V */
     __m128i s =
