@@ -271,7 +271,7 @@ class _Lookup:
         return faster_package_ratio(case) if case else None
 
 
-TARGET_CRC_SIZES = (64, 4 * KiB, 32 * KiB, MiB)
+TARGET_CRC_SIZES = (64, 4 * KiB, 32 * KiB, MiB, 16 * MiB)
 
 
 def _rocksdb_targets(f: _Lookup) -> list[Target]:
@@ -300,7 +300,10 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
         Target(f"crc32c {size_name(s)} vs faster package", f.crc(s), 1.0, "x")
         for s in TARGET_CRC_SIZES
     ]
-    ts.append(Target("crc32c 1 MiB vs faster package", f.crc(MiB), 1.5, "x"))
+    ts += [  # issue 12: 1.5x at 32 KiB and 1 MiB, on CPUs without AVX-512 too
+        Target(f"crc32c {size_name(s)} vs faster package", f.crc(s), 1.5, "x")
+        for s in (32 * KiB, MiB)
+    ]
     r100, w100 = "read/100 B/memory", "write/100 B/memory"
     ts += [
         Target("read 100 B from memory, for loop", f.rate(r100, "ours"), 10e6, "rec/s"),
@@ -338,7 +341,7 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
         Target(
             "write 1 MiB, Writer(path) vs os.write, new page-cache file",
             f.versus(w1m, "ours_new", "raw_new"),
-            0.8,
+            0.85,  # issue 12 (0.8 before)
             "x",
         )
     )
@@ -348,7 +351,8 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
     what = "write 1 MiB, Writer(file object) vs os.write, warm file in place"
     ts.append(Target(what, f.versus(w1m, "ours", "raw"), None, "x"))
     what = "read 1 MiB, Reader(path) vs readinto, warm page-cache file"
-    ts.append(Target(what, f.versus("read/1 MiB/file", "ours", "raw"), 0.5, "x"))
+    # issue 12 (0.5 before)
+    ts.append(Target(what, f.versus("read/1 MiB/file", "ours", "raw"), 0.6, "x"))
     return ts
 
 
