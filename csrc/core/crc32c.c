@@ -211,21 +211,23 @@ typedef struct impl {
     const char *name;
     crc_fn update;
     int (*supported)(void); /* asked once, in prepare(), after probing */
+    crc_fn ahead; /* update fetching ahead (extend_ahead), or NULL: update */
 } impl;
 
 /* Slowest first: the last usable one is the best. */
 static const impl impls[] = {
-    {"portable", update_portable, always},
+    {"portable", update_portable, always, NULL},
 #if HAVE_X86
-    {"sse4.2", llog_crc32c_sse42, llog_crc32c_has_sse42},
-    {"sse4.2+pclmul", llog_crc32c_sse42_3way, llog_crc32c_has_pclmul},
-    {"avx2+vpclmulqdq", llog_crc32c_avx2_fold, llog_crc32c_has_avx2},
-    {"avx2+vpclmulqdq+crc32", llog_crc32c_avx2, llog_crc32c_has_avx2},
-    {"avx512+vpclmulqdq", llog_crc32c_avx512, llog_crc32c_has_avx512},
+    {"sse4.2", llog_crc32c_sse42, llog_crc32c_has_sse42, NULL},
+    {"sse4.2+pclmul", llog_crc32c_sse42_3way, llog_crc32c_has_pclmul, NULL},
+    {"avx2+vpclmulqdq", llog_crc32c_avx2_fold, llog_crc32c_has_avx2, NULL},
+    {"avx2+vpclmulqdq+crc32", llog_crc32c_avx2, llog_crc32c_has_avx2,
+     llog_crc32c_avx2_ahead},
+    {"avx512+vpclmulqdq", llog_crc32c_avx512, llog_crc32c_has_avx512, NULL},
 #endif
 #if HAVE_ARM
-    {"armv8-crc", llog_crc32c_arm, llog_crc32c_has_arm_crc},
-    {"armv8-crc+pmull", llog_crc32c_arm_3way, llog_crc32c_has_arm_pmull},
+    {"armv8-crc", llog_crc32c_arm, llog_crc32c_has_arm_crc, NULL},
+    {"armv8-crc+pmull", llog_crc32c_arm_3way, llog_crc32c_has_arm_pmull, NULL},
 #endif
 };
 #define N_IMPLS ((int)(sizeof impls / sizeof impls[0]))
@@ -282,6 +284,13 @@ static uint32_t run(int i, uint32_t crc, const void *data, size_t len) {
 
 uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len) {
     return run(chosen, crc, data, len);
+}
+
+uint32_t llog_crc32c_extend_ahead(uint32_t crc, const void *data, size_t len) {
+    assert(ready);
+    if (impls[chosen].ahead == NULL || len == 0)
+        return run(chosen, crc, data, len);
+    return ~impls[chosen].ahead(~crc, (const uint8_t *)data, len);
 }
 
 void llog_crc32c_copy_many(uint32_t seed, uint32_t *crc, uint8_t *const *dst,

@@ -98,6 +98,13 @@ typedef struct y_shape {
  * from memory (16 MiB) 1.4 times as fast as without, on Zen 3. */
 #define Y_HUGE_MAX ((size_t)2 << 20)
 #define Y_PREFETCH 4096
+/* llog_crc32c_extend_ahead: every step of every block asks for its share
+ * of the lines Y_AHEAD bytes on, one in Y_AHEAD_STRIDE (the CPU's adjacent
+ * line prefetcher brings the other). Measured on Zen 3, 32 KiB pieces of a
+ * buffer in memory: 15.6 GB/s against 8.4 without (4096 ahead: 15.4;
+ * every line: slower from cache). */
+#define Y_AHEAD 8192
+#define Y_AHEAD_STRIDE 128
 
 /* Every constant of the instruction-based paths: polynomials mod P (x^n for
  * the n the comments name), filled once by crc32c.c at init. */
@@ -148,6 +155,10 @@ LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2_fold(uint32_t crc,
                                                     size_t len);
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2(uint32_t crc, const uint8_t *p,
                                                size_t len);
+/* llog_crc32c_avx2 fetching ahead of itself (llog_crc32c_extend_ahead). */
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2_ahead(uint32_t crc,
+                                                     const uint8_t *p,
+                                                     size_t len);
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512(uint32_t crc,
                                                  const uint8_t *p, size_t len);
 

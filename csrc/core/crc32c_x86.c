@@ -297,17 +297,22 @@ TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[Y_NS],
                       cs[Y_NS - 1]);
 }
 
+/* How blocks fetch ahead: not at all; short blocks of a long input all
+ * their lines Y_PREFETCH on, at their start; or each step its share of
+ * the lines Y_AHEAD on (llog_crc32c_extend_ahead). Never faults. */
+enum y_fetch { FETCH_NONE, FETCH_SHORT, FETCH_SPREAD };
+
 /* One block V A B C of shape sh: the accumulators x, standing for
  * everything before V, carried onto V by gap (r, the CRC of the previous
  * A B C, xored into its first bytes) and folded through it while three
- * crc32 chains run over A, B, C (prefetch: short blocks of a long input
- * fetch ahead). Returns crc(0, ABC). */
+ * crc32 chains run over A, B, C. Returns crc(0, ABC). */
 TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
                                            const uint8_t *p, const y_shape *sh,
-                                           __m256i gap, int prefetch) {
+                                           __m256i gap, enum y_fetch fetch) {
     const uint8_t *a = p + 256 * sh->steps;
     uint64_t cs[Y_NS] = {0};
-    if (sh == &llog_crc32c_k.y_short && prefetch) /* (never faults) */
+    size_t share = sh->block / sh->steps; /* FETCH_SPREAD, a step's */
+    if (sh == &llog_crc32c_k.y_short && fetch == FETCH_SHORT)
         for (size_t off = 0; off < sh->block; off += 64)
             _mm_prefetch((const char *)p + Y_PREFETCH + off, _MM_HINT_T0);
     fold8_y(x, gap, p);
@@ -319,6 +324,10 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
         if (step > 0)
             fold8_y(x, k256, p + 256 * step);
         streams_y(cs, a + 8 * Y_WORDS * step, sh->l);
+        if (fetch == FETCH_SPREAD)
+            for (size_t off = 0; off < share; off += Y_AHEAD_STRIDE)
+                _mm_prefetch((const char *)p + Y_AHEAD + step * share + off,
+                             _MM_HINT_T0);
     }
     return merge_streams_y(cs, sh->stream_k);
 }
@@ -329,7 +338,7 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
  * Out of line so that short inputs (llog_crc32c_avx2) do not pay for its
  * frame: saved registers and a stack aligned for x. */
 TARGET_AVX2 NOINLINE static uint32_t
-crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len) {
+crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len, int ahead) {
     size_t head = to_boundary(p, 32); /* no load splits a cache line */
     crc = llog_crc32c_sse42(crc, p, head);
     p += head;
@@ -343,11 +352,13 @@ crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len) {
                                &llog_crc32c_k.y_short};
     const y_shape *last = &llog_crc32c_k.y_short;
     int first = len > Y_HUGE_MAX ? 2 : len >= Y_HUGE_MIN ? 0 : 1;
-    int prefetch = first == 2;
+    enum y_fetch fetch = ahead        ? FETCH_SPREAD
+                         : first == 2 ? FETCH_SHORT
+                                      : FETCH_NONE;
     for (int i = first; i < 3; i++) { /* longest first */
         const y_shape *sh = shapes[i];
         for (; len >= sh->block; p += sh->block, len -= sh->block) {
-            r = block_y(x, r, p, sh, broadcast_y(last->gap), prefetch);
+            r = block_y(x, r, p, sh, broadcast_y(last->gap), fetch);
             last = sh;
         }
     }
@@ -368,7 +379,15 @@ TARGET_AVX2 uint32_t llog_crc32c_avx2(uint32_t crc, const uint8_t *p,
         return llog_crc32c_sse42(crc, p, len);
     if (len < llog_crc32c_k.y_short.block + 32)
         return llog_crc32c_avx2_fold(crc, p, len);
-    return crc_avx2_blocks(crc, p, len);
+    return crc_avx2_blocks(crc, p, len, 0);
+}
+
+/* llog_crc32c_avx2 with every block fetching ahead. */
+TARGET_AVX2 uint32_t llog_crc32c_avx2_ahead(uint32_t crc, const uint8_t *p,
+                                            size_t len) {
+    if (len < llog_crc32c_k.y_short.block + 32)
+        return llog_crc32c_avx2(crc, p, len);
+    return crc_avx2_blocks(crc, p, len, 1);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -40,7 +40,8 @@ LLOG_HOT_INLINE size_t fragment_length(size_t chunk, size_t *chunk_left,
 /* Writes a header of w->header_size bytes at h, for `type` (types 1-4: the
  * writer's header decides the byte) over n payload bytes at data. */
 LLOG_HOT_INLINE void put_header(const llog_writer *w, uint8_t *h, size_t hs,
-                                unsigned type, const uint8_t *data, size_t n) {
+                                unsigned type, const uint8_t *data, size_t n,
+                                int ahead) {
     h[4] = (uint8_t)(n & 0xff);
     h[5] = (uint8_t)(n >> 8);
     h[6] = (uint8_t)type;
@@ -56,7 +57,8 @@ LLOG_HOT_INLINE void put_header(const llog_writer *w, uint8_t *h, size_t hs,
         }
         crc = llog_crc32c_extend(0, h + 6, hs - 6);
     }
-    crc = llog_crc32c_extend(crc, data, n);
+    crc = ahead ? llog_crc32c_extend_ahead(crc, data, n)
+                : llog_crc32c_extend(crc, data, n);
     llog_store32(h, llog_mask_crc(crc));
 }
 
@@ -65,8 +67,10 @@ static size_t block_left(uint64_t offset) {
     return LLOG_BLOCK_SIZE - (size_t)(offset % LLOG_BLOCK_SIZE);
 }
 
-void llog_writer_fragment(llog_writer *w, const uint8_t *data,
-                          size_t remaining, int first, llog_fragment *out) {
+/* llog_writer_fragment, checksumming the payload fetching ahead or not. */
+LLOG_HOT_INLINE void fragment(llog_writer *w, const uint8_t *data,
+                              size_t remaining, int first, int ahead,
+                              llog_fragment *out) {
     size_t pad = 0, hs = w->header_size;
     size_t left = block_left(w->offset);
     if (left < hs) {
@@ -82,7 +86,7 @@ void llog_writer_fragment(llog_writer *w, const uint8_t *data,
                           : (last ? LLOG_LAST : LLOG_MIDDLE);
     /* Recyclable types are LevelDB's + 4, walSync ones + 8. */
     type += hs == LLOG_HEADER_SIZE ? 0 : hs == LLOG_SYNC_HEADER_SIZE ? 8 : 4;
-    put_header(w, out->prefix + pad, hs, type, data, n);
+    put_header(w, out->prefix + pad, hs, type, data, n, ahead);
 
     out->prefix_len = pad + hs;
     out->payload_len = n;
@@ -91,6 +95,13 @@ void llog_writer_fragment(llog_writer *w, const uint8_t *data,
     /* A fragment never crosses a block: the next one starts in this block or
      * exactly at the next boundary. */
     assert(w->offset - out->header_offset <= LLOG_BLOCK_SIZE);
+}
+
+void llog_writer_fragment(llog_writer *w, const uint8_t *data,
+                          size_t remaining, int first, llog_fragment *out) {
+    if (first)
+        w->ahead = remaining >= LLOG_WRITER_AHEAD;
+    fragment(w, data, remaining, first, w->ahead, out);
 }
 
 uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len) {
@@ -119,7 +130,7 @@ size_t llog_writer_add(llog_writer *w, const uint8_t *data, size_t len,
     uint8_t *out = dst;
     int first = 1;
     do {
-        llog_writer_fragment(w, data, len, first, &f);
+        fragment(w, data, len, first, 0, &f); /* (short, most likely) */
         if (first && record_offset != NULL)
             *record_offset = f.header_offset;
         memcpy(out, f.prefix, f.prefix_len);
@@ -203,7 +214,7 @@ size_t llog_writer_meta(llog_writer *w, unsigned type, const uint8_t *data,
     size_t pad = left < hs + len ? left : 0;
     assert(len <= LLOG_BLOCK_SIZE - hs);
     memset(dst, 0, pad);
-    put_header(w, dst + pad, hs, type, data, len);
+    put_header(w, dst + pad, hs, type, data, len, 0);
     if (len > 0)
         memcpy(dst + pad + hs, data, len);
     w->offset += pad + hs + len;

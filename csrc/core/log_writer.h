@@ -18,7 +18,14 @@ typedef struct llog_writer {
     uint64_t synced;     /* walSync headers: the offset synced before */
     size_t chunk;        /* 0, or a record is cut in chunks this long */
     size_t chunk_left;   /* of the current chunk */
+    int ahead; /* llog_writer_fragment's record: checksummed fetching ahead */
 } llog_writer;
+
+/* Records at least this long are checksummed by llog_crc32c_extend_ahead:
+ * longer than most CPUs' L2 cache, they are seldom all in it, and fetching
+ * ahead reads them from memory about twice as fast (the AVX2 path on Zen
+ * 3: Writer(path) of 1 MiB records from 0.79x os.write's rate to 0.88x). */
+#define LLOG_WRITER_AHEAD ((size_t)256 << 10)
 
 /* Starts a writer that appends to a log of log_length bytes (0: a new log),
  * with LevelDB's headers. */
@@ -59,7 +66,9 @@ typedef struct llog_fragment {
  * data[0..remaining), `first` being 1 for the record's first fragment, and
  * advances the writer past it. Call until remaining reaches 0, and at least
  * once (an empty record is one empty FULL fragment). Reads data, never
- * writes it.
+ * writes it. A record of LLOG_WRITER_AHEAD bytes or more is checksummed by
+ * llog_crc32c_extend_ahead (llog_writer_add, for records copied whole into
+ * a buffer, never does so).
  */
 void llog_writer_fragment(llog_writer *w, const uint8_t *data,
                           size_t remaining, int first, llog_fragment *out);

@@ -269,6 +269,38 @@ static void test_copy_many(void) {
     llog_crc32c_init(1);
 }
 
+/* llog_crc32c_extend_ahead under every implementation: lengths around the
+ * AVX2 block sizes, every alignment of a few, chained at splits, and the
+ * same value as llog_crc32c_extend. */
+static void test_extend_ahead(void) {
+    static const size_t sizes[] = {
+        0,     1,      63,     831,    832,      3231,
+        32761, 131072, 131071, 200000, 1u << 20, 3u * (1u << 20) + 7};
+    size_t max = 3u * (1u << 20) + 7 + 64;
+    uint8_t *src = malloc(max);
+    if (src == NULL)
+        exit(2);
+    fill_random(src, max, 7);
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        if (!llog_crc32c_init_named(llog_crc32c_impl_name(i)))
+            continue;
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t len = sizes[s], align = (s * 13) % 64;
+            uint32_t want = llog_crc32c_portable(0, src + align, len);
+            uint32_t got = llog_crc32c_extend_ahead(0, src + align, len);
+            uint32_t half =
+                llog_crc32c_extend_ahead(0x1234u, src + align, len / 3);
+            half = llog_crc32c_extend_ahead(half, src + align + len / 3,
+                                            len - len / 3);
+            check(got == want &&
+                      half == llog_crc32c_portable(0x1234u, src + align, len),
+                  "extend_ahead", llog_crc32c_impl_name(i), len, align);
+        }
+    }
+    llog_crc32c_init(1);
+    free(src);
+}
+
 static void test_original_entry_points(void) {
     static uint8_t src[1000];
     fill_random(src, sizeof src, 5);
@@ -310,6 +342,7 @@ int main(int argc, char **argv) {
     test_chaining_across_impls();
     test_names_and_init_named();
     test_copy_many();
+    test_extend_ahead();
     test_original_entry_points();
     printf("%ld passed, %ld failed\n", passed, failed);
     return failed != 0;

@@ -233,36 +233,12 @@ static const uint64_t encoding_offsets[] = {0,
                                             3 * (uint64_t)B + B - 7,
                                             (5ull << 32) + B - 3,
                                             (5ull << 32) + 12345};
-static const size_t encoding_lens[] = {0,
-                                       1,
-                                       2,
-                                       6,
-                                       7,
-                                       8,
-                                       100,
-                                       1000,
-                                       32747,
-                                       32748,
-                                       32753,
-                                       32754,
-                                       32755,
-                                       32756,
-                                       32760,
-                                       32761,
-                                       32762,
-                                       32763,
-                                       32767,
-                                       32768,
-                                       32769,
-                                       65521,
-                                       65522,
-                                       65523,
-                                       65529,
-                                       65535,
-                                       65536,
-                                       100000,
-                                       3 * 32761 + 1,
-                                       262144};
+static const size_t encoding_lens[] = {
+    0, 1, 2, 6, 7, 8, 100, 1000, 32747, 32748, 32753, 32754, 32755, 32756,
+    32760, 32761, 32762, 32763, 32767, 32768, 32769, 65521, 65522, 65523,
+    65529, 65535, 65536, 100000, 3 * 32761 + 1,
+    /* either side of LLOG_WRITER_AHEAD */
+    262143, 262144};
 
 /* Appending record after record: offsets chain. */
 static void check_records_chain(const uint8_t *data) {

@@ -3,7 +3,8 @@
  *
  * Input: byte 0 picks a split point and an alignment, the rest is data.
  * Checks: every implementation this CPU runs agrees with the portable
- * tables, and llog_crc32c_extend (the chosen one) with both; extending
+ * tables, and llog_crc32c_extend and llog_crc32c_extend_ahead (the chosen
+ * one, fetching ahead or not) with both; extending
  * across a split equals one pass; the result does not depend on the
  * buffer's alignment; mask and unmask are inverse.
  */
@@ -26,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint32_t crc = llog_crc32c_portable(0, data, size);
     FUZZ_CHECK(llog_crc32c_extend(0, data, size) == crc);
     FUZZ_CHECK(llog_crc32c_hardware(0, data, size) == crc);
+    FUZZ_CHECK(llog_crc32c_extend_ahead(0, data, size) == crc);
 
     size_t cut = size ? (pick * 2654435761u) % (size + 1) : 0;
     /* The same bytes at another alignment, in an exactly sized buffer so
@@ -43,6 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                    crc);
         FUZZ_CHECK(llog_crc32c_impl_extend(i, 0, copy + shift, size) == crc);
     }
+    uint32_t ahead = llog_crc32c_extend_ahead(0, copy + shift, cut);
+    FUZZ_CHECK(llog_crc32c_extend_ahead(ahead, copy + shift + cut,
+                                        size - cut) == crc);
     free(copy);
 
     FUZZ_CHECK(llog_unmask_crc(llog_mask_crc(crc)) == crc);
