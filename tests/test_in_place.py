@@ -12,8 +12,10 @@ first guess is the last record any reader assembled).
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import leveldb_log
@@ -36,6 +38,7 @@ from hypothesis import strategies as st
 
 FRAG = B - H  # payload of a block-filling fragment
 IN_PLACE = sys.platform.startswith(("linux", "freebsd"))  # preadv
+LLPY_SLOW_COPY_MAX = 31  # the window of slow copies (csrc/py/binding.h)
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +80,21 @@ def write_file(workdir: pathlib.Path, data: bytes) -> pathlib.Path:
     return path
 
 
+@contextlib.contextmanager
+def slow_copies(window: int) -> Iterator[None]:
+    """Payloads whose place lies 1 to `window` bytes past their source modulo the page
+    count as copies the kernel makes slowly: they come through the block buffer (31 is
+    the real window, 4095 makes every one, 0 none)."""
+    old = leveldb_log._core._slow_copy_window(window)
+    try:
+        yield
+    finally:
+        leveldb_log._core._slow_copy_window(old)
+
+
+windows = st.sampled_from([LLPY_SLOW_COPY_MAX, 4095]) | st.integers(0, 4095)
+
+
 @scaled(0.5)
 @given(
     sizes=size_runs(),
@@ -101,9 +119,12 @@ def test_clean_logs_of_long_records_read_whole(workdir, sizes, guess, salt):
     guess=st.sampled_from([2 * B, 5 * B, 20 * B]) | long_sizes,
     recovery=st.sampled_from(MODES),
     verify=st.booleans(),
+    window=windows,
     data=st.data(),
 )
-def test_damaged_logs_of_long_records_match_model(workdir, sizes, guess, recovery, verify, data):
+def test_damaged_logs_of_long_records_match_model(
+    workdir, sizes, guess, recovery, verify, window, data
+):
     clean, _ = model.encode([payload(n, i) for i, n in enumerate(sizes)])
     damaged, done, _ = damage(data.draw, clean)
     path = write_file(workdir, damaged)
@@ -111,7 +132,9 @@ def test_damaged_logs_of_long_records_match_model(workdir, sizes, guess, recover
     if data.draw(st.integers(0, 3)) == 0:
         kw["start"] = data.draw(st.integers(0, len(damaged)))
     prime(workdir, guess)
-    assert_same(c_read(str(path), **kw), model_read(damaged, **kw), (done, kw))
+    with slow_copies(window):
+        got = c_read(str(path), **kw)
+    assert_same(got, model_read(damaged, **kw), (done, kw, window))
 
 
 @scaled(0.3)
@@ -149,6 +172,38 @@ def test_long_records_are_read_in_place_and_only_a_run_end_is_copied(workdir):
     with leveldb_log.Reader(path.read_bytes()) as r:  # a buffer: nothing to read
         assert list(r) == records
         assert r._blocks_in_place == 0
+
+
+@pytest.mark.skipif(not IN_PLACE, reason="payloads are read in place where preadv exists")
+@pytest.mark.parametrize("window", [0, LLPY_SLOW_COPY_MAX, 4095])
+def test_payloads_the_kernel_would_copy_slowly_come_through_the_block_buffer(workdir, window):
+    """A payload the kernel would copy slowly into its place (on AMD Zen 3: 1 to 31 bytes
+    past its source modulo 4096, about 20 times slower) ends a read in place before it, or,
+    first, is read through the block buffer and copied over. Every record stays exact."""
+    size = 9 * FRAG - 100
+    records = [payload(size, i) for i in range(20)]
+    path = write_file(workdir, model.encode(records)[0])
+    prime(workdir, size)
+    with slow_copies(window), leveldb_log.Reader(path) as r:
+        assert list(r) == records
+        assert r.dropped_bytes == 0
+        assert r._blocks_in_place >= 20 * 7
+        if window == 0:
+            assert r._blocks_bounced == 0
+        elif window == 4095:  # every one: each comes alone, through the block buffer
+            assert r._blocks_bounced >= r._blocks_in_place
+        else:  # the real window: a few at most
+            assert r._blocks_bounced <= r._blocks_in_place // 4
+
+
+def test_the_slow_copy_window_is_checked():
+    with pytest.raises(ValueError, match="max must be in"):
+        leveldb_log._core._slow_copy_window(4096)
+    with pytest.raises(ValueError, match="max must be in"):
+        leveldb_log._core._slow_copy_window(-1)
+    with pytest.raises(TypeError):
+        leveldb_log._core._slow_copy_window("31")
+    assert leveldb_log._core._slow_copy_window(LLPY_SLOW_COPY_MAX) == LLPY_SLOW_COPY_MAX
 
 
 @pytest.mark.parametrize("guess", [2 * FRAG, 6 * FRAG, 40 * FRAG])

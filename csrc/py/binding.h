@@ -84,6 +84,8 @@ typedef struct llpy_state {
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
     struct cols_spare *arrow_spare; /* a released batch's buffers, for the
                                        next iterator's (reader_arrow.c) */
+    unsigned slow_copy_max; /* llpy_copy_is_slow's window: 1 to this many
+                               bytes (LLPY_SLOW_COPY_MAX; tests change it) */
 } llpy_state;
 
 static inline llpy_state *llpy_state_of(PyTypeObject *type) {
@@ -162,6 +164,24 @@ Py_ssize_t llpy_fd_read_full(int fd, int seekable, uint8_t *buf, size_t n,
  * exception set. */
 Py_ssize_t llpy_call_for_size(PyObject *obj, const char *method,
                               PyObject *arg);
+/* Buffers the kernel copies file data into: page-aligned (LLPY_PAGE), so
+ * that a read at a block boundary copies between equally aligned addresses.
+ * NULL when out of memory (no exception); free with llpy_io_free. */
+void *llpy_io_alloc(size_t n);
+void llpy_io_free(void *p);
+
+#define LLPY_PAGE 4096
+/* Some CPUs copy strings (rep movsb: the kernel's copy to and from user
+ * memory, memcpy of large sizes) about 20 times slower when the
+ * destination lies 1 to 31 bytes past the source modulo the page size:
+ * measured on AMD Zen 3, 2 GB/s against 40. */
+#define LLPY_SLOW_COPY_MAX 31
+/* 1 when copying the byte at src (an address, or a file offset read at a
+ * page boundary) to dst is such a copy: 1 to max bytes past it. */
+static inline int llpy_copy_is_slow(uint64_t dst, uint64_t src, unsigned max) {
+    uint64_t d = (dst - src) % LLPY_PAGE;
+    return d >= 1 && d <= max;
+}
 
 /* ---- the Reader (reader*.c) ------------------------------------------- */
 
@@ -218,6 +238,7 @@ typedef struct llpy_reader {
     uint8_t *in_place_body;   /* its payload */
 #endif
     uint64_t blocks_in_place; /* fed so, for tests (_blocks_in_place) */
+    uint64_t blocks_bounced;  /* of those, read through the block buffer */
     /* Other dialects (reader_dialect.c) */
     llog_dialect dialect;
     int has_log_number, recycled; /* the core's, kept when it is freed */

@@ -6,8 +6,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #ifdef _WIN32
 #include <io.h>
+#include <malloc.h>
 #else
 #include <unistd.h>
 #endif
@@ -38,6 +40,23 @@ int llpy_open_path(llpy_state *st, PyObject *path, int flags) {
         return -1;
     }
     return (int)fd;
+}
+
+void *llpy_io_alloc(size_t n) {
+#ifdef _WIN32
+    return _aligned_malloc(n, LLPY_PAGE);
+#else
+    void *p = NULL;
+    return posix_memalign(&p, LLPY_PAGE, n) == 0 ? p : NULL;
+#endif
+}
+
+void llpy_io_free(void *p) {
+#ifdef _WIN32
+    _aligned_free(p);
+#else
+    free(p);
+#endif
 }
 
 void llpy_close_fd(int fd) {

@@ -185,6 +185,21 @@ static PyObject *mod_unmask_crc(PyObject *module, PyObject *arg) {
     return PyLong_FromUnsignedLong(llog_unmask_crc(v));
 }
 
+static PyObject *mod_slow_copy_window(PyObject *module, PyObject *arg) {
+    llpy_state *st = PyModule_GetState(module);
+    long max = PyLong_AsLong(arg);
+    if (max == -1 && PyErr_Occurred())
+        return NULL;
+    if (max < 0 || max >= LLPY_PAGE) {
+        PyErr_Format(PyExc_ValueError, "max must be in [0, %d), not %ld",
+                     LLPY_PAGE, max);
+        return NULL;
+    }
+    unsigned old = st->slow_copy_max;
+    st->slow_copy_max = (unsigned)max;
+    return PyLong_FromUnsignedLong(old);
+}
+
 static PyMethodDef module_methods[] = {
     {"_append_point", llpy_append_point, METH_O,
      "_append_point(path, /)\n"
@@ -235,6 +250,14 @@ static PyMethodDef module_methods[] = {
      "Raises\n"
      "  TypeError: masked is not an int.\n"
      "  ValueError: masked is outside [0, 2**32)."},
+    {"_slow_copy_window", mod_slow_copy_window, METH_O,
+     "_slow_copy_window(max, /)\n"
+     "--\n\n"
+     "Internal, for tests: payloads whose place lies 1 to max bytes past\n"
+     "their source modulo the page are read through the block buffer\n"
+     "rather than in place (31 at import; 0: none; 4095: all).\n\n"
+     "Returns\n"
+     "  The previous max."},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,
      METH_FASTCALL,
      "_scan_block(block, final, verify_checksums, dialect='leveldb', /)\n"
@@ -377,6 +400,7 @@ static int module_exec(PyObject *module) {
         return -1;
     if (llpy_arrow_add_types(module, st) < 0)
         return -1;
+    st->slow_copy_max = LLPY_SLOW_COPY_MAX;
     return add_constants(module);
 }
 

@@ -576,9 +576,9 @@ static int reader_open_source(llpy_reader *self, PyObject *source,
                      Py_TYPE(source)->tp_name);
         return -1;
     }
-    self->block = PyMem_Malloc(self->kind == LLPY_SRC_FD && self->seekable
-                                   ? LLPY_READ_CHUNK
-                                   : LLOG_BLOCK_SIZE);
+    self->block = llpy_io_alloc(self->kind == LLPY_SRC_FD && self->seekable
+                                    ? LLPY_READ_CHUNK
+                                    : LLOG_BLOCK_SIZE);
     if (self->block == NULL) {
         PyErr_NoMemory();
         return -1;

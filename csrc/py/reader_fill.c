@@ -186,17 +186,44 @@ static void in_place_plan(llpy_reader *self, size_t assembled, size_t *n,
     *n = count > most ? most : count;
 }
 
-/* One preadv at `want`: n blocks split into in_place_head and dst, then
- * (tail) one whole block into the block buffer. The count, or -1 with an
- * exception set. */
+/* Where a payload the kernel would copy slowly into its place is read
+ * instead (in the block buffer, which is page-aligned): 64 bytes past the
+ * source modulo the page, and then 33 to 63 bytes before its place. */
+#define IN_PLACE_BOUNCE (LLOG_HEADER_SIZE + 64)
+
+/* How many of the n blocks from `want` can be read in place at dst: those
+ * before the first whose payload the kernel would copy slowly there
+ * (llpy_copy_is_slow; the tail block is then left out), or, when that is
+ * the first, one, through the block buffer (*bounce). */
+static size_t in_place_fast(llpy_reader *self, const uint8_t *dst,
+                            uint64_t want, size_t n, int *tail, int *bounce) {
+    unsigned max = llpy_state_of(Py_TYPE(self))->slow_copy_max;
+    *bounce = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t from = want + i * LLOG_BLOCK_SIZE + LLOG_HEADER_SIZE;
+        if (llpy_copy_is_slow((uintptr_t)(dst + i * LLOG_MAX_FRAGMENT), from,
+                              max)) {
+            *tail = 0;
+            *bounce = i == 0;
+            return i == 0 ? 1 : i;
+        }
+    }
+    return n;
+}
+
+/* One preadv at `want`: n blocks split into in_place_head and dst (the
+ * payload of one through the block buffer when bounce), then (tail) one
+ * whole block into the block buffer. The count, or -1 with an exception
+ * set. */
 static ssize_t in_place_read(llpy_reader *self, uint64_t want, uint8_t *dst,
-                             size_t n, int tail) {
+                             size_t n, int tail, int bounce) {
     struct iovec iov[2 * LLPY_IN_PLACE_BLOCKS + 1];
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         iov[count].iov_base = self->in_place_head[i];
         iov[count++].iov_len = LLOG_HEADER_SIZE;
-        iov[count].iov_base = dst + i * LLOG_MAX_FRAGMENT;
+        iov[count].iov_base = bounce ? self->block + IN_PLACE_BOUNCE
+                                     : dst + i * LLOG_MAX_FRAGMENT;
         iov[count++].iov_len = LLOG_MAX_FRAGMENT;
     }
     if (tail) {
@@ -211,6 +238,11 @@ static ssize_t in_place_read(llpy_reader *self, uint64_t want, uint8_t *dst,
     } while (got < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
     if (got < 0 && !PyErr_Occurred())
         PyErr_SetFromErrno(PyExc_OSError);
+    if (bounce && got > LLOG_HEADER_SIZE) { /* a fast copy from there */
+        memcpy(dst, self->block + IN_PLACE_BOUNCE,
+               (size_t)got - LLOG_HEADER_SIZE);
+        self->blocks_bounced++;
+    }
     return got;
 }
 
@@ -256,7 +288,10 @@ static void in_place_rest(llpy_reader *self, uint64_t want, const uint8_t *dst,
  * fragments (a few when it is already longer), but never more than the
  * record has had so far, so that a wrong guess costs at most about what
  * was read right. When the guess was not cut so, the block expected to end
- * the record comes in the same call, whole, into the block buffer. What was
+ * the record comes in the same call, whole, into the block buffer. A
+ * payload the kernel would copy slowly into its place (llpy_copy_is_slow)
+ * ends the call before it, or, first, is read through the block buffer and
+ * copied over (in_place_fast). What was
  * read is then sorted out: blocks that are one full MIDDLE fragment each
  * are fed split (the core still checks everything, and appends them without
  * a copy); at the first that is not, its pieces are copied together into
@@ -265,7 +300,7 @@ static void in_place_rest(llpy_reader *self, uint64_t want, const uint8_t *dst,
  */
 static int fill_in_place(llpy_reader *self, uint64_t want) {
     size_t assembled, n;
-    int tail;
+    int tail, bounce = 0;
     if (!llog_reader_in_place(self->core, &assembled))
         return 0;
     in_place_plan(self, assembled, &n, &tail);
@@ -274,8 +309,9 @@ static int fill_in_place(llpy_reader *self, uint64_t want) {
         dst = llog_reader_append_point(self->core, n * LLOG_MAX_FRAGMENT);
         if (dst == NULL)
             return 0; /* out of memory: the core's next event says so */
+        n = in_place_fast(self, dst, want, n, &tail, &bounce);
     }
-    ssize_t got = in_place_read(self, want, dst, n, tail);
+    ssize_t got = in_place_read(self, want, dst, n, tail, bounce);
     if (got < 0)
         return -1;
     size_t k = in_place_run(self, n, (size_t)got);

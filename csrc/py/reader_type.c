@@ -24,7 +24,7 @@ static void reader_release_source(llpy_reader *self) {
         Py_XDECREF(r);
     }
     Py_CLEAR(self->file);
-    PyMem_Free(self->block);
+    llpy_io_free(self->block);
     self->block = NULL;
 }
 
@@ -105,7 +105,7 @@ static PyObject *Reader_repr(PyObject *op) {
  * (free-threaded builds have no GIL to make a plain read safe). */
 typedef struct {
     int has_last;
-    uint64_t last, dropped, in_place;
+    uint64_t last, dropped, in_place, bounced;
 } reader_counts;
 
 static int reader_counters(PyObject *op, reader_counts *out) {
@@ -116,6 +116,7 @@ static int reader_counters(PyObject *op, reader_counts *out) {
     out->last = self->last_record_offset;
     out->dropped = self->dropped_bytes;
     out->in_place = self->blocks_in_place;
+    out->bounced = self->blocks_bounced;
     llpy_lock_release(&self->lock);
     return 0;
 }
@@ -144,6 +145,14 @@ static PyObject *Reader_get_in_place(PyObject *op, void *closure) {
     if (reader_counters(op, &c) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(c.in_place);
+}
+
+static PyObject *Reader_get_bounced(PyObject *op, void *closure) {
+    (void)closure;
+    reader_counts c;
+    if (reader_counters(op, &c) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(c.bounced);
 }
 
 static PyObject *Reader_get_closed(PyObject *op, void *closure) {
@@ -349,6 +358,10 @@ static PyGetSetDef Reader_getset[] = {
     {"_blocks_in_place", Reader_get_in_place, NULL,
      "Blocks whose payload was read from the file straight into a\n"
      "record (internal: for tests and benchmarks).",
+     NULL},
+    {"_blocks_bounced", Reader_get_bounced, NULL,
+     "Of those, blocks read through the block buffer instead, as the\n"
+     "kernel would have copied them slowly in place (internal: for tests).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 

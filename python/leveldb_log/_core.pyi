@@ -91,6 +91,15 @@ def unmask_crc(masked: int, /) -> int:
       ValueError: masked is outside [0, 2**32).
     """
 
+def _slow_copy_window(max: int, /) -> int:
+    """Internal, for tests: payloads whose place lies 1 to max bytes past
+    their source modulo the page are read through the block buffer
+    rather than in place (31 at import; 0: none; 4095: all).
+
+    Returns
+      The previous max.
+    """
+
 def _scan_block(
     block: Buffer, final: bool, verify_checksums: bool, dialect: Dialect = "leveldb", /
 ) -> list[
@@ -546,6 +555,11 @@ class Reader(Iterator[bytes]):
     def _blocks_in_place(self) -> int:
         """Blocks whose payload was read from the file straight into a
         record (internal: for tests and benchmarks).
+        """
+    @property
+    def _blocks_bounced(self) -> int:
+        """Of those, blocks read through the block buffer instead, as the
+        kernel would have copied them slowly in place (internal: for tests).
         """
     def _restore(self, last: int | None, dropped: int, finished: bool, /) -> None:
         """Set the progress counters of an unpickled reader (internal).
