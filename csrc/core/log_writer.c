@@ -104,6 +104,11 @@ void llog_writer_fragment(llog_writer *w, const uint8_t *data,
     fragment(w, data, remaining, first, w->ahead, out);
 }
 
+uint64_t llog_writer_payload_offset(const llog_writer *w) {
+    size_t left = block_left(w->offset), hs = w->header_size;
+    return w->offset + (left < hs ? left : 0) + hs;
+}
+
 uint64_t llog_writer_encoded_size(const llog_writer *w, size_t len) {
     uint64_t offset = w->offset;
     uint64_t remaining = len;

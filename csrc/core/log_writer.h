@@ -73,6 +73,10 @@ typedef struct llog_fragment {
 void llog_writer_fragment(llog_writer *w, const uint8_t *data,
                           size_t remaining, int first, llog_fragment *out);
 
+/* The log offset where the next fragment's payload starts: after the zero
+ * fill of a block's tail too short for a header, and the header. */
+uint64_t llog_writer_payload_offset(const llog_writer *w);
+
 /*
  * Bytes that appending a record of len bytes at the writer's current offset
  * adds to the log (padding, headers, payload). Does not change the writer.

@@ -328,6 +328,12 @@ typedef struct llpy_writer {
     int has_log_number;
     uint64_t log_number;
     int compress; /* each record is written as one zstd frame */
+    /* Payloads the kernel would copy slowly from the caller's memory
+     * (llpy_copy_is_slow: 1 to slow_copy_max bytes) are copied through
+     * bounce first (writer_output.c); bounced counts them, for tests. */
+    unsigned slow_copy_max;
+    uint8_t *bounce; /* LLPY_PAGE + LLOG_MAX_FRAGMENT bytes, or NULL */
+    uint64_t bounced;
 } llpy_writer;
 
 /* Encodes one record of any size into the buffer or straight to the

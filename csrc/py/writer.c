@@ -364,6 +364,8 @@ static int writer_close_locked(llpy_writer *self) {
     Py_CLEAR(self->file);
     PyMem_Free(self->buf);
     self->buf = NULL;
+    llpy_io_free(self->bounce);
+    self->bounce = NULL;
     if (exc != NULL) {
         PyErr_SetRaisedException(exc);
         return -1;
@@ -601,6 +603,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     if (writer_open_target(self, target, mode, closefd, storage_options) < 0)
         return -1;
     llog_writer_init(&self->core, self->written);
+    self->slow_copy_max = llpy_state_of(Py_TYPE(self))->slow_copy_max;
     self->buf = PyMem_Malloc(self->cap);
     if (self->buf == NULL) {
         PyErr_NoMemory();
@@ -633,6 +636,16 @@ static PyObject *Writer_repr(PyObject *op) {
 static PyObject *Writer_get_closed(PyObject *op, void *closure) {
     (void)closure;
     return PyBool_FromLong(((llpy_writer *)op)->closed);
+}
+
+static PyObject *Writer_get_bounced(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    uint64_t n = self->bounced;
+    llpy_lock_release(&self->lock);
+    return PyLong_FromUnsignedLongLong(n);
 }
 
 static PyObject *Writer_get_mode(PyObject *op, void *closure) {
@@ -694,6 +707,7 @@ static void Writer_dealloc(PyObject *op) {
     if (self->fd >= 0)
         llpy_close_fd(self->fd);
     PyMem_Free(self->buf);
+    llpy_io_free(self->bounce);
     Writer_clear(op);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
@@ -799,6 +813,11 @@ static PyMethodDef Writer_methods[] = {
 
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
+    {"_blocks_bounced", Writer_get_bounced, NULL,
+     "Payloads copied through the bounce buffer before writing, as the\n"
+     "kernel would have copied them slowly from the caller's memory\n"
+     "(internal: for tests).",
+     NULL},
     {"mode", Writer_get_mode, NULL,
      "The mode: 'w', 'a' or 'x' ('w' for a file object).", NULL},
     {"name", Writer_get_name, NULL,

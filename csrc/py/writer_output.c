@@ -135,10 +135,28 @@ static int writev_all(llpy_writer *self, struct iovec *iov, int count) {
     return 0;
 }
 
+/* n payload bytes at data, to be written at log offset `at`, copied to the
+ * bounce buffer 64 bytes before their place modulo the page: both that
+ * copy and the kernel's are then fast (llpy_copy_is_slow). Where they are
+ * written from: there, or data when out of memory. */
+static const uint8_t *writev_bounce(llpy_writer *self, const uint8_t *data,
+                                    size_t n, uint64_t at) {
+    if (self->bounce == NULL)
+        self->bounce = llpy_io_alloc(LLPY_PAGE + LLOG_MAX_FRAGMENT);
+    if (self->bounce == NULL)
+        return data; /* (slow, but written) */
+    uint8_t *b = self->bounce + (size_t)((at - 64) % LLPY_PAGE);
+    memcpy(b, data, n);
+    self->bounced++;
+    return b;
+}
+
 /*
  * A record too large for the buffer, to a descriptor: the buffered bytes,
  * then every fragment's prefix and payload in writev calls, the payload
- * straight from the caller's memory (no copy).
+ * straight from the caller's memory (no copy). A payload the kernel would
+ * copy slowly from there ends a call before it, or, first, is copied
+ * through the bounce buffer.
  */
 static int encode_record_writev(llpy_writer *self, const uint8_t *data,
                                 size_t n, uint64_t *offset) {
@@ -151,15 +169,23 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
         uint64_t before = self->written;
         if (buffered > 0)
             iov[count++] = (struct iovec){self->buf, buffered};
-        for (int i = 0; i < WRITEV_FRAGMENTS && (first || n > 0); i++) {
+        for (int i = 0, slow = 0;
+             i < WRITEV_FRAGMENTS && (first || n > 0) && !slow; i++) {
+            uint64_t at = llog_writer_payload_offset(&self->core);
+            slow = n > 0 &&
+                   llpy_copy_is_slow(at, (uintptr_t)data, self->slow_copy_max);
+            if (slow && i > 0)
+                break; /* it starts the next call */
             llog_fragment f;
             llog_writer_fragment(&self->core, data, n, first, &f);
             if (first)
                 *offset = f.header_offset;
             memcpy(prefix[i], f.prefix, f.prefix_len);
             iov[count++] = (struct iovec){prefix[i], f.prefix_len};
+            const uint8_t *from =
+                slow ? writev_bounce(self, data, f.payload_len, at) : data;
             if (f.payload_len > 0)
-                iov[count++] = (struct iovec){(void *)data, f.payload_len};
+                iov[count++] = (struct iovec){(void *)from, f.payload_len};
             data += f.payload_len;
             n -= f.payload_len;
             first = 0;

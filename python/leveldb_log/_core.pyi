@@ -246,6 +246,12 @@ class Writer:
     def closed(self) -> bool:
         """True once close() was called."""
     @property
+    def _blocks_bounced(self) -> int:
+        """Payloads copied through the bounce buffer before writing, as the
+        kernel would have copied them slowly from the caller's memory
+        (internal: for tests).
+        """
+    @property
     def mode(self) -> str:
         """The mode: 'w', 'a' or 'x' ('w' for a file object)."""
     @property

@@ -45,8 +45,10 @@ static void fragments_at(uint64_t offset, const uint8_t *data, size_t len,
     int first = 1;
     for (int guard = 0; guard < 100000; guard++) {
         llog_fragment f;
-        uint64_t before = w.offset;
+        uint64_t before = w.offset,
+                 payload_at = llog_writer_payload_offset(&w);
         llog_writer_fragment(&w, data + done, len - done, first, &f);
+        CHECK_EQ(payload_at, f.header_offset + H);
         CHECK(f.prefix_len >= H && f.prefix_len <= H + H - 1);
         CHECK(f.payload_len <= len - done);
         CHECK_EQ(f.header_offset, before + f.prefix_len - H);
