@@ -314,8 +314,8 @@ typedef struct llpy_writer {
     int closefd;    /* close the file object too */
     PyObject *name;
     char mode;
-    uint8_t *buf;
-    size_t cap;   /* bytes allocated */
+    uint8_t *buf; /* cap + LLPY_BUF_SLACK bytes allocated */
+    size_t cap;
     size_t limit; /* flush once this many are buffered (0: every record) */
     size_t len;
     uint64_t written; /* log offset the target has reached */
@@ -330,11 +330,16 @@ typedef struct llpy_writer {
     int compress; /* each record is written as one zstd frame */
     /* Payloads the kernel would copy slowly from the caller's memory
      * (llpy_copy_is_slow: 1 to slow_copy_max bytes) are copied through
-     * bounce first (writer_output.c); bounced counts them, for tests. */
+     * bounce first, and such a buffer moved LLPY_BUF_SLACK bytes on
+     * (writer_output.c); bounced counts both, for tests. */
     unsigned slow_copy_max;
     uint8_t *bounce; /* LLPY_PAGE + LLOG_MAX_FRAGMENT bytes, or NULL */
     uint64_t bounced;
 } llpy_writer;
+
+/* Bytes past cap in a Writer's buffer: room to move what it holds before
+ * writing it, when the kernel would copy it slowly (writer_output.c). */
+#define LLPY_BUF_SLACK 64
 
 /* Encodes one record of any size into the buffer or straight to the
  * target; safe without the GIL for descriptors (writer_output.c). */

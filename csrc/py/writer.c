@@ -604,7 +604,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     llog_writer_init(&self->core, self->written);
     self->slow_copy_max = llpy_state_of(Py_TYPE(self))->slow_copy_max;
-    self->buf = PyMem_Malloc(self->cap);
+    self->buf = PyMem_Malloc(self->cap + LLPY_BUF_SLACK);
     if (self->buf == NULL) {
         PyErr_NoMemory();
         return -1;

@@ -124,7 +124,8 @@ int llpy_writer_check_append(llpy_writer *self, int fd, uint64_t size) {
  * metadata record or a trailer), or NULL with MemoryError set. */
 static uint8_t *room(llpy_writer *self, size_t n) {
     if (self->cap - self->len < n) {
-        uint8_t *grown = PyMem_Realloc(self->buf, self->len + n);
+        uint8_t *grown =
+            PyMem_Realloc(self->buf, self->len + n + LLPY_BUF_SLACK);
         if (grown == NULL) {
             PyErr_NoMemory();
             return NULL;

@@ -78,12 +78,28 @@ static int target_write(llpy_writer *self, const uint8_t *p, size_t n) {
     return 0;
 }
 
+/* Where the buffered bytes are written to a descriptor from: the buffer,
+ * or, when the kernel would copy them slowly from there to the file
+ * (llpy_copy_is_slow), LLPY_BUF_SLACK bytes on, where they are moved. */
+static uint8_t *buffer_out(llpy_writer *self) {
+    uint8_t *from = self->buf;
+    if (self->file == NULL && self->len > 0 &&
+        llpy_copy_is_slow(self->written, (uintptr_t)from,
+                          self->slow_copy_max)) {
+        from += LLPY_BUF_SLACK;
+        memmove(from, self->buf, self->len);
+        self->bounced++;
+    }
+    return from;
+}
+
 /* Writes the buffer out; on failure keeps the unwritten rest at its front. */
 int llpy_writer_flush_buffer(llpy_writer *self) {
+    uint8_t *from = buffer_out(self);
     uint64_t before = self->written;
-    int rc = target_write(self, self->buf, self->len);
+    int rc = target_write(self, from, self->len);
     size_t done = (size_t)(self->written - before);
-    memmove(self->buf, self->buf + done, self->len - done);
+    memmove(self->buf, from + done, self->len - done);
     self->len -= done;
     return rc;
 }
@@ -167,8 +183,9 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
         int count = 0;
         size_t buffered = self->len;
         uint64_t before = self->written;
+        uint8_t *held = buffer_out(self);
         if (buffered > 0)
-            iov[count++] = (struct iovec){self->buf, buffered};
+            iov[count++] = (struct iovec){held, buffered};
         for (int i = 0, slow = 0;
              i < WRITEV_FRAGMENTS && (first || n > 0) && !slow; i++) {
             uint64_t at = llog_writer_payload_offset(&self->core);
@@ -195,7 +212,7 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
          * as flush_buffer does, so the caller can roll back. */
         size_t done = (size_t)(self->written - before);
         done = done < buffered ? done : buffered;
-        memmove(self->buf, self->buf + done, buffered - done);
+        memmove(self->buf, held + done, buffered - done);
         self->len = buffered - done;
         if (rc < 0)
             return -1;
