@@ -172,6 +172,7 @@ static void shape_constants(y_shape *sh, size_t steps) {
     sh->steps = steps;
     sh->l = 8 * Y_WORDS * steps;
     sh->block = 256 * steps + Y_NS * sh->l;
+    sh->share = sh->block / steps;
     fold_constants(sh->gap, 256 + Y_NS * sh->l);
     for (int i = 0; i < Y_NS - 1; i++) /* stream i moves Y_NS - 1 - i L's */
         sh->stream_k[i] =

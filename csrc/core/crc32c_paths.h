@@ -90,6 +90,7 @@ static const size_t stream_bytes[N_STREAM_SIZES] = {16384, 5440, 1024, 256,
 #define Y_NS 3 /* crc32 streams */
 typedef struct y_shape {
     size_t steps, l, block; /* l = 8 * Y_WORDS * steps bytes a stream */
+    size_t share;           /* block / steps: a step's lines to fetch ahead */
     uint64_t gap[2], stream_k[Y_NS - 1], tail_k;
 } y_shape;
 /* Inputs this long start with huge blocks (below it, long ones). */

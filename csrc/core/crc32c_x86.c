@@ -32,11 +32,14 @@
 #else
 #define UNROLL(n)
 #endif
-/* Functions to keep out of line (see crc_avx2_blocks). */
+/* Functions to keep out of line (see crc_avx2_blocks), and one to copy
+ * into each caller (blocks_y: its `ahead` then a constant). */
 #if defined(_MSC_VER)
 #define NOINLINE __declspec(noinline)
+#define FORCE_INLINE __forceinline
 #else
 #define NOINLINE __attribute__((noinline))
+#define FORCE_INLINE inline __attribute__((always_inline))
 #endif
 #define TARGET_SSE42 TARGET("sse4.2")
 #define TARGET_PCLMUL TARGET("sse4.2,pclmul")
@@ -311,7 +314,6 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
                                            __m256i gap, enum y_fetch fetch) {
     const uint8_t *a = p + 256 * sh->steps;
     uint64_t cs[Y_NS] = {0};
-    size_t share = sh->block / sh->steps; /* FETCH_SPREAD, a step's */
     if (sh == &llog_crc32c_k.y_short && fetch == FETCH_SHORT)
         for (size_t off = 0; off < sh->block; off += 64)
             _mm_prefetch((const char *)p + Y_PREFETCH + off, _MM_HINT_T0);
@@ -325,8 +327,9 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
             fold8_y(x, k256, p + 256 * step);
         streams_y(cs, a + 8 * Y_WORDS * step, sh->l);
         if (fetch == FETCH_SPREAD)
-            for (size_t off = 0; off < share; off += Y_AHEAD_STRIDE)
-                _mm_prefetch((const char *)p + Y_AHEAD + step * share + off,
+            for (size_t off = 0; off < sh->share; off += Y_AHEAD_STRIDE)
+                _mm_prefetch((const char *)p + Y_AHEAD + step * sh->share +
+                                 off,
                              _MM_HINT_T0);
     }
     return merge_streams_y(cs, sh->stream_k);
@@ -334,11 +337,11 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
 
 /* Folding and three crc32 chains side by side (see "Carried across
  * blocks"): huge or long blocks, then shorter ones; folding alone for what
- * is left.
- * Out of line so that short inputs (llog_crc32c_avx2) do not pay for its
- * frame: saved registers and a stack aligned for x. */
-TARGET_AVX2 NOINLINE static uint32_t
-crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len, int ahead) {
+ * is left. Every block fetches ahead when `ahead` (a constant where it is
+ * copied in, so that llog_crc32c_extend pays nothing for it). */
+TARGET_AVX2 static FORCE_INLINE uint32_t blocks_y(uint32_t crc,
+                                                  const uint8_t *p, size_t len,
+                                                  int ahead) {
     size_t head = to_boundary(p, 32); /* no load splits a cache line */
     crc = llog_crc32c_sse42(crc, p, head);
     p += head;
@@ -371,6 +374,18 @@ crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len, int ahead) {
     return llog_crc32c_avx2_fold(crc, p, len);
 }
 
+/* blocks_y, out of line so that short inputs (llog_crc32c_avx2) do not pay
+ * for its frame: saved registers and a stack aligned for x. */
+TARGET_AVX2 NOINLINE static uint32_t
+crc_avx2_blocks(uint32_t crc, const uint8_t *p, size_t len) {
+    return blocks_y(crc, p, len, 0);
+}
+
+TARGET_AVX2 NOINLINE static uint32_t
+crc_avx2_blocks_ahead(uint32_t crc, const uint8_t *p, size_t len) {
+    return blocks_y(crc, p, len, 1);
+}
+
 /* crc_avx2_blocks, but one crc32 chain for short inputs and folding alone
  * for inputs shorter than a short block. */
 TARGET_AVX2 uint32_t llog_crc32c_avx2(uint32_t crc, const uint8_t *p,
@@ -379,7 +394,7 @@ TARGET_AVX2 uint32_t llog_crc32c_avx2(uint32_t crc, const uint8_t *p,
         return llog_crc32c_sse42(crc, p, len);
     if (len < llog_crc32c_k.y_short.block + 32)
         return llog_crc32c_avx2_fold(crc, p, len);
-    return crc_avx2_blocks(crc, p, len, 0);
+    return crc_avx2_blocks(crc, p, len);
 }
 
 /* llog_crc32c_avx2 with every block fetching ahead. */
@@ -387,7 +402,7 @@ TARGET_AVX2 uint32_t llog_crc32c_avx2_ahead(uint32_t crc, const uint8_t *p,
                                             size_t len) {
     if (len < llog_crc32c_k.y_short.block + 32)
         return llog_crc32c_avx2(crc, p, len);
-    return crc_avx2_blocks(crc, p, len, 1);
+    return crc_avx2_blocks_ahead(crc, p, len);
 }
 
 /* ---------------------------------------------------------------------- */
