@@ -46,6 +46,11 @@ void tevs_add_copy(tevs *l, const tev *e) {
              e->torn);
 }
 
+void tevs_add_event(tevs *l, const llog_event *ev) {
+    tevs_add(l, ev->kind, ev->offset, ev->size, ev->data, ev->len, ev->reason,
+             ev->torn);
+}
+
 void tevs_free(tevs *l) {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i].data);

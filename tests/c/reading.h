@@ -36,6 +36,8 @@ typedef struct tevs {
 } tevs;
 
 void tevs_add_copy(tevs *l, const tev *e);
+/* A copy of an event the reader handed out. */
+void tevs_add_event(tevs *l, const llog_event *ev);
 void tevs_free(tevs *l);
 
 /* Expected events. */

@@ -601,6 +601,81 @@ static void test_reader_in_place_matches_copying(void) {
     }
 }
 
+/* Reads log[0..len) taking records with llog_reader_next_run wherever it
+ * takes them (room for `max` records and `budget` bytes a call), and events
+ * otherwise: all of them into out, in order. */
+static void read_by_runs(const uint8_t *log, size_t len, size_t max,
+                         size_t budget, tevs *out) {
+    llog_reader_options opt = {.end = LLOG_NO_END, .verify_checksums = 1};
+    llog_reader *r = llog_reader_new(&opt);
+    uint64_t *offsets = xmalloc(max * sizeof *offsets);
+    int64_t *ends = xmalloc((max + 1) * sizeof *ends);
+    uint8_t *data = xmalloc(budget + B);
+    for (long guard = 0; r != NULL && guard < 10000000; guard++) {
+        llog_run run = {offsets, ends, data, 0, max, 0, budget};
+        ends[0] = 0;
+        size_t k = llog_reader_next_run(r, &run);
+        for (size_t i = 0; i < k; i++)
+            want_rec(out, offsets[i], data + ends[i],
+                     (size_t)(ends[i + 1] - ends[i]));
+        if (k > 0)
+            continue;
+        llog_event ev;
+        llog_reader_next(r, &ev);
+        if (ev.kind == LLOG_EV_NEED_BLOCK) {
+            uint64_t at = llog_reader_wanted(r);
+            size_t n = at >= len ? 0 : len - at < B ? (size_t)(len - at) : B;
+            llog_reader_feed(r, log + (n ? at : 0), n);
+            continue;
+        }
+        tevs_add_event(out, &ev);
+        if (ev.kind == LLOG_EV_EOF || ev.kind == LLOG_EV_DONE ||
+            ev.kind == LLOG_EV_ERROR)
+            break;
+    }
+    llog_reader_free(r);
+    free(offsets);
+    free(ends);
+    free(data);
+}
+
+/*
+ * Records read in runs are those read one by one: records of sizes around
+ * the run's batch shapes (RUN_SHORT records of 64 to 256 bytes, else
+ * RUN_BATCH), a damaged one among them, and runs cut by their room for
+ * records and bytes anywhere.
+ */
+static void test_reader_runs_match_records(void) {
+    static const size_t sizes[] = {0,   1,   20,  63,  64,  65,   100,
+                                   200, 255, 256, 257, 300, 1000, 5000};
+    static const size_t rooms[][2] = {{65536, 64u << 20}, {12, 64u << 20},
+                                      {13, 64u << 20},    {47, 1000},
+                                      {100, 1300},        {1, 1}};
+    uint8_t *payload = xmalloc(5000 + 8); /* (records start at 0 to 6) */
+    rnd_fill(payload, 5000 + 8);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        wlog L = {0};
+        for (size_t i = 0; i < 600; i++)
+            wlog_add(&L, payload + i % 7, sizes[s] + (i % 3 == 2));
+        if (sizes[s] > 0) /* a damaged record among them */
+            L.log.p[L.rc[333].offset + H] ^= 0x40;
+        tevs want = {0};
+        read_log(L.log.p, L.log.len, WHOLE, &want);
+        for (size_t k = 0; k < sizeof rooms / sizeof rooms[0]; k++) {
+            tevs got = {0};
+            read_by_runs(L.log.p, L.log.len, rooms[k][0], rooms[k][1], &got);
+            char what[80];
+            snprintf(what, sizeof what, "records of %zu bytes, room %zu/%zu",
+                     sizes[s], rooms[k][0], rooms[k][1]);
+            check_events(&got, &want, what);
+            tevs_free(&got);
+        }
+        tevs_free(&want);
+        wlog_free(&L);
+    }
+    free(payload);
+}
+
 void suite_reader(void) {
     RUN(test_reader_round_trip_of_written_records);
     RUN(test_reader_golden_records_alone);
@@ -616,4 +691,5 @@ void suite_reader(void) {
     RUN(test_reader_torn_tail_cases);
     RUN(test_reader_clean_end_after_reading);
     RUN(test_reader_in_place_matches_copying);
+    RUN(test_reader_runs_match_records);
 }
