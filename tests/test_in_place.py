@@ -84,7 +84,7 @@ def write_file(workdir: pathlib.Path, data: bytes) -> pathlib.Path:
 def slow_copies(window: int) -> Iterator[None]:
     """Payloads whose place lies 1 to `window` bytes past their source modulo the page
     count as copies the kernel makes slowly: they come through the block buffer (31 is
-    the real window, 4095 makes every one, 0 none)."""
+    the real window, 4095 makes every one but those at distance 0, 0 none)."""
     old = leveldb_log._core._slow_copy_window(window)
     try:
         yield
@@ -190,8 +190,9 @@ def test_payloads_the_kernel_would_copy_slowly_come_through_the_block_buffer(wor
         assert r._blocks_in_place >= 20 * 7
         if window == 0:
             assert r._blocks_bounced == 0
-        elif window == 4095:  # every one: each comes alone, through the block buffer
-            assert r._blocks_bounced >= r._blocks_in_place
+        elif window == 4095:  # each alone, through the block buffer, but those at
+            # distance 0 (never slow: 1 in 4096 payloads)
+            assert r._blocks_bounced >= r._blocks_in_place * 9 // 10
         else:  # the real window: a few at most
             assert r._blocks_bounced <= r._blocks_in_place // 4
 

@@ -8,7 +8,7 @@ Zen 3, about 20 times slower when its place in the file lies 1 to 31 bytes past 
 buffer whose bytes would be copied slowly is moved 64 bytes on before it is written. The
 file must be byte for byte what the model encodes, at any alignment of the caller's memory
 and whichever copies count as slow (a test-only window: 31 is the real one, 4095 makes
-every one slow, 0 none).
+every one slow but those at distance 0, 0 none).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_payloads_the_kernel_would_copy_slowly_are_bounced(tmp_path, window):
     if window == 0:
         assert bounced == 0
     elif window == 4095:
-        assert bounced >= fragments - 10  # (the first of each record may share a call)
+        assert bounced >= fragments * 9 // 10  # (all but those at distance 0)
     else:
         assert bounced <= fragments // 4
 

@@ -255,7 +255,8 @@ static PyMethodDef module_methods[] = {
      "--\n\n"
      "Internal, for tests: payloads whose place lies 1 to max bytes past\n"
      "their source modulo the page are read through the block buffer\n"
-     "rather than in place (31 at import; 0: none; 4095: all).\n\n"
+     "rather than in place (31 at import; 0: none; 4095: all but those\n"
+     "at distance 0).\n\n"
      "Returns\n"
      "  The previous max."},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,

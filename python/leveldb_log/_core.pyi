@@ -94,7 +94,8 @@ def unmask_crc(masked: int, /) -> int:
 def _slow_copy_window(max: int, /) -> int:
     """Internal, for tests: payloads whose place lies 1 to max bytes past
     their source modulo the page are read through the block buffer
-    rather than in place (31 at import; 0: none; 4095: all).
+    rather than in place (31 at import; 0: none; 4095: all but those
+    at distance 0).
 
     Returns
       The previous max.
