@@ -182,6 +182,11 @@ static inline int llpy_copy_is_slow(uint64_t dst, uint64_t src, unsigned max) {
     uint64_t d = (dst - src) % LLPY_PAGE;
     return d >= 1 && d <= max;
 }
+/* How far such a copy is moved by going through a buffer placed this many
+ * bytes past its source (and so before its place): both copies are then
+ * fast, the first at this distance, the second at d - LLPY_COPY_SHIFT
+ * (33 to 63 bytes before its place). Larger than LLPY_SLOW_COPY_MAX. */
+#define LLPY_COPY_SHIFT 64
 
 /* ---- the Reader (reader*.c) ------------------------------------------- */
 
@@ -339,7 +344,7 @@ typedef struct llpy_writer {
 
 /* Bytes past cap in a Writer's buffer: room to move what it holds before
  * writing it, when the kernel would copy it slowly (writer_output.c). */
-#define LLPY_BUF_SLACK 64
+#define LLPY_BUF_SLACK LLPY_COPY_SHIFT
 
 /* Encodes one record of any size into the buffer or straight to the
  * target; safe without the GIL for descriptors (writer_output.c). */

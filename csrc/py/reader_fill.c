@@ -187,9 +187,9 @@ static void in_place_plan(llpy_reader *self, size_t assembled, size_t *n,
 }
 
 /* Where a payload the kernel would copy slowly into its place is read
- * instead (in the block buffer, which is page-aligned): 64 bytes past the
- * source modulo the page, and then 33 to 63 bytes before its place. */
-#define IN_PLACE_BOUNCE (LLOG_HEADER_SIZE + 64)
+ * instead: in the block buffer, which is page-aligned, LLPY_COPY_SHIFT
+ * bytes past its source modulo the page. */
+#define IN_PLACE_BOUNCE (LLOG_HEADER_SIZE + LLPY_COPY_SHIFT)
 
 /* How many of the n blocks from `want` can be read in place at dst: those
  * before the first whose payload the kernel would copy slowly there

@@ -152,16 +152,16 @@ static int writev_all(llpy_writer *self, struct iovec *iov, int count) {
 }
 
 /* n payload bytes at data, to be written at log offset `at`, copied to the
- * bounce buffer 64 bytes before their place modulo the page: both that
- * copy and the kernel's are then fast (llpy_copy_is_slow). Where they are
- * written from: there, or data when out of memory. */
+ * bounce buffer LLPY_COPY_SHIFT bytes before their place modulo the page:
+ * both that copy and the kernel's are then fast. Where they are written
+ * from: there, or data when out of memory. */
 static const uint8_t *writev_bounce(llpy_writer *self, const uint8_t *data,
                                     size_t n, uint64_t at) {
     if (self->bounce == NULL)
         self->bounce = llpy_io_alloc(LLPY_PAGE + LLOG_MAX_FRAGMENT);
     if (self->bounce == NULL)
         return data; /* (slow, but written) */
-    uint8_t *b = self->bounce + (size_t)((at - 64) % LLPY_PAGE);
+    uint8_t *b = self->bounce + (size_t)((at - LLPY_COPY_SHIFT) % LLPY_PAGE);
     memcpy(b, data, n);
     self->bounced++;
     return b;
