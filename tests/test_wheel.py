@@ -50,7 +50,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def tail(result: subprocess.CompletedProcess[str], lines: int = 60) -> str:
-    return "\n".join((result.stdout + result.stderr).splitlines()[-lines:])
+    """The ends of stdout and of stderr, each on its own (pip's warnings fill stderr)."""
+    out = result.stdout.splitlines()[-lines:]
+    err = result.stderr.splitlines()[-lines // 3 :]
+    return "\n".join(["-- stdout:", *out, "-- stderr:", *err])
 
 
 def sdist_names(built: dict[str, Any]) -> set[str]:
