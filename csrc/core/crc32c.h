@@ -33,8 +33,8 @@ void llog_crc32c_init(int allow_hardware);
  */
 int llog_crc32c_init_named(const char *name);
 
-/* Name of the chosen implementation, e.g. "avx512+vpclmulqdq" or "portable";
- * static storage, never NULL. */
+/* Name of the chosen implementation, e.g. "avx2+vpclmulqdq+crc32" or
+ * "portable"; static storage, never NULL. */
 const char *llog_crc32c_implementation(void);
 
 /*
@@ -81,10 +81,16 @@ uint32_t llog_crc32c_hardware(uint32_t crc, const void *data, size_t len);
 /*
  * Every implementation by number, so that tests and benchmarks can reach each
  * path. The numbers are 0 .. llog_crc32c_impl_count() - 1, fixed for a build,
- * ordered from slowest to fastest; 0 is "portable" and always usable. All of
- * these are valid only after llog_crc32c_init (or _init_named).
+ * ordered from slowest to fastest on most CPUs; 0 is "portable" and always
+ * usable. All of these are valid only after llog_crc32c_init (or
+ * _init_named).
  */
 int llog_crc32c_impl_count(void);
+
+/* The number of the implementation llog_crc32c_init(1) chooses: the last
+ * usable one, unless this CPU runs it slower than an earlier one (AMD Zen 4
+ * passes over "avx512+vpclmulqdq+crc32" for "avx512+vpclmulqdq"). */
+int llog_crc32c_impl_default(void);
 
 /* Name of implementation i, static storage; NULL when i is out of range. */
 const char *llog_crc32c_impl_name(int i);

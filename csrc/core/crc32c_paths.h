@@ -144,6 +144,8 @@ LLOG_CRC32C_INTERNAL int llog_crc32c_has_sse42(void);
 LLOG_CRC32C_INTERNAL int llog_crc32c_has_pclmul(void);
 LLOG_CRC32C_INTERNAL int llog_crc32c_has_avx2(void);
 LLOG_CRC32C_INTERNAL int llog_crc32c_has_avx512(void);
+/* 512-bit instructions run as two 256-bit halves (AMD Zen 4). */
+LLOG_CRC32C_INTERNAL int llog_crc32c_avx512_halved(void);
 
 /* The x86-64 paths, slowest first (crc_fn: no inversion). */
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_sse42(uint32_t crc, const uint8_t *p,
@@ -160,6 +162,9 @@ LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2(uint32_t crc, const uint8_t *p,
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2_ahead(uint32_t crc,
                                                      const uint8_t *p,
                                                      size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512_fold(uint32_t crc,
+                                                      const uint8_t *p,
+                                                      size_t len);
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512(uint32_t crc,
                                                  const uint8_t *p, size_t len);
 

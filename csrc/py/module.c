@@ -269,11 +269,15 @@ static PyMethodDef module_methods[] = {
      "  header_size, log_number)."},
     {NULL, NULL, 0, NULL}};
 
-/* The usable CRC-32C implementations, slowest to fastest. */
+/* The usable CRC-32C implementations, slowest to fastest on this CPU: in
+ * the core's order, but the default last (a CPU may pass over a later one,
+ * llog_crc32c_impl_default). */
 static PyObject *crc32c_implementations(void) {
     PyObject *names = PyList_New(0);
-    for (int i = 0; names != NULL && i < llog_crc32c_impl_count(); i++) {
-        if (!llog_crc32c_impl_usable(i))
+    int count = llog_crc32c_impl_count(), best = llog_crc32c_impl_default();
+    for (int k = 0; names != NULL && k <= count; k++) {
+        int i = k < count ? k : best; /* the default goes last */
+        if (!llog_crc32c_impl_usable(i) || (k < count && i == best))
             continue;
         PyObject *name = PyUnicode_FromString(llog_crc32c_impl_name(i));
         if (name == NULL || PyList_Append(names, name) < 0)
