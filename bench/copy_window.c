@@ -3,8 +3,9 @@
  * kernel uses to copy file data to and from user memory, and memcpy for
  * large sizes) runs at each distance between destination and source
  * modulo the page. On AMD Zen 3 a destination 1 to 31 bytes past its
- * source runs about 20 times slower than any other; the Reader and the
- * Writer keep their payloads out of that window (docs/performance.md).
+ * source runs about 20 times slower than any other (Zen 4: 15 times at 1
+ * to 15 bytes, a third slower at 16 to 31); the Reader and the Writer keep
+ * their payloads out of that window (docs/performance.md).
  *
  *   gcc -O2 bench/copy_window.c -o /tmp/copy_window && /tmp/copy_window
  *
