@@ -197,6 +197,17 @@ static size_t to_boundary(const uint8_t *p, size_t align) {
 /* Below this many bytes one crc32 chain beats folding's set-up. */
 #define FOLD_MIN 128
 
+/* The bytes before the next multiple of align at *p, by one crc32 chain,
+ * so that no vector load after them splits a cache line; *p and the
+ * returned length move past them. */
+TARGET_SSE42 static inline size_t head_to(uint32_t *crc, const uint8_t **p,
+                                          size_t len, size_t align) {
+    size_t head = to_boundary(*p, align);
+    *crc = llog_crc32c_sse42(*crc, *p, head);
+    *p += head;
+    return len - head;
+}
+
 /* Both 128-bit lanes of x moved forward by the distance of k, xored onto
  * next (see "Folding"). */
 TARGET_AVX2 static __m256i fold_y(__m256i x, __m256i k, __m256i next) {
@@ -276,10 +287,7 @@ TARGET_AVX2 uint32_t llog_crc32c_avx2_fold(uint32_t crc, const uint8_t *p,
                                            size_t len) {
     if (len < FOLD_MIN)
         return llog_crc32c_sse42(crc, p, len);
-    size_t head = to_boundary(p, 32); /* no load splits a cache line */
-    crc = llog_crc32c_sse42(crc, p, head);
-    p += head;
-    len -= head;
+    len = head_to(&crc, &p, len, 32);
     size_t n = len & ~(size_t)31;
     crc = reduce_y(fold_blocks_y(crc, p, n));
     _mm256_zeroupper(); /* else SSE code after us may pay for the state */
@@ -353,10 +361,7 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
 TARGET_AVX2 static FORCE_INLINE uint32_t blocks_y(uint32_t crc,
                                                   const uint8_t *p, size_t len,
                                                   int ahead) {
-    size_t head = to_boundary(p, 32); /* no load splits a cache line */
-    crc = llog_crc32c_sse42(crc, p, head);
-    p += head;
-    len -= head;
+    len = head_to(&crc, &p, len, 32);
     __m256i x[8];
     UNROLL(8)
     for (int j = 0; j < 8; j++) /* folding zeros leaves the first V as is */
@@ -498,13 +503,9 @@ TARGET_AVX512 uint32_t llog_crc32c_avx512_fold(uint32_t crc, const uint8_t *p,
                                                size_t len) {
     if (len < FOLD_MIN)
         return llog_crc32c_sse42(crc, p, len);
-    size_t head = to_boundary(p, 64); /* no load splits a cache line */
-    crc = llog_crc32c_sse42(crc, p, head);
-    p += head;
-    len -= head;
+    len = head_to(&crc, &p, len, 64); /* leaves at least 65 bytes */
     size_t n = len & ~(size_t)63;
-    if (n > 0)
-        crc = reduce_block(fold_blocks(crc, p, n));
+    crc = reduce_block(fold_blocks(crc, p, n));
     _mm256_zeroupper(); /* else SSE code after us may pay for the state */
     return llog_crc32c_sse42(crc, p + n, len - n);
 }
