@@ -384,6 +384,54 @@ def test_writer_flush_hands_bytes_to_file_object(tmp_path):
     w.close()
 
 
+class _Keeper(io.BytesIO):
+    """A file object that keeps every object write() is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: list[object] = []
+
+    def write(self, b):  # type: ignore[override]
+        self.kept.append(b)
+        return super().write(b)
+
+
+def test_writer_hands_a_file_object_that_may_keep_it_a_copy_that_stays():
+    # a BytesIO or FileIO gets views of the buffer; anything else, bytes
+    recs = records_of(MIXED_SIZES * 3)
+    f = _Keeper()
+    with Writer(f) as w:
+        w.write_many(recs)
+    assert all(type(b) is bytes for b in f.kept)
+    assert b"".join(f.kept) == f.getvalue() == model.encode(recs)[0]
+
+
+def test_writer_into_bytesio_and_fileio_writes_the_model_bytes(tmp_path):
+    recs = records_of(MIXED_SIZES * 3)
+    bio = io.BytesIO()
+    with Writer(bio, buffering=100) as w:
+        w.write_many(recs)
+    with open(tmp_path / "raw.log", "wb", buffering=0) as raw:
+        assert type(raw) is io.FileIO
+        with Writer(raw) as w:
+            w.write_many(recs)
+    assert bio.getvalue() == read_file(tmp_path / "raw.log") == model.encode(recs)[0]
+
+
+def test_writer_into_a_fileio_that_refuses_raises_its_error(tmp_path):
+    p = tmp_path / "ro.log"
+    p.write_bytes(b"")
+    with open(p, "rb", buffering=0) as raw:
+        w = Writer(raw)
+        w.write(b"abc")
+        with pytest.raises(io.UnsupportedOperation):
+            w.flush()
+        with pytest.raises(io.UnsupportedOperation):
+            w.close()  # the records are still not written: said again
+        assert w.closed
+    assert read_file(p) == b""
+
+
 def test_writer_sync_on_path(tmp_path):
     p = tmp_path / "sync.log"
     with Writer(p) as w:

@@ -80,6 +80,10 @@ typedef struct llpy_state {
     PyObject *truncated_error;
     PyObject *corruption_warning; /* a UserWarning subclass */
     PyObject *os_open;
+    /* io.BytesIO and io.FileIO: their write() copies or writes what it is
+     * given at once and keeps no reference (writer_output.c lends them
+     * views of its buffer) */
+    PyObject *bytesio_type, *fileio_type;
     Py_ssize_t assembly_hint;   /* the last fragmented record's length */
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
     struct cols_spare *arrow_spare; /* a released batch's buffers, for the
@@ -318,6 +322,8 @@ typedef struct llpy_writer {
     int fd;         /* a path we opened, or -1 */
     PyObject *file; /* a file object, or NULL */
     int closefd;    /* close the file object too */
+    int lend_views; /* file is exactly a BytesIO or FileIO: write() gets a
+                       view of the bytes, not a copy (writer_output.c) */
     PyObject *name;
     char mode;
     uint8_t *buf; /* cap + LLPY_BUF_SLACK bytes allocated */

@@ -363,7 +363,13 @@ static int import_objects(llpy_state *st) {
         return -1;
     st->os_open = PyObject_GetAttrString(os, "open");
     Py_DECREF(os);
-    return st->os_open ? 0 : -1;
+    PyObject *io = PyImport_ImportModule("io");
+    if (io == NULL)
+        return -1;
+    st->bytesio_type = PyObject_GetAttrString(io, "BytesIO");
+    st->fileio_type = PyObject_GetAttrString(io, "FileIO");
+    Py_DECREF(io);
+    return st->os_open && st->bytesio_type && st->fileio_type ? 0 : -1;
 }
 
 /* BLOCK_SIZE and the other constants, RECORD_TYPES and RECOVERY_MODES. */
@@ -420,6 +426,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->truncated_error);
     Py_VISIT(st->corruption_warning);
     Py_VISIT(st->os_open);
+    Py_VISIT(st->bytesio_type);
+    Py_VISIT(st->fileio_type);
     return 0;
 }
 
@@ -434,6 +442,8 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->truncated_error);
     Py_CLEAR(st->corruption_warning);
     Py_CLEAR(st->os_open);
+    Py_CLEAR(st->bytesio_type);
+    Py_CLEAR(st->fileio_type);
     llpy_arrow_clear(st);
     return 0;
 }

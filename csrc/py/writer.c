@@ -603,7 +603,12 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     if (writer_open_target(self, target, mode, closefd, storage_options) < 0)
         return -1;
     llog_writer_init(&self->core, self->written);
-    self->slow_copy_max = llpy_state_of(Py_TYPE(self))->slow_copy_max;
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    self->slow_copy_max = st->slow_copy_max;
+    self->lend_views =
+        self->file != NULL &&
+        (Py_IS_TYPE(self->file, (PyTypeObject *)st->bytesio_type) ||
+         Py_IS_TYPE(self->file, (PyTypeObject *)st->fileio_type));
     self->buf = PyMem_Malloc(self->cap + LLPY_BUF_SLACK);
     if (self->buf == NULL) {
         PyErr_NoMemory();

@@ -17,16 +17,38 @@
 
 static const uint8_t zero_block[LLOG_BLOCK_SIZE];
 
+/* file.write() of n bytes at p, as llpy_call_for_size returns. A file
+ * object may keep what it is given, so it gets a bytes copy; a BytesIO or
+ * FileIO (lend_views) gets a view instead, released after the call, so
+ * that a reference kept anyway would fail rather than see the buffer
+ * change: for short records that copy and its allocation were about a
+ * tenth of the writer's time. */
+static Py_ssize_t call_write(llpy_writer *self, const uint8_t *p, size_t n) {
+    PyObject *chunk =
+        self->lend_views
+            ? PyMemoryView_FromMemory((char *)p, (Py_ssize_t)n, PyBUF_READ)
+            : PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+    if (chunk == NULL)
+        return -2;
+    Py_ssize_t got = llpy_call_for_size(self->file, "write", chunk);
+    if (self->lend_views) {
+        PyObject *exc = got == -2 ? PyErr_GetRaisedException() : NULL;
+        PyObject *r = PyObject_CallMethod(chunk, "release", NULL);
+        Py_XDECREF(r);
+        if (exc != NULL) /* the write's error, not the release's */
+            PyErr_SetRaisedException(exc);
+        else if (r == NULL)
+            got = -2;
+    }
+    Py_DECREF(chunk);
+    return got;
+}
+
 /* One file.write(); the count it took (> 0), or -1 with an exception set
  * (what a refusing buffered stream took is counted in `written`). */
 static Py_ssize_t file_write_some(llpy_writer *self, const uint8_t *p,
                                   size_t n) {
-    PyObject *chunk =
-        PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
-    if (chunk == NULL)
-        return -1;
-    Py_ssize_t got = llpy_call_for_size(self->file, "write", chunk);
-    Py_DECREF(chunk);
+    Py_ssize_t got = call_write(self, p, n);
     if (got == -2 && PyErr_ExceptionMatches(PyExc_BlockingIOError)) {
         /* A buffered stream reports how much it took before refusing. */
         PyObject *exc = PyErr_GetRaisedException();
