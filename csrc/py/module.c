@@ -269,24 +269,28 @@ static PyMethodDef module_methods[] = {
      "  header_size, log_number)."},
     {NULL, NULL, 0, NULL}};
 
+/* Appends the name of CRC-32C implementation i; -1 with an exception set. */
+static int append_impl_name(PyObject *names, int i) {
+    PyObject *name = PyUnicode_FromString(llog_crc32c_impl_name(i));
+    int rc = name == NULL ? -1 : PyList_Append(names, name);
+    Py_XDECREF(name);
+    return rc;
+}
+
 /* The usable CRC-32C implementations, slowest to fastest on this CPU: in
  * the core's order, but the default last (a CPU may pass over a later one,
  * llog_crc32c_impl_default). */
 static PyObject *crc32c_implementations(void) {
     PyObject *names = PyList_New(0);
-    int count = llog_crc32c_impl_count(), best = llog_crc32c_impl_default();
-    for (int k = 0; names != NULL && k <= count; k++) {
-        int i = k < count ? k : best; /* the default goes last */
-        if (!llog_crc32c_impl_usable(i) || (k < count && i == best))
-            continue;
-        PyObject *name = PyUnicode_FromString(llog_crc32c_impl_name(i));
-        if (name == NULL || PyList_Append(names, name) < 0)
-            Py_CLEAR(names);
-        Py_XDECREF(name);
-    }
     if (names == NULL)
         return NULL;
-    PyObject *tuple = PyList_AsTuple(names);
+    int best = llog_crc32c_impl_default(), rc = 0;
+    for (int i = 0; rc == 0 && i < llog_crc32c_impl_count(); i++)
+        if (i != best && llog_crc32c_impl_usable(i))
+            rc = append_impl_name(names, i);
+    PyObject *tuple = rc == 0 && append_impl_name(names, best) == 0
+                          ? PyList_AsTuple(names)
+                          : NULL;
     Py_DECREF(names);
     return tuple;
 }
