@@ -249,6 +249,20 @@ int llog_reader_in_place(const llog_reader *r, size_t *assembled) {
     return 1;
 }
 
+int llog_reader_assembly(const llog_reader *r, uint8_t **buf, size_t *len) {
+    if (r->opt.reserve == NULL || !r->in_record || r->buf == NULL)
+        return 0;
+    *buf = r->buf;
+    *len = r->buf_len;
+    return 1;
+}
+
+void llog_reader_assembly_moved(llog_reader *r, uint8_t *buf, size_t cap) {
+    assert(r->opt.reserve != NULL && r->in_record && cap >= r->buf_len);
+    r->buf = buf;
+    r->buf_cap = cap;
+}
+
 uint8_t *llog_reader_append_point(llog_reader *r, size_t more) {
     size_t assembled;
     assert(more > 0 && llog_reader_in_place(r, &assembled));

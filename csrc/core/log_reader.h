@@ -189,6 +189,19 @@ int llog_reader_in_place(const llog_reader *r, size_t *assembled);
 uint8_t *llog_reader_append_point(llog_reader *r, size_t more);
 
 /*
+ * Moving a record being assembled to another buffer of the caller's, for a
+ * caller that must give the one it is in away before the record ends (it
+ * hands out what it assembles records in, say). llog_reader_assembly
+ * returns 1 when the reader is inside a record assembled in the caller's
+ * buffer (options.reserve), with where it begins in *buf and its length so
+ * far in *len; else 0. The caller copies those bytes to a buffer with room
+ * for cap >= *len bytes and calls llog_reader_assembly_moved: the reader
+ * goes on there, and never touches the old buffer again.
+ */
+int llog_reader_assembly(const llog_reader *r, uint8_t **buf, size_t *len);
+void llog_reader_assembly_moved(llog_reader *r, uint8_t *buf, size_t cap);
+
+/*
  * Feeds the wanted block in two pieces: its header (the first
  * LLOG_HEADER_SIZE bytes) at `head` and the rest, len - LLOG_HEADER_SIZE
  * bytes, at `rest`. Only while reading (after the reader has asked for a

@@ -552,6 +552,80 @@ static void test_reader_clean_end_after_reading(void) {
     wlog_free(&L);
 }
 
+/* A caller's assembly buffer that the test moves away after every block
+ * (freeing the old one, so that ASan sees any later use of it). */
+typedef struct moving {
+    uint8_t *current;
+    size_t cap, moves;
+} moving;
+
+static uint8_t *moving_reserve(void *ctx, size_t len, size_t need,
+                               size_t *cap) {
+    moving *m = ctx;
+    uint8_t *fresh = xmalloc(need);
+    if (len > 0)
+        memcpy(fresh, m->current, len);
+    free(m->current);
+    m->current = fresh;
+    m->cap = *cap = need;
+    return fresh;
+}
+
+/* Moves the record being assembled, if any, to a new buffer. */
+static void move_assembly(llog_reader *r, moving *m) {
+    uint8_t *at;
+    size_t len;
+    if (!llog_reader_assembly(r, &at, &len))
+        return;
+    CHECK(at == m->current && len <= m->cap);
+    uint8_t *fresh = xmalloc(m->cap + 1);
+    memcpy(fresh, at, len);
+    free(m->current);
+    m->current = fresh;
+    llog_reader_assembly_moved(r, fresh, m->cap + 1);
+    m->moves++;
+}
+
+/* A record being assembled in the caller's buffer goes on wherever the
+ * caller moves it (llog_reader_assembly_moved) and comes out whole there. */
+static void test_reader_assembly_moves_with_the_caller(void) {
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        wlog L = {0};
+        make_mixed_log(&L, seed, 30, 200000);
+        moving m = {0};
+        llog_reader_options opt = {.end = LLOG_NO_END,
+                                   .verify_checksums = 1,
+                                   .reserve = moving_reserve,
+                                   .reserve_ctx = &m};
+        llog_reader *r = llog_reader_new(&opt);
+        uint8_t *at;
+        size_t len;
+        CHECK(!llog_reader_assembly(r, &at, &len)); /* no record yet */
+        tevs got = {0}, want = {0};
+        llog_event ev;
+        for (llog_reader_next(r, &ev); ev.kind != LLOG_EV_EOF;
+             llog_reader_next(r, &ev)) {
+            if (ev.kind != LLOG_EV_NEED_BLOCK) {
+                CHECK(!ev.assembled || ev.data == m.current);
+                tevs_add_event(&got, &ev);
+                continue;
+            }
+            move_assembly(r, &m);
+            uint64_t want_at = llog_reader_wanted(r);
+            size_t n = want_at < L.log.len ? L.log.len - want_at : 0;
+            llog_reader_feed(r, L.log.p + want_at, n < B ? n : B);
+        }
+        want_all_records(&L, &want);
+        check_events(&got, &want, "records moved while assembled");
+        CHECK(m.moves > 0);
+        llog_reader_free(r);
+        free(m.current);
+        tevs_free(&got);
+        tevs_free(&want);
+        wlog_free(&L);
+    }
+}
+
 /*
  * Payloads read in place (fed split, straight into the caller's buffer)
  * read as copied ones do, on clean logs of long records and on the same
@@ -691,5 +765,6 @@ void suite_reader(void) {
     RUN(test_reader_torn_tail_cases);
     RUN(test_reader_clean_end_after_reading);
     RUN(test_reader_in_place_matches_copying);
+    RUN(test_reader_assembly_moves_with_the_caller);
     RUN(test_reader_runs_match_records);
 }
