@@ -304,6 +304,112 @@ def array_of(batch: Any) -> Any:
     return capsule_struct(capsule, b"arrow_array", ArrowArray)
 
 
+# A fragmented record is assembled straight in the batch being filled
+# (llpy_reader_redirect, csrc/py/reader.c). What is still being assembled
+# when the batch is handed out, or when a callback lets others use the
+# reader, moves out of it first.
+
+LONG = make_records([300000, 7, 250000, 9], 11)
+
+
+def rest_of(r: Any, via: str) -> list[bytes]:
+    """What a reader returns from here on: by batches, or record by record."""
+    if via == "batches":
+        return [rec for b in r.iter_batches() for rec in columns_of(array_of(b))[1]]
+    return list(r)
+
+
+@pytest.mark.parametrize("via", ["batches", "records"])
+@pytest.mark.parametrize("cut", [B + 10, 3 * B, 5 * B + 100, 9 * B + 7])
+def test_a_long_record_cut_by_the_end_of_a_growing_log_goes_on_either_way(
+    tmp_path: Any, cut: int, via: str
+) -> None:
+    whole = encode(LONG)
+    path = tmp_path / "grow.log"
+    path.write_bytes(whole[:cut])
+    with leveldb_log.Reader(path) as r:
+        assert rest_of(r, "batches") == []  # the long record is open
+        with open(path, "ab") as f:
+            f.write(whole[cut:])
+        assert rest_of(r, via) == LONG
+
+
+def full_block(rtype: int, payload: bytes) -> bytes:
+    assert len(payload) == B - 7
+    return model.encode_physical(rtype, payload)
+
+
+@pytest.mark.parametrize("source", ["bytes", "path"])
+def test_a_callback_that_reads_on_gets_the_record_open_in_the_batch(
+    tmp_path: Any, source: str
+) -> None:
+    p = make_records([B - 7] * 4 + [1000, 500], 5)
+    log = (
+        full_block(model.FIRST, p[0])
+        + full_block(model.MIDDLE, p[1])
+        # a new record begins before the first ends: a corruption is reported
+        # while the new one is being assembled
+        + full_block(model.FIRST, p[2])
+        + full_block(model.MIDDLE, p[3])
+        + model.encode_physical(model.LAST, p[4])
+        + model.encode_physical(model.FULL, p[5])
+    )
+    path = tmp_path / "open.log"
+    path.write_bytes(log)
+    taken: list[tuple[int, bytes]] = []
+
+    def read_on(c: Any) -> None:
+        taken.append((0, b""))  # where the callback ran
+        rec = next(reader)
+        taken[-1] = (reader.last_record_offset, rec)
+
+    with leveldb_log.Reader(log if source == "bytes" else path, on_corruption=read_on) as reader:
+        offs, recs = [], []
+        for b in reader.iter_batches():
+            o, r = columns_of(array_of(b))
+            offs += o
+            recs += r
+    assert taken == [(2 * B, p[2] + p[3] + p[4])]
+    assert (offs, recs) == ([4 * B + 7 + 1000], [p[5]])
+
+
+@pytest.mark.parametrize("bad_block", range(1, 9))
+@pytest.mark.parametrize("via", ["batches", "records"])
+def test_damage_inside_a_run_read_in_place_then_a_raising_callback(
+    tmp_path: Any, bad_block: int, via: str
+) -> None:
+    records = make_records([400000] * 3 + [20], 9)  # hints: long records in place
+    log = bytearray(encode(records))
+    log[bad_block * B + 100] ^= 1  # a MIDDLE fragment of the first record
+    path = tmp_path / "run.log"
+    path.write_bytes(bytes(log))
+
+    def read(first: str) -> tuple[list[bytes], list[Any], int]:
+        seen: list[Any] = []
+
+        def once(c: Any) -> None:
+            seen.append(tuple(c))
+            if len(seen) == 1:
+                raise KeyError("stop here")
+
+        with leveldb_log.Reader(path, on_corruption=once) as r:
+            got: list[bytes] = []
+            with pytest.raises(KeyError):  # raised after the records before it
+                if first == "records":
+                    for rec in r:
+                        got.append(rec)
+                else:
+                    for b in r.iter_batches():
+                        got += columns_of(array_of(b))[1]
+            got += rest_of(r, via)
+            return got, seen, r._blocks_in_place
+
+    got, seen, in_place = read("batches")
+    assert (got, seen) == read("records")[:2]
+    assert got == records[1:] and len(seen) >= 1
+    assert in_place > 0
+
+
 def test_limits_and_closed_readers_are_refused() -> None:
     r = leveldb_log.Reader(CLEAN)
     for kw in ({"max_records": 0}, {"max_bytes": 0}, {"max_records": -1}):

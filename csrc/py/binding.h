@@ -239,6 +239,12 @@ typedef struct llpy_reader {
     size_t last_len, prev_len; /* the last two such records' lengths */
     PyThreadState *released;   /* the GIL's saved state while the core runs
                                   without it, else NULL */
+    /* While an Arrow batch is filled (reader_arrow.c), fragmented records
+     * are assembled through redirect, in the batch's own buffer; in_redirect
+     * says the record being assembled is there (llpy_reader_redirect). */
+    llog_reserve_fn redirect;
+    void *redirect_ctx;
+    int in_redirect;
 #ifdef LLPY_IN_PLACE_BLOCKS
     /* Blocks read in place (reader_fill.c), waiting to be fed: each one a
      * header here and its payload where its record is assembled. */
@@ -282,6 +288,18 @@ int llpy_reader_fill(llpy_reader *self);
 /* The length of the last fragmented record this reader (or, before its
  * first, any reader) assembled: a guess of the next one's. */
 size_t llpy_reader_assembly_hint(llpy_reader *self);
+/*
+ * Fragmented records assembled through fn (with ctx: the Arrow batch being
+ * filled makes room in its data, reader_arrow.c) instead of in a bytes
+ * object, from the next record on, until llpy_reader_redirect_end. The end
+ * moves a record still being assembled there (and payloads read in place
+ * for it) to the scratch buffer, as the batch is about to be handed out;
+ * so does giving up the lock for a callback, which takes the redirect up
+ * again after it. Both with the lock held. End returns 0, or -1 with
+ * MemoryError (the reader is then finished).
+ */
+void llpy_reader_redirect(llpy_reader *self, llog_reserve_fn fn, void *ctx);
+int llpy_reader_redirect_end(llpy_reader *self);
 
 /* ---- mode "a" (writer_append.c) --------------------------------------- */
 

@@ -54,6 +54,35 @@ static PyObject *reader_warn(llpy_reader *self, PyObject *c,
     return r;
 }
 
+/* What a callback's lock release suspends: the Arrow batch's redirect. */
+typedef struct {
+    llog_reserve_fn fn;
+    void *ctx;
+} redirect_saved;
+
+/* Gives up the lock for a callback, which may use the reader, as may other
+ * threads meanwhile (events may still be queued in the core): a redirect
+ * ends first, so that nothing of the reader's stays in a batch being
+ * filled. 0, or -1 with an exception set (the lock still held). */
+static int callback_enter(llpy_reader *self, redirect_saved *saved) {
+    saved->fn = self->redirect;
+    saved->ctx = self->redirect_ctx;
+    if (saved->fn != NULL && llpy_reader_redirect_end(self) < 0)
+        return -1;
+    self->in_callback++;
+    llpy_lock_release(&self->lock);
+    return 0;
+}
+
+/* Takes the lock back after a callback (this cannot fail: this thread no
+ * longer owns it), and the redirect up again. */
+static void callback_leave(llpy_reader *self, const redirect_saved *saved) {
+    (void)llpy_lock_acquire(&self->lock);
+    self->in_callback--;
+    if (saved->fn != NULL)
+        llpy_reader_redirect(self, saved->fn, saved->ctx);
+}
+
 /* A torn tail no writer leaves, with no on_corruption: warned of once (the
  * records and reports stay LevelDB's; this is only a warning). */
 static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
@@ -65,12 +94,14 @@ static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
                                 "a torn tail no writer leaves (not a log?)");
     if (c == NULL)
         return -1;
-    self->in_callback++;
-    llpy_lock_release(&self->lock);
+    redirect_saved saved;
+    if (callback_enter(self, &saved) < 0) {
+        Py_DECREF(c);
+        return -1;
+    }
     PyObject *r = reader_warn(
         self, c, "ends in bytes no writer of this format leaves: not a log?");
-    (void)llpy_lock_acquire(&self->lock); /* this thread gave it up */
-    self->in_callback--;
+    callback_leave(self, &saved);
     Py_DECREF(c);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
@@ -83,9 +114,10 @@ static int reader_notify(llpy_reader *self, PyObject *c) {
                  self->recovery == LLOG_RECOVER_ABSOLUTE;
     if (self->on_corruption == NULL && raises)
         return 0; /* the exception says it */
+    redirect_saved saved;
+    if (callback_enter(self, &saved) < 0)
+        return -1;
     PyObject *cb = self->on_corruption ? Py_NewRef(self->on_corruption) : NULL;
-    self->in_callback++; /* events may still be queued in the core */
-    llpy_lock_release(&self->lock);
     PyObject *r = cb ? PyObject_CallOneArg(cb, c)
                      : reader_warn(self, c,
                                    self->recovery == LLOG_RECOVER_SKIP
@@ -93,9 +125,7 @@ static int reader_notify(llpy_reader *self, PyObject *c) {
                                        : "is damaged: reading stopped before "
                                          "the damage");
     Py_XDECREF(cb);
-    /* Cannot fail: this thread no longer owns the lock. */
-    (void)llpy_lock_acquire(&self->lock);
-    self->in_callback--;
+    callback_leave(self, &saved);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -245,12 +275,15 @@ static uint8_t *assembly_reserve(void *ctx, size_t len, size_t need,
         PyEval_RestoreThread(released);
     uint8_t *buf = NULL;
     if (len == 0) { /* a new record */
-        self->in_scratch = assembly_expect(self) == 0;
-        if (self->in_scratch)
+        self->in_redirect = self->redirect != NULL;
+        self->in_scratch = !self->in_redirect && assembly_expect(self) == 0;
+        if (self->in_scratch || self->in_redirect)
             Py_CLEAR(self->assembly); /* what a dropped record left */
     }
     if (need > (size_t)PY_SSIZE_T_MAX) {
         /* no buffer that large */
+    } else if (self->in_redirect) {
+        buf = self->redirect(self->redirect_ctx, len, need, cap);
     } else if (!self->in_scratch) {
         buf = bytes_reserve(self, len, need, cap);
         if (buf == NULL && len > 0) {       /* outgrown */
@@ -285,6 +318,62 @@ static PyObject *assembly_take(llpy_reader *self, size_t len) {
         _PyBytes_Resize(&rec, (Py_ssize_t)len) < 0)
         return NULL;
     return rec;
+}
+
+void llpy_reader_redirect(llpy_reader *self, llog_reserve_fn fn, void *ctx) {
+    assert(!self->in_redirect);
+    self->redirect = fn;
+    self->redirect_ctx = ctx;
+}
+
+/* Where the bytes of the reader's that lie in the redirect's buffer begin
+ * and end: the record being assembled, then the payloads read in place
+ * for it and not yet fed (which may outlive it: see reader_fill.c). */
+static int redirected_span(llpy_reader *self, uint8_t **from, uint8_t **end) {
+    uint8_t *buf;
+    size_t len;
+    *from = *end = NULL;
+    if (llog_reader_assembly(self->core, &buf, &len)) {
+        *from = buf;
+        *end = buf + len;
+    }
+#ifdef LLPY_IN_PLACE_BLOCKS
+    if (self->in_place_left > 0) {
+        uint8_t *b = self->in_place_body;
+        uint8_t *e = b + (size_t)self->in_place_left * LLOG_MAX_FRAGMENT;
+        if (*from == NULL || b < *from)
+            *from = b;
+        if (*end == NULL || e > *end)
+            *end = e;
+    }
+#endif
+    return *from != NULL;
+}
+
+int llpy_reader_redirect_end(llpy_reader *self) {
+    self->redirect = NULL;
+    int was = self->in_redirect;
+    self->in_redirect = 0;
+    uint8_t *from, *end, *buf;
+    size_t len, cap;
+    if (!was || self->core == NULL || !redirected_span(self, &from, &end))
+        return 0;
+    uint8_t *to = scratch_reserve(self, (size_t)(end - from), &cap);
+    if (to == NULL) {
+        reader_finish(self); /* the core's bytes are going away */
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(to, from, (size_t)(end - from));
+    if (llog_reader_assembly(self->core, &buf, &len))
+        llog_reader_assembly_moved(self->core, to + (buf - from),
+                                   cap - (size_t)(buf - from));
+#ifdef LLPY_IN_PLACE_BLOCKS
+    if (self->in_place_left > 0)
+        self->in_place_body = to + (self->in_place_body - from);
+#endif
+    self->in_scratch = 1;
+    return 0;
 }
 
 /* The core's next event. A long checksum runs without the GIL, letting
@@ -382,7 +471,10 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
         reader_step(self, ev);
         switch (ev->kind) {
         case LLOG_EV_RECORD:
-            if (ev->assembled) {
+            if (ev->assembled && self->in_redirect) {
+                assembly_learn(self, ev->len); /* (in the batch already) */
+                self->in_redirect = 0;
+            } else if (ev->assembled) {
                 assembly_learn(self, ev->len);
                 ev->data = self->in_scratch
                                ? self->scratch

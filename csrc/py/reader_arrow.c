@@ -168,15 +168,30 @@ static int cols_grow_data(arrow_cols *c, size_t n) {
     return 0;
 }
 
-/* Appends one record; 0, or -1 with MemoryError. */
+/* The reader's redirect (llpy_reader_redirect): a fragmented record is
+ * assembled at the end of the data, where it stays; len bytes of it are
+ * there already, and move with the data when it grows. */
+static uint8_t *cols_reserve(void *ctx, size_t len, size_t need, size_t *cap) {
+    arrow_cols *c = ctx;
+    (void)len;
+    if (need > c->cap_len - c->len && cols_grow_data(c, need) < 0)
+        return NULL;
+    *cap = c->cap_len - c->len;
+    return c->data + c->len;
+}
+
+/* Appends one record (a fragmented one may be in its place already: see
+ * cols_reserve); 0, or -1 with MemoryError. */
 static int cols_append(arrow_cols *c, const llog_event *ev) {
+    int in_place = ev->len > 0 && ev->data == c->data + c->len;
     if ((c->n == c->cap_n && cols_grow_rows(c) < 0) ||
-        (ev->len > c->cap_len - c->len && cols_grow_data(c, ev->len) < 0) ||
+        (!in_place && ev->len > c->cap_len - c->len &&
+         cols_grow_data(c, ev->len) < 0) ||
         c->len + ev->len > (size_t)INT64_MAX) {
         PyErr_NoMemory();
         return -1;
     }
-    if (ev->len > 0)
+    if (ev->len > 0 && !in_place)
         memcpy(c->data + c->len, ev->data, ev->len);
     c->len += ev->len;
     c->offsets[c->n] = ev->offset;
@@ -469,8 +484,8 @@ typedef struct {
  * count, 0 (none: the general path goes on), or -1 with MemoryError. */
 static int batches_fill_run(batches_object *it, llpy_reader *r,
                             arrow_cols *c) {
-    if (r->finished || r->closed)
-        return 0; /* (the general path says so) */
+    if (r->finished || r->closed || r->in_redirect)
+        return 0; /* (the general path says so; no record moves) */
     /* A run lies in one block: room for a block's records and bytes. */
     size_t most = LLOG_BLOCK_SIZE / LLOG_HEADER_SIZE;
     while (c->cap_n - c->n < most)
@@ -536,7 +551,10 @@ static arrow_cols *batches_next_cols(batches_object *it) {
         PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
         rc = -1;
     } else {
+        llpy_reader_redirect(r, cols_reserve, c);
         rc = batches_fill(it, r, c);
+        if (llpy_reader_redirect_end(r) < 0)
+            rc = -1;
     }
     llpy_lock_release(&r->lock);
     if (rc < 0 && c->n > 0) {
