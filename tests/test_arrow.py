@@ -16,6 +16,9 @@ import gc
 import io
 import itertools
 import os
+import re
+import subprocess
+import sys
 import warnings
 from typing import Any
 
@@ -408,6 +411,30 @@ def test_damage_inside_a_run_read_in_place_then_a_raising_callback(
     assert (got, seen) == read("records")[:2]
     assert got == records[1:] and len(seen) >= 1
     assert in_place > 0
+
+
+@pytest.mark.parametrize("sizes", [[100_000] * 100, [3] * 300_000])
+def test_columns_past_the_mapped_size_grow_and_read_right(tmp_path: Any, sizes: list[int]) -> None:
+    """Column buffers of 2 MiB and more are mappings of their own (csrc/py/pages.c): from
+    malloc's memory into one, then grown by mremap, their bytes kept."""
+    records = make_records(sizes, 4)
+    path = tmp_path / "large.log"
+    path.write_bytes(encode(records))
+    for source in (path.read_bytes(), path):
+        with leveldb_log.Reader(source) as r:
+            batches = list(r.iter_batches(max_records=1 << 20, max_bytes=1 << 30))
+        assert len(batches) == 1
+        assert columns_of(array_of(batches[0]))[1] == records
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the benchmark is Linux's")
+def test_the_fresh_pages_benchmark_builds_cleanly_and_runs(tmp_path: Any) -> None:
+    exe = tmp_path / "fresh_pages"
+    src = os.path.join(os.path.dirname(__file__), "..", "bench", "fresh_pages.c")
+    cmd = ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", src, "-o", str(exe)]
+    subprocess.run(cmd, check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    assert len(re.findall(r" ns a byte$", out, re.M)) == 4, out
 
 
 def test_limits_and_closed_readers_are_refused() -> None:

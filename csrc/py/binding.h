@@ -193,6 +193,14 @@ static inline int llpy_copy_is_slow(uint64_t dst, uint64_t src, unsigned max) {
  * (33 to 63 bytes before its place). Larger than LLPY_SLOW_COPY_MAX. */
 #define LLPY_COPY_SHIFT 64
 
+/* Buffers of LLPY_PAGES_MIN bytes or more are mapped on their own, in huge
+ * pages where the system has them (pages.c); smaller ones are malloc's.
+ * Resize is realloc's contract with the old size given (p NULL and old 0
+ * for a new buffer; never smaller); free needs the size too. */
+#define LLPY_PAGES_MIN ((size_t)2 << 20)
+void *llpy_pages_resize(void *p, size_t old, size_t size);
+void llpy_pages_free(void *p, size_t size);
+
 /* ---- the Reader (reader*.c) ------------------------------------------- */
 
 /* Bytes read from a file at once: fewer system calls than one block each,

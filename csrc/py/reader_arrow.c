@@ -40,9 +40,9 @@ typedef struct cols_spare {
  * and the C allocator. */
 typedef struct arrow_cols {
     long refs;
-    size_t n, cap_n;
-    uint64_t *offsets; /* the offset column */
-    int64_t *ends;     /* large_binary offsets: n + 1 of them */
+    size_t n, cap_n, cap_off; /* rows: held, and room in ends and offsets */
+    uint64_t *offsets;        /* the offset column */
+    int64_t *ends;            /* large_binary offsets: n + 1 of them */
     uint8_t *data;
     size_t len, cap_len;
     size_t cap_limit;  /* grow data no further unless a record needs it (a
@@ -69,9 +69,10 @@ static arrow_cols *spare_swap(cols_spare *sp, arrow_cols *c) {
 static void cols_ref(arrow_cols *c) { atomic_add(&c->refs, 1); }
 
 static void cols_destroy(arrow_cols *c) {
-    free(c->offsets);
-    free(c->ends);
-    free(c->data);
+    /* (pages.c: large buffers are mappings of their own) */
+    llpy_pages_free(c->offsets, c->cap_off * sizeof *c->offsets);
+    llpy_pages_free(c->ends, (c->cap_n + 1) * sizeof *c->ends);
+    llpy_pages_free(c->data, c->cap_len);
     free(c);
 }
 
@@ -132,14 +133,19 @@ static arrow_cols *cols_new(cols_spare *sp) {
     return c;
 }
 
-/* Room for one more row; 0, or -1 (nothing changed). */
+/* Room for one more row; 0, or -1 (no row more). */
 static int cols_grow_rows(arrow_cols *c) {
     size_t cap = c->cap_n < FIRST_ROWS ? FIRST_ROWS : 2 * c->cap_n;
-    uint64_t *offsets = realloc(c->offsets, cap * sizeof *offsets);
-    if (offsets == NULL)
-        return -1;
-    c->offsets = offsets;
-    int64_t *ends = realloc(c->ends, (cap + 1) * sizeof *ends);
+    if (c->cap_off < cap) {
+        uint64_t *offsets = llpy_pages_resize(
+            c->offsets, c->cap_off * sizeof *offsets, cap * sizeof *offsets);
+        if (offsets == NULL)
+            return -1;
+        c->offsets = offsets;
+        c->cap_off = cap;
+    }
+    int64_t *ends = llpy_pages_resize(c->ends, (c->cap_n + 1) * sizeof *ends,
+                                      (cap + 1) * sizeof *ends);
     if (ends == NULL)
         return -1;
     c->ends = ends;
@@ -160,7 +166,7 @@ static int cols_grow_data(arrow_cols *c, size_t n) {
     if (c->cap_limit > 0 && need <= c->cap_limit &&
         (cap > c->cap_limit || c->cap_limit <= RESERVE_AT_ONCE))
         cap = c->cap_limit;
-    uint8_t *data = realloc(c->data, cap);
+    uint8_t *data = llpy_pages_resize(c->data, c->cap_len, cap);
     if (data == NULL)
         return -1;
     c->data = data;
