@@ -18,7 +18,10 @@
 #endif
 
 #define DEFAULT_MAX_RECORDS 65536
-#define DEFAULT_MAX_BYTES ((Py_ssize_t)64 << 20)
+/* Batches of long records no larger than a few MiB read faster (1 MiB
+ * records from a 256 MiB log: 165 us a record at 1 to 4 MiB, 206 at 16,
+ * 273 at 32), and their columns are kept for the next (SPARE_MOST). */
+#define DEFAULT_MAX_BYTES ((Py_ssize_t)4 << 20)
 #define FIRST_ROWS 256
 #define FIRST_BYTES ((size_t)64 * 1024)
 #define RESERVE_AT_ONCE ((size_t)16 << 20)
@@ -30,7 +33,8 @@
  * batch of any iterator: their pages are already in memory, where fresh ones
  * cost a page fault and zeroing each (a tenth to a third of the work for
  * short records). Shared by the module, the iterators and every batch they
- * made (one reference each); columns larger than SPARE_MOST are not kept. */
+ * made (one reference each); the columns of a batch that used more than
+ * SPARE_MOST bytes of them are not kept. */
 typedef struct cols_spare {
     long refs;
     struct arrow_cols *kept; /* or NULL; swapped atomically */
@@ -94,7 +98,7 @@ static void cols_unref(arrow_cols *c) {
         return;
     }
     c->spare = NULL; /* kept columns hold no reference to their keeper */
-    if (c->cap_len + 16 * c->cap_n > SPARE_MOST) {
+    if (c->len + 16 * c->n > SPARE_MOST) { /* what the batch used */
         cols_destroy(c);
         spare_unref(sp);
         return;

@@ -266,7 +266,7 @@ static PyMethodDef Reader_methods[] = {
      "    closed, or is inside its on_corruption callback."},
     {"iter_batches", (PyCFunction)(void (*)(void))llpy_reader_iter_batches,
      METH_VARARGS | METH_KEYWORDS,
-     "iter_batches($self, /, *, max_records=65536, max_bytes=67108864)\n"
+     "iter_batches($self, /, *, max_records=65536, max_bytes=4194304)\n"
      "--\n\n"
      "Iterate over the records as Arrow batches (leveldb_log.Batch).\n\n"
      "Each batch has the columns offset (uint64) and data (large_binary)\n"

@@ -578,7 +578,7 @@ class Reader(Iterator[bytes]):
         Returns
           None.
         """
-    def iter_batches(self, *, max_records: int = 65536, max_bytes: int = 67108864) -> BatchIterator:
+    def iter_batches(self, *, max_records: int = 65536, max_bytes: int = 4194304) -> BatchIterator:
         """Iterate over the records as Arrow batches (leveldb_log.Batch).
 
         Each batch has the columns offset (uint64) and data (large_binary)

@@ -251,7 +251,7 @@ def read_logs_dataframe(
     *,
     verify_checksums: bool = True,
     max_records: int = 65536,
-    max_bytes: int = 64 << 20,
+    max_bytes: int = 4 << 20,
 ) -> Any:
     """Read logs into a Dask DataFrame of Arrow columns, one partition per range.
 
