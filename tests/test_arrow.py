@@ -415,7 +415,7 @@ def test_damage_inside_a_run_read_in_place_then_a_raising_callback(
 
 @pytest.mark.parametrize("sizes", [[100_000] * 100, [3] * 300_000])
 def test_columns_past_the_mapped_size_grow_and_read_right(tmp_path: Any, sizes: list[int]) -> None:
-    """Column buffers of 2 MiB and more are mappings of their own (csrc/py/pages.c): from
+    """Column buffers of 4 MiB and more are mappings of their own (csrc/py/pages.c): from
     malloc's memory into one, then grown by mremap, their bytes kept."""
     records = make_records(sizes, 4)
     path = tmp_path / "large.log"
@@ -425,6 +425,22 @@ def test_columns_past_the_mapped_size_grow_and_read_right(tmp_path: Any, sizes: 
             batches = list(r.iter_batches(max_records=1 << 20, max_bytes=1 << 30))
         assert len(batches) == 1
         assert columns_of(array_of(batches[0]))[1] == records
+
+
+def test_kept_columns_grow_for_larger_batches(tmp_path: Any) -> None:
+    """A released batch's columns (mapped, csrc/py/pages.c) serve the next batch, which may
+    grow them past their size: batches of 2 to 16 MiB of 1 MiB records, in turn."""
+    records = make_records([1 << 20] * 40, 6)
+    path = tmp_path / "long.log"
+    path.write_bytes(encode(records))
+    for mib in (2, 4, 8, 16, 4):
+        with leveldb_log.Reader(path) as r:
+            got = [rec for b in r.iter_batches(max_bytes=mib << 20) for rec in b_records(b)]
+        assert got == records, mib
+
+
+def b_records(batch: Any) -> list[bytes]:
+    return columns_of(array_of(batch))[1]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the benchmark is Linux's")

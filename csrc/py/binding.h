@@ -197,7 +197,7 @@ static inline int llpy_copy_is_slow(uint64_t dst, uint64_t src, unsigned max) {
  * pages where the system has them (pages.c); smaller ones are malloc's.
  * Resize is realloc's contract with the old size given (p NULL and old 0
  * for a new buffer; never smaller); free needs the size too. */
-#define LLPY_PAGES_MIN ((size_t)2 << 20)
+#define LLPY_PAGES_MIN ((size_t)4 << 20)
 void *llpy_pages_resize(void *p, size_t old, size_t size);
 void llpy_pages_free(void *p, size_t size);
 

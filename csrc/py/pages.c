@@ -5,18 +5,23 @@
  * Memory a process touches for the first time costs a page fault per page.
  * In the VMs we measured, writing fresh 4 KiB pages cost 0.6 ns a byte
  * (more than copying the bytes there), in 2 MiB transparent huge pages
- * 0.08 ns (`bench/README.md`, "Fresh memory"). An Arrow batch is
- * mostly fresh memory: every batch a consumer keeps (pyarrow.table(reader)
- * keeps them all) is a new one. So buffers of at least LLPY_PAGES_MIN bytes
- * are mapped here, asked for in huge pages (madvise, Linux; elsewhere, and
- * when the system has none, they come in small pages as before), grown
- * with mremap, which moves pages instead of copying bytes. Smaller ones
- * stay with malloc. Only pages touched count: a huge page is only used for
- * a whole 2 MiB range inside the mapping, so a buffer's last partial range
- * stays in small pages (a batch that just passes its size costs no 2 MiB).
+ * 0.08 ns (`bench/README.md`, "Fresh memory"). An Arrow batch is mostly
+ * fresh memory: every batch a consumer keeps (pyarrow.table(reader) keeps
+ * them all) is a new one. So buffers of at least LLPY_PAGES_MIN bytes are
+ * mapped here and asked for in huge pages (madvise, Linux; elsewhere, and
+ * when the system has none, they come in small pages as before), and grow
+ * by mremap, which moves pages instead of copying bytes. Smaller ones stay
+ * with malloc.
+ *
+ * Only pages touched count, and a huge page counts whole; a batch fills
+ * its buffer to near its end. A huge page only fills a whole aligned 2 MiB
+ * range inside the mapping, so a new mapping is placed to end 4 KiB short
+ * of such a range's end: its last partial range, almost 2 MiB, stays in
+ * small pages, and a buffer filled to anywhere there costs what it holds.
  */
 #include "binding.h" /* Python.h first: it asks for _GNU_SOURCE (mremap) */
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +36,9 @@ static size_t round_up(size_t n) {
     return (n + LLPY_PAGE - 1) & ~(size_t)(LLPY_PAGE - 1);
 }
 
-/* A new mapping of size bytes that starts on a huge page's boundary (its
- * head and tail trimmed off), or NULL. */
-static void *map_aligned(size_t size) {
+/* A new mapping of size bytes that ends LLPY_PAGE short of a huge page's
+ * boundary (what was mapped around it trimmed off), or NULL. */
+static void *map_placed(size_t size) {
     size_t len = round_up(size);
     if (len > SIZE_MAX - HUGE_RANGE)
         return NULL;
@@ -41,21 +46,39 @@ static void *map_aligned(size_t size) {
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    uintptr_t at =
-        ((uintptr_t)p + HUGE_RANGE - 1) & ~(uintptr_t)(HUGE_RANGE - 1);
-    uint8_t *a = (uint8_t *)at;
+    /* the first end past p + len at HUGE_RANGE - LLPY_PAGE modulo it */
+    uintptr_t want = HUGE_RANGE - LLPY_PAGE, end = (uintptr_t)p + len;
+    end += (want - end % HUGE_RANGE) % HUGE_RANGE;
+    uint8_t *a = (uint8_t *)(end - len);
     if (a > p)
         munmap(p, (size_t)(a - p));
-    munmap(a + len, (size_t)(p + HUGE_RANGE - a)); /* never empty */
-    (void)madvise(a, len, MADV_HUGEPAGE); /* a wish: small pages otherwise */
+    if (a + len < p + len + HUGE_RANGE)
+        munmap(a + len, (size_t)(p + HUGE_RANGE - a));
+    (void)madvise(a, len, MADV_HUGEPAGE); /* a wish */
     return a;
 }
 
+/* A mapping of len bytes at p grown to size (page multiples): by mremap,
+ * which moves pages instead of copying bytes (the area keeps its advice),
+ * or else copied into a new one. NULL when out of memory. */
+static void *grow(uint8_t *p, size_t len, size_t size) {
+    uint8_t *q = mremap(p, len, size, MREMAP_MAYMOVE);
+    if (q != MAP_FAILED)
+        return q;
+    q = map_placed(size);
+    if (q != NULL) {
+        memcpy(q, p, len);
+        munmap(p, len);
+    }
+    return q;
+}
+
 void *llpy_pages_resize(void *p, size_t old, size_t size) {
+    assert(size >= old); /* (never smaller: a mapping stays one) */
     if (size < LLPY_PAGES_MIN)
-        return realloc(p, size); /* (old is smaller still: never shrinks) */
-    if (old < LLPY_PAGES_MIN) {  /* from malloc's memory to a mapping */
-        void *q = map_aligned(size);
+        return realloc(p, size);
+    if (old < LLPY_PAGES_MIN) { /* from malloc's memory to a mapping */
+        void *q = map_placed(size);
         if (q == NULL)
             return NULL;
         if (p != NULL)
@@ -63,11 +86,7 @@ void *llpy_pages_resize(void *p, size_t old, size_t size) {
         free(p);
         return q;
     }
-    void *q = mremap(p, round_up(old), round_up(size), MREMAP_MAYMOVE);
-    if (q == MAP_FAILED)
-        return NULL;
-    (void)madvise(q, round_up(size), MADV_HUGEPAGE); /* where it moved */
-    return q;
+    return grow(p, round_up(old), round_up(size));
 }
 
 void llpy_pages_free(void *p, size_t size) {
