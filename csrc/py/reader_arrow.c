@@ -23,6 +23,10 @@
  * 273 at 32), and their columns are kept for the next (SPARE_MOST). */
 #define DEFAULT_MAX_BYTES ((Py_ssize_t)4 << 20)
 #define FIRST_ROWS 256
+/* What a record adds to a batch besides its payload: its offset and the
+ * end of its payload, 8 bytes each. A batch's size (nbytes, max_bytes) is
+ * its payloads plus this for each record, as pyarrow counts it. */
+#define ROW_BYTES 16
 #define FIRST_BYTES ((size_t)64 * 1024)
 #define RESERVE_AT_ONCE ((size_t)16 << 20)
 #define SPARE_MOST ((size_t)32 << 20) /* bytes of buffers kept for reuse */
@@ -395,7 +399,8 @@ static Py_ssize_t Batch_len(PyObject *op) {
 
 static PyObject *Batch_nbytes(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromSize_t(((batch_object *)op)->cols->len);
+    arrow_cols *c = ((batch_object *)op)->cols;
+    return PyLong_FromSize_t(c->len + ROW_BYTES * c->n);
 }
 
 static int parse_requested(PyObject *args, PyObject *kwds, const char *fn) {
@@ -453,7 +458,10 @@ static PyMethodDef Batch_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Batch_getset[] = {
-    {"nbytes", Batch_nbytes, NULL, "Bytes of record data in the batch.", NULL},
+    {"nbytes", Batch_nbytes, NULL,
+     "Bytes of the batch's columns: its records' payloads and 16 a record "
+     "(offset and end), as pyarrow's RecordBatch.nbytes counts them.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(
@@ -488,7 +496,10 @@ typedef struct {
     cols_spare *spare; /* a released batch's columns, for the next */
 } batches_object;
 
-#define RUN_RECORDS 64
+/* The most records a run may take: the core counts payload bytes only, so
+ * it is given max_bytes less ROW_BYTES for as many records as it may take
+ * (less than a batch's last 8 KiB then go record by record). */
+#define RUN_ROWS 512
 
 /* Appends the run of whole records the core reads at once, if any: the
  * count, 0 (none: the general path goes on), or -1 with MemoryError. */
@@ -496,21 +507,24 @@ static int batches_fill_run(batches_object *it, llpy_reader *r,
                             arrow_cols *c) {
     if (r->finished || r->closed || r->in_redirect)
         return 0; /* (the general path says so; no record moves) */
-    /* A run lies in one block: room for a block's records and bytes. */
-    size_t most = LLOG_BLOCK_SIZE / LLOG_HEADER_SIZE;
-    while (c->cap_n - c->n < most)
+    /* Room for the records it may take, and a block's bytes (a run lies
+     * in one block). */
+    size_t room = it->max_records - c->n; /* (> 0) */
+    room = room < RUN_ROWS ? room : RUN_ROWS;
+    while (c->cap_n - c->n < room)
         if (cols_grow_rows(c) < 0)
             return PyErr_NoMemory(), -1;
     if (c->cap_len - c->len < LLOG_BLOCK_SIZE &&
         cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
         return PyErr_NoMemory(), -1;
+    size_t rows = ROW_BYTES * (c->n + room);
     llog_run run = {c->offsets,
                     c->ends,
                     c->data,
                     c->n,
-                    (size_t)it->max_records,
+                    c->n + room,
                     c->len,
-                    (size_t)it->max_bytes};
+                    it->max_bytes > rows ? it->max_bytes - rows : 0};
     size_t n = llog_reader_next_run(r->core, &run);
     if (n > 0) {
         c->n = run.n;
@@ -528,7 +542,8 @@ static int batches_fill_run(batches_object *it, llpy_reader *r,
 static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
     llpy_state *st = llpy_state_of(Py_TYPE(r));
     llog_event ev;
-    while (c->n < it->max_records && c->len < it->max_bytes) {
+    while (c->n < it->max_records &&
+           c->len + ROW_BYTES * c->n < it->max_bytes) {
         int rc = batches_fill_run(it, r, c);
         if (rc > 0)
             continue; /* a run of whole records, read at once */

@@ -590,9 +590,10 @@ class Reader(Iterator[bytes]):
 
         Arguments
           max_records: at most this many records a batch (>= 1).
-          max_bytes: a batch ends with the record that brings its data to
-            this many bytes or more (>= 1): it holds less than max_bytes
-            plus its last record.
+          max_bytes: a batch ends with the record that brings its size
+            (Batch.nbytes: payloads and 16 bytes a record) to this many
+            bytes or more (>= 1): it is smaller than max_bytes plus its last
+            record's payload and 16.
 
         Returns
           An iterator of Batch objects.
@@ -653,7 +654,7 @@ class Batch:
     def __len__(self) -> int: ...
     @property
     def nbytes(self) -> int:
-        """Bytes of record data in the batch."""
+        """Bytes of the batch's columns: its records' payloads and 16 a record (offset and end), as pyarrow's RecordBatch.nbytes counts them."""
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """Export the batch through the Arrow C data interface.
 
