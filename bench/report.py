@@ -340,6 +340,13 @@ def evaluate_targets(cases: list[Case], chosen: str) -> list[Target]:
             5,
             "x",
         ),
+        # Not a target: long records in batches, against the loop (bench/README.md)
+        Target(
+            "read 1 MiB from a warm file, iter_batches vs for loop",
+            f.versus("read/1 MiB/arrow", "ours_arrow", "loop"),
+            None,
+            "x",
+        ),
     ]
     ts += _rocksdb_targets(f)
     w1m = "write/1 MiB/file"

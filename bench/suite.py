@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.cases.arrow import arrow_read_case, arrow_write_case
+from bench.cases.arrow import arrow_long_read_case, arrow_read_case, arrow_write_case
 from bench.cases.crc import crc_cases
 from bench.cases.dask import dask_scaling
 from bench.cases.dialects import compressed_case, recycled_case
@@ -73,7 +73,8 @@ def run_suite(
             cases += crc_cases(cfg, progress)
         cases += _record_cases(data, cfg, only, progress)
         if "arrow" in only:
-            cases += _extra_cases((arrow_read_case, arrow_write_case), data, cfg, progress)
+            makers = (arrow_read_case, arrow_long_read_case, arrow_write_case)
+            cases += _extra_cases(makers, data, cfg, progress)
         if "rocksdb" in only:
             cases += _extra_cases((recycled_case, compressed_case), data, cfg, progress)
         cases.sort(key=lambda c: (ORDER[c.op], c.size))  # stable: CRC paths keep their order

@@ -1,8 +1,9 @@
-"""Arrow cases: 100 B records read from memory as Arrow batches (Reader.iter_batches), and
-written from an Arrow array (Writer.write_many over a pyarrow array, taken through the
-Arrow C data interface). Baselines: the `for rec in Reader` loop and `crc32c` over the
-same log bytes alone (reading); `write_many` over a list of bytes (writing). The write
-case needs pyarrow (the `test` extra), and is left out without it."""
+"""Arrow cases: 100 B records read from memory as Arrow batches (Reader.iter_batches), 1 MiB
+records read from a warm file as Arrow batches, and 100 B records written from an Arrow array
+(Writer.write_many over a pyarrow array, taken through the Arrow C data interface).
+Baselines: the `for rec in Reader` loop and `crc32c` over the same log bytes alone (reading);
+`write_many` over a list of bytes (writing). The write case needs pyarrow (the `test` extra),
+and is left out without it."""
 
 from __future__ import annotations
 
@@ -22,13 +23,13 @@ except ImportError:  # pragma: no cover - pyarrow is in the test extra
 SIZE = 100
 
 
-def batches(log: bytes) -> None:
+def batches(log: bytes | str) -> None:
     """for batch in Reader(log).iter_batches(): the records as Arrow columns."""
     for _batch in leveldb_log.Reader(log).iter_batches():
         pass
 
 
-def loop(log: bytes) -> None:
+def loop(log: bytes | str) -> None:
     """for rec in Reader(log)."""
     for _rec in leveldb_log.Reader(log):
         pass
@@ -57,6 +58,24 @@ def arrow_read_case(data: Data, cfg: Config) -> Case:
     ]
     key = f"read/{size_name(SIZE)}/arrow"
     return Case(key, "read", SIZE, "memory, Arrow batches", cs, ["ours_arrow"], [])
+
+
+def arrow_long_read_case(data: Data, cfg: Config) -> Case:
+    """Read 1 MiB records from a warm page-cache file as Arrow batches, against the loop:
+    what long records cost in batches (assembled in place, columns in huge pages)."""
+    size = 1 << 20
+    max_n = max(1, cfg.max_bytes // size)
+
+    def src(n: int) -> str:
+        return str(data.file("log", size, n))
+
+    cs = [
+        Contender("Reader(path).iter_batches()", "ours_arrow", src, batches, max_n, 1),
+        Contender("for rec in Reader(path)", "loop", src, loop, max_n, 1),
+    ]
+    return Case(
+        f"read/{size_name(size)}/arrow", "read", size, "file, Arrow batches", cs, ["ours_arrow"], []
+    )
 
 
 def write_many_of(state: tuple[Any, io.BytesIO]) -> None:
