@@ -55,6 +55,7 @@ typedef struct arrow_cols {
     size_t len, cap_len;
     size_t cap_limit;  /* grow data no further unless a record needs it (a
                           batch's max_bytes and a block), or 0 */
+    size_t rows_limit; /* the most rows a batch holds, or 0 */
     cols_spare *spare; /* where they go when released, or NULL */
 } arrow_cols;
 
@@ -141,9 +142,14 @@ static arrow_cols *cols_new(cols_spare *sp) {
     return c;
 }
 
-/* Room for one more row; 0, or -1 (no row more). */
+/* Room for one more row; 0, or -1 (no row more). A batch's rows at once
+ * when they are few enough, rather than by copies (as for the data). */
 static int cols_grow_rows(arrow_cols *c) {
     size_t cap = c->cap_n < FIRST_ROWS ? FIRST_ROWS : 2 * c->cap_n;
+    if (c->cap_n < c->rows_limit &&
+        (cap > c->rows_limit ||
+         c->rows_limit <= RESERVE_AT_ONCE / sizeof *c->offsets))
+        cap = c->rows_limit;
     if (c->cap_off < cap) {
         uint64_t *offsets = llpy_pages_resize(
             c->offsets, c->cap_off * sizeof *offsets, cap * sizeof *offsets);
@@ -567,6 +573,9 @@ static arrow_cols *batches_next_cols(batches_object *it) {
     c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
                        ? 0
                        : it->max_bytes + LLOG_BLOCK_SIZE;
+    /* (every row takes ROW_BYTES of max_bytes, the last one past it) */
+    size_t rows = it->max_bytes / ROW_BYTES + 1;
+    c->rows_limit = rows < it->max_records ? rows : it->max_records;
     if (llpy_lock_acquire(&r->lock) < 0) {
         cols_unref(c);
         return NULL;
