@@ -16,9 +16,6 @@ import gc
 import io
 import itertools
 import os
-import re
-import subprocess
-import sys
 import warnings
 from typing import Any
 
@@ -444,16 +441,6 @@ def test_kept_columns_grow_for_larger_batches(tmp_path: Any) -> None:
 
 def b_records(batch: Any) -> list[bytes]:
     return columns_of(array_of(batch))[1]
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the benchmark is Linux's")
-def test_the_fresh_pages_benchmark_builds_cleanly_and_runs(tmp_path: Any) -> None:
-    exe = tmp_path / "fresh_pages"
-    src = os.path.join(os.path.dirname(__file__), "..", "bench", "fresh_pages.c")
-    cmd = ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", src, "-o", str(exe)]
-    subprocess.run(cmd, check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
-    assert len(re.findall(r" ns a byte$", out, re.M)) == 4, out
 
 
 def test_limits_and_closed_readers_are_refused() -> None:

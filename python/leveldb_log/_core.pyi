@@ -654,7 +654,11 @@ class Batch:
     def __len__(self) -> int: ...
     @property
     def nbytes(self) -> int:
-        """Bytes of the batch's columns: its records' payloads and 16 a record (offset and end), as pyarrow's RecordBatch.nbytes counts them."""
+        """Bytes of the batch's columns: its records' payloads and 16 a record.
+
+        (Its offset and where its payload ends: as pyarrow's RecordBatch.nbytes
+        counts them.)
+        """
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """Export the batch through the Arrow C data interface.
 
