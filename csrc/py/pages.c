@@ -15,7 +15,7 @@
  *
  * Only pages touched count, and a huge page counts whole; a batch fills
  * its buffer to near its end. A huge page only fills a whole aligned 2 MiB
- * range inside the mapping, so a new mapping is placed to end 4 KiB short
+ * range inside the mapping, so a new mapping is placed to end a page short
  * of such a range's end: its last partial range, almost 2 MiB, stays in
  * small pages, and a buffer filled to anywhere there costs what it holds.
  */
@@ -27,17 +27,27 @@
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
 #define HUGE_RANGE ((size_t)2 << 20)
 
-static size_t round_up(size_t n) {
-    return (n + LLPY_PAGE - 1) & ~(size_t)(LLPY_PAGE - 1);
+/* The system's page size (4 KiB, 16 KiB or 64 KiB: every length and
+ * address given to the calls below is a multiple of it). */
+static size_t page_size(void) {
+    long n = sysconf(_SC_PAGESIZE);
+    return n > 0 ? (size_t)n : 4096;
 }
 
-/* A new mapping of size bytes that ends LLPY_PAGE short of a huge page's
- * boundary (what was mapped around it trimmed off), or NULL. */
+static size_t round_up(size_t n) {
+    size_t page = page_size();
+    return (n + page - 1) & ~(page - 1);
+}
+
+/* A new mapping of size bytes that ends a page short of a huge page's
+ * boundary (what was mapped around it trimmed off), or NULL. With pages of
+ * 2 MiB or more, where huge pages are larger still, it is not placed. */
 static void *map_placed(size_t size) {
     size_t len = round_up(size);
     if (len > SIZE_MAX - HUGE_RANGE)
@@ -46,9 +56,11 @@ static void *map_placed(size_t size) {
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    /* the first end past p + len at HUGE_RANGE - LLPY_PAGE modulo it */
-    uintptr_t want = HUGE_RANGE - LLPY_PAGE, end = (uintptr_t)p + len;
-    end += (want - end % HUGE_RANGE) % HUGE_RANGE;
+    /* the first end past p + len at HUGE_RANGE - a page modulo it */
+    size_t page = page_size();
+    uintptr_t want = HUGE_RANGE - page, end = (uintptr_t)p + len;
+    if (page < HUGE_RANGE)
+        end += (want - end % HUGE_RANGE) % HUGE_RANGE;
     uint8_t *a = (uint8_t *)(end - len);
     if (a > p)
         munmap(p, (size_t)(a - p));

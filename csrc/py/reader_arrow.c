@@ -37,8 +37,9 @@
  * batch of any iterator: their pages are already in memory, where fresh ones
  * cost a page fault and zeroing each (a tenth to a third of the work for
  * short records). Shared by the module, the iterators and every batch they
- * made (one reference each); the columns of a batch that used more than
- * SPARE_MOST bytes of them are not kept. */
+ * made (one reference each); columns larger than SPARE_MOST are not kept
+ * (a record being assembled, or dropped, may have filled more than the
+ * batch holds). */
 typedef struct cols_spare {
     long refs;
     struct arrow_cols *kept; /* or NULL; swapped atomically */
@@ -103,7 +104,7 @@ static void cols_unref(arrow_cols *c) {
         return;
     }
     c->spare = NULL; /* kept columns hold no reference to their keeper */
-    if (c->len + 16 * c->n > SPARE_MOST) { /* what the batch used */
+    if (c->cap_len + 16 * c->cap_n > SPARE_MOST) {
         cols_destroy(c);
         spare_unref(sp);
         return;
