@@ -315,10 +315,15 @@ def array_of(batch: Any) -> Any:
 LONG = make_records([300000, 7, 250000, 9], 11)
 
 
+def b_records(batch: Any) -> list[bytes]:
+    """A batch's records (read with ctypes: no pyarrow)."""
+    return columns_of(array_of(batch))[1]
+
+
 def rest_of(r: Any, via: str) -> list[bytes]:
     """What a reader returns from here on: by batches, or record by record."""
     if via == "batches":
-        return [rec for b in r.iter_batches() for rec in columns_of(array_of(b))[1]]
+        return [rec for b in r.iter_batches() for rec in b_records(b)]
     return list(r)
 
 
@@ -403,7 +408,7 @@ def test_damage_inside_a_run_read_in_place_then_a_raising_callback(
                         got.append(rec)
                 else:
                     for b in r.iter_batches():
-                        got += columns_of(array_of(b))[1]
+                        got += b_records(b)
             got += rest_of(r, via)
             return got, seen, r._blocks_in_place
 
@@ -437,10 +442,6 @@ def test_kept_columns_grow_for_larger_batches(tmp_path: Any) -> None:
         with leveldb_log.Reader(path) as r:
             got = [rec for b in r.iter_batches(max_bytes=mib << 20) for rec in b_records(b)]
         assert got == records, mib
-
-
-def b_records(batch: Any) -> list[bytes]:
-    return columns_of(array_of(batch))[1]
 
 
 def test_limits_and_closed_readers_are_refused() -> None:

@@ -327,15 +327,16 @@ void llpy_reader_redirect(llpy_reader *self, llog_reserve_fn fn, void *ctx) {
 }
 
 /* Where the bytes of the reader's that lie in the redirect's buffer begin
- * and end: the record being assembled, then the payloads read in place
- * for it and not yet fed (which may outlive it: see reader_fill.c). */
-static int redirected_span(llpy_reader *self, uint8_t **from, uint8_t **end) {
-    uint8_t *buf;
+ * and end: the record being assembled (where it begins in *open, else
+ * NULL), then the payloads read in place for it and not yet fed (which may
+ * outlive it: see reader_fill.c). */
+static int redirected_span(llpy_reader *self, uint8_t **open, uint8_t **from,
+                           uint8_t **end) {
     size_t len;
-    *from = *end = NULL;
-    if (llog_reader_assembly(self->core, &buf, &len)) {
-        *from = buf;
-        *end = buf + len;
+    *open = *from = *end = NULL;
+    if (llog_reader_assembly(self->core, open, &len)) {
+        *from = *open;
+        *end = *open + len;
     }
 #ifdef LLPY_IN_PLACE_BLOCKS
     if (self->in_place_left > 0) {
@@ -354,9 +355,10 @@ int llpy_reader_redirect_end(llpy_reader *self) {
     self->redirect = NULL;
     int was = self->in_redirect;
     self->in_redirect = 0;
-    uint8_t *from, *end, *buf;
-    size_t len, cap;
-    if (!was || self->core == NULL || !redirected_span(self, &from, &end))
+    uint8_t *open, *from, *end;
+    size_t cap;
+    if (!was || self->core == NULL ||
+        !redirected_span(self, &open, &from, &end))
         return 0;
     uint8_t *to = scratch_reserve(self, (size_t)(end - from), &cap);
     if (to == NULL) {
@@ -365,9 +367,9 @@ int llpy_reader_redirect_end(llpy_reader *self) {
         return -1;
     }
     memcpy(to, from, (size_t)(end - from));
-    if (llog_reader_assembly(self->core, &buf, &len))
-        llog_reader_assembly_moved(self->core, to + (buf - from),
-                                   cap - (size_t)(buf - from));
+    if (open != NULL)
+        llog_reader_assembly_moved(self->core, to + (open - from),
+                                   cap - (size_t)(open - from));
 #ifdef LLPY_IN_PLACE_BLOCKS
     if (self->in_place_left > 0)
         self->in_place_body = to + (self->in_place_body - from);
@@ -471,14 +473,15 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
         reader_step(self, ev);
         switch (ev->kind) {
         case LLOG_EV_RECORD:
-            if (ev->assembled && self->in_redirect) {
-                assembly_learn(self, ev->len); /* (in the batch already) */
-                self->in_redirect = 0;
-            } else if (ev->assembled) {
+            if (ev->assembled) {
                 assembly_learn(self, ev->len);
-                ev->data = self->in_scratch
-                               ? self->scratch
-                               : (uint8_t *)PyBytes_AS_STRING(self->assembly);
+                if (self->in_redirect) /* (in the batch already) */
+                    self->in_redirect = 0;
+                else
+                    ev->data =
+                        self->in_scratch
+                            ? self->scratch
+                            : (uint8_t *)PyBytes_AS_STRING(self->assembly);
             }
             self->has_last = 1;
             self->last_record_offset = ev->offset;

@@ -105,7 +105,7 @@ static void cols_unref(arrow_cols *c) {
         return;
     }
     c->spare = NULL; /* kept columns hold no reference to their keeper */
-    if (c->cap_len + 16 * c->cap_n > SPARE_MOST) {
+    if (c->cap_len + ROW_BYTES * c->cap_n > SPARE_MOST) {
         cols_destroy(c);
         spare_unref(sp);
         return;
@@ -144,14 +144,23 @@ static arrow_cols *cols_new(cols_spare *sp) {
     return c;
 }
 
-/* Room for one more row; 0, or -1 (no row more). A batch's rows at once
- * when they are few enough, rather than by copies (as for the data). */
+/* A column's new capacity: cap, grown by doubling, or instead the batch's
+ * limit (0: none) when that holds `need` and doubling would pass it or it
+ * is no more than `at_once`: a batch ends near its limit, and a small one
+ * is better reserved at once than reached by copies (pages never written
+ * cost no memory). */
+static size_t cap_at_once(size_t cap, size_t need, size_t limit,
+                          size_t at_once) {
+    return limit > 0 && need <= limit && (cap > limit || limit <= at_once)
+               ? limit
+               : cap;
+}
+
+/* Room for one more row; 0, or -1 (no row more). */
 static int cols_grow_rows(arrow_cols *c) {
     size_t cap = c->cap_n < FIRST_ROWS ? FIRST_ROWS : 2 * c->cap_n;
-    if (c->cap_n < c->rows_limit &&
-        (cap > c->rows_limit ||
-         c->rows_limit <= RESERVE_AT_ONCE / sizeof *c->offsets))
-        cap = c->rows_limit;
+    cap = cap_at_once(cap, c->cap_n + 1, c->rows_limit,
+                      RESERVE_AT_ONCE / sizeof *c->offsets);
     if (c->cap_off < cap) {
         uint64_t *offsets = llpy_pages_resize(
             c->offsets, c->cap_off * sizeof *offsets, cap * sizeof *offsets);
@@ -177,11 +186,7 @@ static int cols_grow_data(arrow_cols *c, size_t n) {
         return -1; /* overflow */
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
-    /* A batch ends near max_bytes: no further than that, and a small one
-     * at once rather than by copies (pages never written cost no memory) */
-    if (c->cap_limit > 0 && need <= c->cap_limit &&
-        (cap > c->cap_limit || c->cap_limit <= RESERVE_AT_ONCE))
-        cap = c->cap_limit;
+    cap = cap_at_once(cap, need, c->cap_limit, RESERVE_AT_ONCE);
     uint8_t *data = llpy_pages_resize(c->data, c->cap_len, cap);
     if (data == NULL)
         return -1;
