@@ -1,6 +1,6 @@
 """Benchmarks of leveldb_log against the obvious alternatives, as ratios.
 
-    python -m bench [--quick] [--markdown] [--json PATH] [--only crc,write,read,memory]
+    python -m bench [--quick | --smoke] [--markdown] [--json PATH] [--only crc,write,read,memory]
     python -m bench --only dask     (opt-in: Dask read_logs on 1 and 2 workers)
 
 (from the repository root). Every run starts with the CPU, the flags that matter to
@@ -28,6 +28,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line (the same options as the old bench/run.py)."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short run (about a minute at most)")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every case once on a few MiB of data: checks that the suite runs (its figures "
+        "mean nothing; tests/test_bench_programs.py uses it)",
+    )
     ap.add_argument("--markdown", action="store_true", help="print markdown tables")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every number here")
     ap.add_argument(
@@ -49,16 +55,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmarks; print the header at once and the tables at the end."""
-    args = parse_args(argv)
-    cfg = Config(
+def config(args: argparse.Namespace) -> Config:
+    """What the options ask for: the reference run, --quick, or --smoke."""
+    if args.smoke:
+        return Config(
+            seconds=args.seconds or 0.002,
+            rounds=args.rounds or 1,
+            max_bytes=2 * MiB,
+            peak_log_bytes=4 * MiB,
+            clock=args.clock,
+        )
+    return Config(
         seconds=args.seconds or (0.04 if args.quick else 0.1),
         rounds=args.rounds or (3 if args.quick else 7),
         max_bytes=(32 if args.quick else 64) * MiB,
         peak_log_bytes=(32 if args.quick else 256) * MiB,
         clock=args.clock,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmarks; print the header at once and the tables at the end."""
+    args = parse_args(argv)
+    cfg = config(args)
     if missing():
         print(
             f"note: {', '.join(missing())} not installed (pip install '.[bench]'): "
