@@ -19,26 +19,26 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def build_and_run(source: str, tmp_path: Path) -> str:
+    """Builds bench/<source> with warnings as errors, runs it, and returns what it printed."""
+    gcc = shutil.which("gcc")
+    assert gcc, f"gcc is needed to build bench/{source}"
+    exe = tmp_path / Path(source).stem
+    cmd = [gcc, "-O2", "-Wall", "-Wextra", "-Werror", f"bench/{source}", "-o", str(exe)]
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the benchmark is Linux's")
 def test_the_fresh_pages_benchmark_builds_cleanly_and_runs(tmp_path: Path) -> None:
-    gcc = shutil.which("gcc")
-    assert gcc, "gcc is needed to build bench/fresh_pages.c"
-    exe = tmp_path / "fresh_pages"
-    cmd = [gcc, "-O2", "-Wall", "-Wextra", "-Werror", "bench/fresh_pages.c", "-o", str(exe)]
-    subprocess.run(cmd, cwd=ROOT, check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    out = build_and_run("fresh_pages.c", tmp_path)
     rows = re.findall(r"^(.+?) +[\d.]+ ms per 32 MiB, ([\d.]+) ns a byte$", out, re.M)
     assert len(rows) == 4 and all(float(ns) > 0 for _, ns in rows), out
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="rep movsb is x86's")
 def test_the_copy_window_benchmark_builds_cleanly_and_runs(tmp_path: Path) -> None:
-    gcc = shutil.which("gcc")
-    assert gcc, "gcc is needed to build bench/copy_window.c"
-    exe = tmp_path / "copy_window"
-    cmd = [gcc, "-O2", "-Wall", "-Wextra", "-Werror", "bench/copy_window.c", "-o", str(exe)]
-    subprocess.run(cmd, cwd=ROOT, check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    out = build_and_run("copy_window.c", tmp_path)
     rows = re.findall(r"^ *(\d+): +([\d.]+) +([\d.]+)$", out, re.M)
     distances = [int(d) for d, _, _ in rows]
     assert distances[:41] == list(range(41)) and distances[-1] == 4095, out
