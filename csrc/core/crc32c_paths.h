@@ -95,9 +95,20 @@ typedef struct y_shape {
 } y_shape;
 /* Inputs this long start with huge blocks (below it, long ones). */
 #define Y_HUGE_MIN ((size_t)128 << 10)
-/* Longer inputs use short blocks only, fetching Y_PREFETCH bytes ahead:
- * from memory (16 MiB) 1.4 times as fast as without, on Zen 3. */
-#define Y_HUGE_MAX ((size_t)2 << 20)
+/*
+ * Inputs longer than Y_HUGE_MAX, up to Y_SPREAD_MAX, take long blocks
+ * fetching ahead as
+ * llog_crc32c_extend_ahead does; longer still, short blocks only, fetching
+ * Y_PREFETCH bytes ahead. Zen 3 (2-vCPU VM, 32 MiB L3), medians of 15
+ * interleaved rounds of 10 calls, GB/s: huge blocks stay fastest to 8 MiB
+ * (3-8 MiB: 20-32 against 18-29 for long ones fetching ahead); from 10 to
+ * 16 MiB long ones fetching ahead win (16 MiB: 16-30 against 13-25 for huge
+ * and 15-24 for short ones prefetching); at 32 MiB they are level, and from
+ * memory (64 MiB) the short ones are 5-12% faster, and 1.4 times as fast
+ * as with no fetching (an earlier measure).
+ */
+#define Y_HUGE_MAX ((size_t)8 << 20)
+#define Y_SPREAD_MAX ((size_t)32 << 20)
 #define Y_PREFETCH 4096
 /* llog_crc32c_extend_ahead: every step of every block asks for its share
  * of the lines Y_AHEAD bytes on, one in Y_AHEAD_STRIDE (the CPU's adjacent
@@ -106,6 +117,10 @@ typedef struct y_shape {
  * every line: slower from cache). */
 #define Y_AHEAD 8192
 #define Y_AHEAD_STRIDE 128
+/* Its inputs longer than this take short blocks only: they are expected
+ * from memory, where short blocks beat huge ones (Zen 3, 4 MiB pieces of a
+ * 512 MiB buffer: 13.6-16.8 GB/s against 14.4-14.6). */
+#define Y_AHEAD_HUGE_MAX ((size_t)2 << 20)
 
 /* Every constant of the instruction-based paths: polynomials mod P (x^n for
  * the n the comments name), filled once by crc32c.c at init. */
@@ -117,13 +132,14 @@ struct llog_crc32c_constants {
     uint64_t fold_256[2], fold_64[2], fold_lanes[4][2];
     uint64_t hybrid_k[4]; /* hybrid blocks, above */
     /* AVX2 block shapes: huge (64 steps, 25 KiB) for inputs from
-     * Y_HUGE_MIN to Y_HUGE_MAX, long (8 steps) below, short (2 steps) for
-     * what they leave and, prefetching, for longer inputs. Measured on Zen
-     * 3: beyond the L2 cache, huge blocks keep the rate of cache-resident
-     * ones (1 MiB: 38 GB/s against 31.5 in long blocks; 16 MiB from the L3
-     * cache 33 against 28), but from memory (16 MiB) prefetching short
-     * blocks are faster; up to 128 KiB long ones are as fast as huge ones
-     * and leave less to the short ones. */
+     * Y_HUGE_MIN to Y_HUGE_MAX, long (8 steps) below and, fetching ahead,
+     * above up to Y_SPREAD_MAX, short (2 steps) for what they leave and,
+     * prefetching, for longer inputs still. Measured on Zen 3: beyond the
+     * L2 cache, huge blocks keep the rate of cache-resident ones (1 MiB: 38
+     * GB/s against 31.5 in long blocks) up to 8 MiB; beyond, long blocks
+     * fetching ahead are faster, and from memory prefetching short ones (see
+     * Y_HUGE_MAX); up to 128 KiB long ones are as fast as huge ones and
+     * leave less to the short ones. */
     y_shape y_huge, y_long, y_short;
     uint64_t fold_32[2], fold_128[2];
 };

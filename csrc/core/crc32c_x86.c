@@ -321,8 +321,26 @@ TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[Y_NS],
 
 /* How blocks fetch ahead: not at all; short blocks of a long input all
  * their lines Y_PREFETCH on, at their start; or each step its share of
- * the lines Y_AHEAD on (llog_crc32c_extend_ahead). Never faults. */
+ * the lines Y_AHEAD on (llog_crc32c_extend_ahead, and inputs longer than
+ * Y_HUGE_MAX up to Y_SPREAD_MAX). Never faults. */
 enum y_fetch { FETCH_NONE, FETCH_SHORT, FETCH_SPREAD };
+
+/* The shape an input of len bytes starts with (0 huge, 1 long, 2 short
+ * blocks), and how its blocks fetch ahead (*fetch): by the thresholds
+ * Y_HUGE_MIN, Y_HUGE_MAX and Y_SPREAD_MAX, or Y_AHEAD_HUGE_MAX when
+ * `ahead`. */
+static inline int y_start(size_t len, int ahead, enum y_fetch *fetch) {
+    if (ahead) {
+        *fetch = FETCH_SPREAD;
+        return len > Y_AHEAD_HUGE_MAX ? 2 : len >= Y_HUGE_MIN ? 0 : 1;
+    }
+    if (len > Y_SPREAD_MAX) {
+        *fetch = FETCH_SHORT;
+        return 2;
+    }
+    *fetch = len > Y_HUGE_MAX ? FETCH_SPREAD : FETCH_NONE;
+    return len >= Y_HUGE_MIN && len <= Y_HUGE_MAX ? 0 : 1;
+}
 
 /* One block V A B C of shape sh: the accumulators x, standing for
  * everything before V, carried onto V by gap (r, the CRC of the previous
@@ -370,10 +388,8 @@ TARGET_AVX2 static FORCE_INLINE uint32_t blocks_y(uint32_t crc,
     const y_shape *shapes[] = {&llog_crc32c_k.y_huge, &llog_crc32c_k.y_long,
                                &llog_crc32c_k.y_short};
     const y_shape *last = &llog_crc32c_k.y_short;
-    int first = len > Y_HUGE_MAX ? 2 : len >= Y_HUGE_MIN ? 0 : 1;
-    enum y_fetch fetch = ahead        ? FETCH_SPREAD
-                         : first == 2 ? FETCH_SHORT
-                                      : FETCH_NONE;
+    enum y_fetch fetch;
+    int first = y_start(len, ahead, &fetch);
     for (int i = first; i < 3; i++) { /* longest first */
         const y_shape *sh = shapes[i];
         for (; len >= sh->block; p += sh->block, len -= sh->block) {

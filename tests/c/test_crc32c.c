@@ -174,6 +174,31 @@ static void test_long_inputs(void) {
     free(src);
 }
 
+/* Inputs around the AVX2 path's last thresholds (long blocks fetching
+ * ahead past 8 MiB, short ones prefetching at their start past 32 MiB),
+ * against the table-driven path (test_long_inputs checks that one against
+ * the bitwise reference, which would take seconds here). */
+static void test_very_long_inputs(void) {
+    static const size_t sizes[] = {(8u << 20) + 801, (32u << 20) + 7,
+                                   (32u << 20) - 40,
+                                   (33u << 20) + 3 * 3200 + 801};
+    size_t max = (33u << 20) + 3 * 3200 + 801 + 64;
+    uint8_t *src = malloc(max);
+    if (src == NULL)
+        exit(2);
+    fill_random(src, max, 8);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t len = sizes[s], align = 1 + 21 * s;
+        uint32_t want = llog_crc32c_portable(0x5EEDu, src + align, len);
+        check_all_impls(src + align, len, align, 0x5EEDu, want,
+                        "very long input");
+        check(llog_crc32c_extend_ahead(0x5EEDu, src + align, len) == want,
+              "very long input, extend_ahead", llog_crc32c_implementation(),
+              len, align);
+    }
+    free(src);
+}
+
 /* extend(extend(c, a), b) == crc(a || b), with a and b done by any two
  * implementations. */
 static void test_chaining_across_impls(void) {
@@ -348,6 +373,7 @@ int main(int argc, char **argv) {
         test_golden_file(argv[1]);
     test_every_length_and_alignment();
     test_long_inputs();
+    test_very_long_inputs();
     test_chaining_across_impls();
     test_names_and_init_named();
     test_copy_many();
