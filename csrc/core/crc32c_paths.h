@@ -100,9 +100,9 @@ typedef struct y_shape {
  * fetching ahead as llog_crc32c_extend_ahead does; longer still, short
  * blocks only, fetching Y_PREFETCH bytes ahead. Zen 3 (2-vCPU VM, 32 MiB
  * L3), medians of 15 interleaved rounds of 10 calls, GB/s: huge blocks stay
- * fastest to 8 MiB (3-8 MiB: 20-32 against 18-29 for long ones fetching
+ * fastest to 8 MiB (3-8 MiB: 20-32 against 18-28 for long ones fetching
  * ahead); from 10 to 16 MiB long ones fetching ahead win (16 MiB: 16-30
- * against 13-25 for huge and 15-24 for short ones prefetching); at 32 MiB
+ * against 12-25 for huge and 15-24 for short ones prefetching); at 32 MiB
  * they are level, and from memory (64 MiB) the short ones are 5-12%
  * faster, and 1.4 times as fast as with no fetching (an earlier measure).
  */
