@@ -174,6 +174,24 @@ static void test_long_inputs(void) {
     free(src);
 }
 
+/* llog_crc32c_extend_ahead under every implementation on the len bytes at
+ * p, whole and chained at a third, against the table-driven path; the
+ * default implementation is chosen again after. */
+static void check_extend_ahead(const uint8_t *p, size_t len, size_t align) {
+    uint32_t want = llog_crc32c_portable(0, p, len);
+    uint32_t want_seeded = llog_crc32c_portable(0x1234u, p, len);
+    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
+        if (!llog_crc32c_init_named(llog_crc32c_impl_name(i)))
+            continue;
+        uint32_t got = llog_crc32c_extend_ahead(0, p, len);
+        uint32_t half = llog_crc32c_extend_ahead(0x1234u, p, len / 3);
+        half = llog_crc32c_extend_ahead(half, p + len / 3, len - len / 3);
+        check(got == want && half == want_seeded, "extend_ahead",
+              llog_crc32c_impl_name(i), len, align);
+    }
+    llog_crc32c_init(1);
+}
+
 /* Inputs around the AVX2 path's last thresholds (long blocks fetching
  * ahead past 8 MiB, short ones prefetching at their start past 32 MiB),
  * against the table-driven path (test_long_inputs checks that one against
@@ -192,14 +210,8 @@ static void test_very_long_inputs(void) {
         uint32_t want = llog_crc32c_portable(0x5EEDu, src + align, len);
         check_all_impls(src + align, len, align, 0x5EEDu, want,
                         "very long input");
-        for (int i = 0; i < llog_crc32c_impl_count(); i++)
-            if (llog_crc32c_init_named(llog_crc32c_impl_name(i)))
-                check(llog_crc32c_extend_ahead(0x5EEDu, src + align, len) ==
-                          want,
-                      "very long input, extend_ahead",
-                      llog_crc32c_impl_name(i), len, align);
+        check_extend_ahead(src + align, len, align);
     }
-    llog_crc32c_init(1);
     free(src);
 }
 
@@ -310,23 +322,10 @@ static void test_extend_ahead(void) {
     if (src == NULL)
         exit(2);
     fill_random(src, max, 7);
-    for (int i = 0; i < llog_crc32c_impl_count(); i++) {
-        if (!llog_crc32c_init_named(llog_crc32c_impl_name(i)))
-            continue;
-        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-            size_t len = sizes[s], align = (s * 13) % 64;
-            uint32_t want = llog_crc32c_portable(0, src + align, len);
-            uint32_t got = llog_crc32c_extend_ahead(0, src + align, len);
-            uint32_t half =
-                llog_crc32c_extend_ahead(0x1234u, src + align, len / 3);
-            half = llog_crc32c_extend_ahead(half, src + align + len / 3,
-                                            len - len / 3);
-            check(got == want &&
-                      half == llog_crc32c_portable(0x1234u, src + align, len),
-                  "extend_ahead", llog_crc32c_impl_name(i), len, align);
-        }
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t align = (s * 13) % 64;
+        check_extend_ahead(src + align, sizes[s], align);
     }
-    llog_crc32c_init(1);
     free(src);
 }
 
