@@ -218,11 +218,10 @@ typedef struct impl {
 
 /*
  * Slowest first: the last usable one is the best, unless it is passed over
- * on this CPU. Zen 4 runs 512-bit instructions as two halves: there,
- * folding alone (avx512+vpclmulqdq) reached 54-58 GB/s at 4 KiB, 32 KiB,
- * 1 MiB and 16 MiB, against 47, 47, 38 and 21 with three crc32 chains
- * beside it (bench/crc_speed.c, 2026-11-25); the side-by-side path was tuned
- * on Zen 5, where the units run whole 512-bit instructions.
+ * on this CPU. Where 512-bit instructions run as two halves, folding alone
+ * (avx512+vpclmulqdq) is faster than with three crc32 chains beside it, at
+ * every size; the side-by-side path suits CPUs that run them whole
+ * (docs/performance.md has the figures).
  */
 static const impl impls[] = {
     {"portable", update_portable, always, NULL, NULL},

@@ -46,12 +46,11 @@ uint32_t llog_crc32c_extend(uint32_t crc, const void *data, size_t len);
 /*
  * The same value as llog_crc32c_extend, for data that is likely not in the
  * CPU's caches (a large record coming from memory): paths that can fetch
- * ahead of themselves do so, which is faster from memory and a little
- * slower from cache (the AVX2 path on Zen 3: 32 KiB pieces of a large
- * buffer at about 15 GB/s instead of 8; cached ones up to a tenth slower);
- * the others compute it as llog_crc32c_extend does. It may fetch (never
- * read) up to a few KiB past the end of data: harmless, and it readies
- * what usually follows.
+ * ahead of themselves do so, which is much faster from memory and a little
+ * slower from cache (docs/performance.md, "Large records"); the others
+ * compute it as llog_crc32c_extend does. It may fetch (never read) up to a
+ * few KiB past the end of data: harmless, and it readies what usually
+ * follows.
  */
 uint32_t llog_crc32c_extend_ahead(uint32_t crc, const void *data, size_t len);
 
@@ -88,8 +87,9 @@ uint32_t llog_crc32c_hardware(uint32_t crc, const void *data, size_t len);
 int llog_crc32c_impl_count(void);
 
 /* The number of the implementation llog_crc32c_init(1) chooses: the last
- * usable one, unless this CPU runs it slower than an earlier one (AMD Zen 4
- * passes over "avx512+vpclmulqdq+crc32" for "avx512+vpclmulqdq"). */
+ * usable one, unless this CPU runs it slower than an earlier one (an AMD
+ * family 19h CPU with AVX-512 passes over "avx512+vpclmulqdq+crc32" for
+ * "avx512+vpclmulqdq"). */
 int llog_crc32c_impl_default(void);
 
 /* Name of implementation i, static storage; NULL when i is out of range. */

@@ -52,12 +52,12 @@ typedef uint32_t (*crc_fn)(uint32_t crc, const uint8_t *p, size_t len);
 /*
  * Three-stream blocks, longest first: each stream of a block has
  * stream_bytes[s] bytes, and stream_k[s] = {x^(16L-33), x^(8L-33)} mod P
- * shift streams A and B into place by (2) and (3). Long first streams matter
- * from memory: three streams of 16 KiB read a 16 MiB buffer half as fast again
- * as 2 KiB ones; 5440-byte ones take 32 KiB in two blocks (fewer merges and
- * less left over than 2 KiB ones). Measured on Zen 3; the shorter ones are
- * for what the longer leave. (Defined here, not in crc32c.c, so that the
- * paths' loops see the sizes at compile time.)
+ * shift streams A and B into place by (2) and (3). Long first streams read
+ * a buffer from memory faster than short ones; 5440-byte ones take 32 KiB in
+ * two blocks (fewer merges and less left over than 2 KiB ones); the shorter
+ * ones are for what the longer leave (bench/README.md, "The CRC paths'
+ * shapes"). (Defined here, not in crc32c.c, so that the paths' loops see the
+ * sizes at compile time.)
  */
 #define N_STREAM_SIZES 5
 static const size_t stream_bytes[N_STREAM_SIZES] = {16384, 5440, 1024, 256,
@@ -65,8 +65,9 @@ static const size_t stream_bytes[N_STREAM_SIZES] = {16384, 5440, 1024, 256,
 
 /*
  * Hybrid blocks (AVX-512): HYBRID_STEPS steps, each folding 256 bytes of V
- * and feeding HYBRID_WORDS words to each of the streams A, B, C (ratio tuned
- * on Zen 5, where the two units then run near their peaks together).
+ * and feeding HYBRID_WORDS words to each of the streams A, B, C (the ratio
+ * at which both units run near their peaks on a CPU that runs whole 512-bit
+ * instructions: docs/performance.md).
  * hybrid_k shifts c, crc(0, V), crc(0, A), crc(0, B) by |VABC|, 3L, 2L and
  * L bytes.
  */
@@ -82,7 +83,7 @@ static const size_t stream_bytes[N_STREAM_SIZES] = {16384, 5440, 1024, 256,
  * and then lane 0 onto lane 1 (fold_lanes[2]). Side by side with crc32 (see
  * "Carried across blocks"), blocks V A B C of a shape: each of its steps folds
  * 256 bytes of V and feeds Y_WORDS words to each of A, B, C (3 x 6 words per
- * 256 bytes: measured on Zen 3, where more crc32 words slow the folds down).
+ * 256 bytes: more crc32 words slow the folds down; bench/README.md).
  * gap carries the accumulators over A B C onto the next block's V, stream_k
  * merges A and B into C, tail_k moves the folded value over the last A B C.
  */
@@ -98,27 +99,22 @@ typedef struct y_shape {
 /*
  * Inputs longer than Y_HUGE_MAX, up to Y_SPREAD_MAX, take long blocks
  * fetching ahead as llog_crc32c_extend_ahead does; longer still, short
- * blocks only, fetching Y_PREFETCH bytes ahead. Zen 3 (2-vCPU VM, 32 MiB
- * L3), medians of 15 interleaved rounds of 10 calls, GB/s: huge blocks stay
- * fastest to 8 MiB (3-8 MiB: 20-32 against 18-28 for long ones fetching
- * ahead); from 10 to 16 MiB long ones fetching ahead win (16 MiB: 16-30
- * against 12-25 for huge and 15-24 for short ones prefetching); at 32 MiB
- * they are level, and from memory (64 MiB) the short ones are 5-12%
- * faster, and 1.4 times as fast as with no fetching (an earlier measure).
+ * blocks only, fetching Y_PREFETCH bytes ahead. Huge blocks stay fastest
+ * up to 8 MiB, long ones fetching ahead from there while the input is
+ * mostly in the L3 cache, and short ones prefetching from memory
+ * (bench/README.md, "The CRC paths' shapes", has the figures).
  */
 #define Y_HUGE_MAX ((size_t)8 << 20)
 #define Y_SPREAD_MAX ((size_t)32 << 20)
 #define Y_PREFETCH 4096
 /* llog_crc32c_extend_ahead: every step of every block asks for its share
  * of the lines Y_AHEAD bytes on, one in Y_AHEAD_STRIDE (the CPU's adjacent
- * line prefetcher brings the other). Measured on Zen 3, 32 KiB pieces of a
- * buffer in memory: 15.6 GB/s against 8.4 without (4096 ahead: 15.4;
- * every line: slower from cache). */
+ * line prefetcher brings the other; asking for every line is slower from
+ * cache); from memory, it is much faster (docs/performance.md). */
 #define Y_AHEAD 8192
 #define Y_AHEAD_STRIDE 128
 /* Its inputs longer than this take short blocks only: they are expected
- * from memory, where short blocks beat huge ones (Zen 3, 4 MiB pieces of a
- * 512 MiB buffer: 13.6-16.8 GB/s against 14.4-14.6). */
+ * from memory, where short blocks beat huge ones (bench/README.md). */
 #define Y_AHEAD_HUGE_MAX ((size_t)2 << 20)
 
 /* Every constant of the instruction-based paths: polynomials mod P (x^n for
@@ -133,12 +129,11 @@ struct llog_crc32c_constants {
     /* AVX2 block shapes: huge (64 steps, 25 KiB) for inputs from
      * Y_HUGE_MIN to Y_HUGE_MAX, long (8 steps) below and, fetching ahead,
      * above up to Y_SPREAD_MAX, short (2 steps) for what they leave and,
-     * prefetching, for longer inputs still. Measured on Zen 3: beyond the
-     * L2 cache, huge blocks keep the rate of cache-resident ones (1 MiB: 38
-     * GB/s against 31.5 in long blocks) up to 8 MiB; beyond, long blocks
+     * prefetching, for longer inputs still. Beyond the L2 cache, huge blocks
+     * keep the rate of cache-resident ones up to 8 MiB; beyond, long blocks
      * fetching ahead are faster, and from memory prefetching short ones (see
      * Y_HUGE_MAX); up to 128 KiB long ones are as fast as huge ones and
-     * leave less to the short ones. */
+     * leave less to the short ones (docs/performance.md). */
     y_shape y_huge, y_long, y_short;
     uint64_t fold_32[2], fold_128[2];
 };
@@ -159,7 +154,7 @@ LLOG_CRC32C_INTERNAL int llog_crc32c_has_sse42(void);
 LLOG_CRC32C_INTERNAL int llog_crc32c_has_pclmul(void);
 LLOG_CRC32C_INTERNAL int llog_crc32c_has_avx2(void);
 LLOG_CRC32C_INTERNAL int llog_crc32c_has_avx512(void);
-/* 512-bit instructions run as two 256-bit halves (AMD Zen 4). */
+/* 512-bit instructions run as two 256-bit halves (AMD family 19h). */
 LLOG_CRC32C_INTERNAL int llog_crc32c_avx512_halved(void);
 
 /* The x86-64 paths, slowest first (crc_fn: no inversion). */

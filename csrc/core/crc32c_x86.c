@@ -50,9 +50,8 @@
 /* The CPU probe: CPUID, XGETBV                                           */
 /* ---------------------------------------------------------------------- */
 
-/* avx512_halved: an AMD family 19h CPU (Zen 3, Zen 4; only Zen 4 has
- * AVX-512), whose 512-bit units run each instruction as two 256-bit
- * halves. */
+/* avx512_halved: an AMD family 19h CPU with AVX-512, whose 512-bit units
+ * run each instruction as two 256-bit halves. */
 static struct { int sse42, pclmul, avx2, avx512, avx512_halved; } x86;
 
 static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
@@ -511,10 +510,10 @@ TARGET_AVX512 static uint32_t reduce_block(__m512i x) {
 
 /* Folding alone, one crc32 chain for the head that aligns the loads, for
  * what is left and for short inputs. Where 512-bit instructions run as two
- * halves (Zen 4) this is the fastest path at every size past 128 bytes:
- * one sequential stream, 16 bytes a cycle (two multiplies of a 64-byte
- * block, each two cycles), from memory too; three crc32 chains beside it
- * only slow it down (measured: crc32c.c, the choice). */
+ * halves (avx512_halved) this is the fastest path at every size past 128
+ * bytes: one sequential stream keeps the carry-less multiplier busy, from
+ * memory too; three crc32 chains beside it only slow it down
+ * (docs/performance.md). */
 TARGET_AVX512 uint32_t llog_crc32c_avx512_fold(uint32_t crc, const uint8_t *p,
                                                size_t len) {
     if (len < FOLD_MIN)

@@ -166,7 +166,8 @@ typedef enum llog_status {
 const char *llog_status_text(llog_status status);
 
 /* For the few helpers of a hot path that two callers share: inlined into
- * both, as when there was one caller (the instruction budget shows it). */
+ * both, so that neither pays for a call (the instruction budget,
+ * bench/callgrind, shows it). */
 #if defined(__GNUC__) || defined(__clang__)
 #define LLOG_HOT_INLINE static inline __attribute__((always_inline))
 #else
@@ -195,7 +196,9 @@ static inline void llog_store32(uint8_t *p, uint32_t v) {
     p[3] = (uint8_t)(v >> 24);
 }
 
-/* A physical record's header, decoded: the one decoder of the library. */
+/* A physical record's header, decoded (llog_header_decode, llog_region_at,
+ * llog_region_at_dialect): what the reader, the scan and the writer's
+ * checks of a log's tail read of it. */
 typedef struct llog_header {
     uint32_t masked_crc; /* as stored (llog_unmask_crc gives the CRC-32C) */
     size_t length;       /* payload bytes */

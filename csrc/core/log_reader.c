@@ -17,9 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Cold steps of step() kept out of line, as the compiler made them while
- * step_dialect shared this file: inlined into step(), they cost LevelDB's
- * hot path (the instruction budget, bench/callgrind, shows it). */
+/* Cold steps of step() kept out of line: inlined into step(), they cost
+ * LevelDB's hot path instructions (bench/callgrind's budget shows it). */
 #if defined(__GNUC__) || defined(__clang__)
 #define COLD_STEP static __attribute__((noinline))
 #else
@@ -270,8 +269,9 @@ uint8_t *llog_reader_append_point(llog_reader *r, size_t more) {
     return make_room(r, more) ? r->buf + r->buf_len : NULL;
 }
 
-/* A joining error's text: LevelDB's, or RocksDB's, which numbers the two
- * cases of each (1: FULL or MIDDLE, 2: FIRST or LAST). */
+/* A joining error's text: without a number in the LevelDB dialect, or, in
+ * RocksDB's, numbered as LevelDB's own db/log_reader.cc numbers it (and
+ * RocksDB kept): 1 for FULL or MIDDLE, 2 for FIRST or LAST. */
 static const char *joining_reason(const llog_reader *r, const char *leveldb,
                                   const char *rocksdb1, const char *rocksdb2,
                                   unsigned role) {
@@ -629,9 +629,9 @@ LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
  * RUN_SHORT when those hold RUN_SHORT_MIN to RUN_SHORT_MAX bytes. Records
  * of about 64 to 256 bytes are checksummed at the CPU's full rate, and a
  * short batch's checksums then fit the CPU's window of work in flight
- * together with the chain of loads that finds the next batch's headers:
- * on Zen 3, 100-byte records took 11.9 ns each against 14.0 in batches
- * of 48. Shorter records gain more from fewer, longer batches, and longer
+ * together with the chain of loads that finds the next batch's headers,
+ * which is faster than batches of RUN_BATCH (bench/README.md, "The Arrow
+ * rows"). Shorter records gain more from fewer, longer batches, and longer
  * ones from fetching further ahead of the copies. */
 #define RUN_BATCH 48
 #define RUN_SHORT 12

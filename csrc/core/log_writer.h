@@ -23,8 +23,8 @@ typedef struct llog_writer {
 
 /* Records at least this long are checksummed by llog_crc32c_extend_ahead:
  * longer than most CPUs' L2 cache, they are seldom all in it, and fetching
- * ahead reads them from memory about twice as fast (the AVX2 path on Zen
- * 3: Writer(path) of 1 MiB records from 0.79x os.write's rate to 0.88x). */
+ * ahead reads them from memory much faster (docs/performance.md, "Large
+ * records"; bench/README.md, "Writing to a path"). */
 #define LLOG_WRITER_AHEAD ((size_t)256 << 10)
 
 /* Starts a writer that appends to a log of log_length bytes (0: a new log),

@@ -66,7 +66,7 @@ struct ArrowArrayStream {
 int llpy_arrow_add_types(PyObject *module, llpy_state *st);
 /* Lets go of the module's kept batch buffers (module clearing). */
 void llpy_arrow_clear(llpy_state *st);
-/* Reader.iter_batches(max_records=65536, max_bytes=64 MiB). */
+/* Reader.iter_batches(max_records=65536, max_bytes=4 MiB). */
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds);
 /* Reader.__arrow_c_stream__(requested_schema=None). */

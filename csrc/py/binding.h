@@ -176,10 +176,9 @@ void llpy_io_free(void *p);
 
 #define LLPY_PAGE 4096
 /* Some CPUs copy strings (rep movsb: the kernel's copy to and from user
- * memory, memcpy of large sizes) about 20 times slower when the
- * destination lies 1 to 31 bytes past the source modulo the page size:
- * measured on AMD Zen 3, 2 GB/s against 40; on Zen 4, 3.5 GB/s at 1 to 15
- * bytes and 38 at 16 to 31, against 53-57. */
+ * memory, memcpy of large sizes) many times slower when the destination
+ * lies 1 to 31 bytes past the source modulo the page size
+ * (docs/performance.md has the figures; bench/copy_window.c measures it). */
 #define LLPY_SLOW_COPY_MAX 31
 /* 1 when copying the byte at src (an address, or a file offset read at a
  * page boundary) to dst is such a copy: 1 to max bytes past it. */

@@ -18,10 +18,9 @@
 #endif
 
 #define DEFAULT_MAX_RECORDS 65536
-/* Batches of long records no larger than a few MiB read faster, and their
- * columns are kept for the next (SPARE_MOST): 1 MiB records from a 256 MiB
- * log read as fast as the record loop in batches of 1 to 4 MiB, 10-25%
- * slower in batches of 8 to 16, 40-80% in batches of 32 (Zen 4 VM). */
+/* Batches of long records no larger than a few MiB read as fast as the
+ * record loop, larger ones slower (bench/README.md, "The Arrow rows"), and
+ * their columns are kept for the next (SPARE_MOST). */
 #define DEFAULT_MAX_BYTES ((Py_ssize_t)4 << 20)
 #define FIRST_ROWS 256
 /* What a record adds to a batch besides its payload: its offset and the
@@ -36,11 +35,10 @@
 
 /* Where the module keeps the columns of one released batch for the next
  * batch of any iterator: their pages are already in memory, where fresh ones
- * cost a page fault and zeroing each (a tenth to a third of the work for
- * short records). Shared by the module, the iterators and every batch they
- * made (one reference each); columns larger than SPARE_MOST are not kept
- * (a record being assembled, or dropped, may have filled more than the
- * batch holds). */
+ * cost a page fault and zeroing each (bench/README.md, "The Arrow rows").
+ * Shared by the module, the iterators and every batch they made (one
+ * reference each); columns larger than SPARE_MOST are not kept (a record
+ * being assembled, or dropped, may have filled more than the batch holds). */
 typedef struct cols_spare {
     long refs;
     struct arrow_cols *kept; /* or NULL; swapped atomically */

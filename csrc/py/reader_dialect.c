@@ -24,11 +24,22 @@ static int parse_dialect(PyObject *obj, llog_dialect *out) {
     return -1;
 }
 
+/* The file name at the end of a path. A slash or a backslash ends a
+ * directory on every system: no engine puts a backslash in a WAL's name,
+ * and a POSIX file named db\000123.log is a Windows path unpacked as one
+ * name (by an unzip, say), whose WAL is 000123.log. */
+static const char *base_name(const char *path) {
+    const char *base = path;
+    for (const char *p = path; *p != '\0'; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    return base;
+}
+
 /* The number in a WAL's file name, "000123.log" or Pebble's
  * "000123-001.log" (a segment of log 123); 0 when the name is another. */
 static int number_in_name(const char *name, uint64_t *out) {
-    const char *base = strrchr(name, '/');
-    base = base ? base + 1 : name;
+    const char *base = base_name(name);
     uint64_t n = 0;
     const char *p = base;
     for (; *p >= '0' && *p <= '9'; p++) {

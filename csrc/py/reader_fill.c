@@ -369,8 +369,10 @@ static int fill_path(llpy_reader *self, uint64_t want) {
 }
 
 /*
- * Feeds the core the block it wants. The last block read is kept: asking for
- * it again (the log has grown) only reads what is new past its end.
+ * Feeds the core the block it wants. A block asked for again (the log has
+ * grown) is read again whole from a source that can seek, where an append
+ * may have rewritten its tail; only a stream keeps what it read and reads
+ * what is new past its end (fill_block, fill_path).
  */
 int llpy_reader_fill(llpy_reader *self) {
     uint64_t want = llog_reader_wanted(self->core);

@@ -9,10 +9,11 @@
  */
 #include "binding.h"
 
-/* A record's header, for its region: its size, and its log number. */
+/* A record's header, for its region: its size, and its log number (the
+ * header's 32 bits: int64_t, since a long has only 32 bits on Windows). */
 typedef struct region_header {
     size_t size;
-    long log_number; /* < 0: none */
+    int64_t log_number; /* < 0: none */
 } region_header;
 
 static const region_header NO_HEADER = {LLOG_HEADER_SIZE, -1};
@@ -23,8 +24,9 @@ static int add_region(PyObject *list, size_t pos, const char *kind, long type,
                       region_header rh) {
     PyObject *type_obj = type < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(type);
     PyObject *ok_obj = ok < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(ok);
-    PyObject *number = rh.log_number < 0 ? Py_NewRef(Py_None)
-                                         : PyLong_FromLong(rh.log_number);
+    PyObject *number = rh.log_number < 0
+                           ? Py_NewRef(Py_None)
+                           : PyLong_FromLongLong((long long)rh.log_number);
     PyObject *region = NULL;
     if (type_obj != NULL && ok_obj != NULL && number != NULL)
         region = Py_BuildValue("(nsNnNznN)", (Py_ssize_t)pos, kind, type_obj,
@@ -72,7 +74,7 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
                               NO_HEADER);
         int ok = verify ? llog_checksum_ok_dialect(b + p, &h, payload) : -1;
         region_header rh = {h.header_size, h.header_size > LLOG_HEADER_SIZE
-                                               ? (long)h.log_number
+                                               ? (int64_t)h.log_number
                                                : -1};
         if (add_region(list, p, "record", (long)h.type, h.length, ok, NULL,
                        rh) < 0)

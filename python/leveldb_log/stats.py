@@ -48,7 +48,8 @@ class LogStats:
         record_bytes: their payload bytes in all.
         physical_records: headers with their payloads (``scan`` kind ``"record"``), damaged
             ones included.
-        header_bytes: the bytes of those headers (7 each).
+        header_bytes: the bytes of those headers: 7 each in LevelDB's layout, 11 for
+            recyclable records (RocksDB, Pebble), 19 for Pebble's walSync chunks.
         fragment_types: ``(name, count)`` pairs of the physical records' types, sorted by
             name; names from ``_core.RECORD_TYPES``, else ``"type N"`` for an unknown byte.
         bad_checksums: physical records whose CRC does not match (0 without verification).

@@ -4,7 +4,7 @@
 what each reads); ``auto``, the default, picks one from the log's first block with
 `leveldb_log._detect.detect_dialect` where that is unambiguous, else ``leveldb``. The
 keyword is given to the reader only for a dialect other than ``leveldb``, so a LevelDB log
-is read exactly as before.
+is read by the reader's defaults, as ``Reader(path)`` reads it.
 """
 
 from __future__ import annotations
