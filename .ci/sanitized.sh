@@ -38,15 +38,22 @@ find "$work/src" \( -name '*.so' -o -name '__pycache__' -o -name '*.egg-info' \)
     -exec rm -rf {} +
 
 venv_py=$work/venv/bin/python
-if ! "$venv_py" -c 'import pytest, hypothesis, zstandard' >/dev/null 2>&1; then
-    rm -rf "$work/venv"
+if ! "$venv_py" -c 'import pytest, xdist, hypothesis, zstandard' >/dev/null 2>&1; then
+    rm -rf "$work/venv" "$work/stamp"
     "$python" -m venv "$work/venv"
     # zstd: the dialect tests read and write compressed RocksDB WALs
-    "$venv_py" -m pip install -q --disable-pip-version-check pytest hypothesis \
+    "$venv_py" -m pip install -q --disable-pip-version-check pytest pytest-xdist hypothesis \
         zstandard "backports.zstd; python_version < '3.14'"
 fi
-LEVELDB_LOG_SANITIZE=address,undefined CC=${CC:-gcc} "$venv_py" -m pip install -q \
-    --disable-pip-version-check --force-reinstall --no-deps "$work/src"
+# Built again only when the sources changed since the last build (.ci/repeat.sh runs this
+# script many times over).
+stamp="${CC:-gcc} $(cd "$work/src" && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum)"
+if [ "$(cat "$work/stamp" 2>/dev/null)" != "$stamp" ]; then
+    rm -f "$work/stamp"
+    LEVELDB_LOG_SANITIZE=address,undefined CC=${CC:-gcc} "$venv_py" -m pip install -q \
+        --disable-pip-version-check --force-reinstall --no-deps "$work/src"
+    echo "$stamp" >"$work/stamp"
+fi
 
 # The module cannot be imported before libasan is preloaded: find it instead.
 core_so=$(find "$work/venv" -name '_core*.so' | head -n 1)

@@ -2,6 +2,8 @@
 
 Profiles (environment variable HYPOTHESIS_PROFILE): ``default`` (about 100
 examples), ``ci`` (400, prints reproduction blobs) and ``expensive`` (2000).
+Without the variable, every test takes ``default``, except the differential tests
+(``differential()``), which take ``ci`` when CI is set.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-# CI (which sets CI=true) gets the "ci" profile unless one is named explicitly.
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
-)
+# A profile named in HYPOTHESIS_PROFILE applies to every test. Otherwise every test takes
+# "default", but the differential tests (the C core against the model, decorated with
+# differential()) take "ci" in CI (which sets CI=true): they are where more examples find most.
+NAMED_PROFILE = os.environ.get("HYPOTHESIS_PROFILE")
+settings.load_profile(NAMED_PROFILE or "default")
+DIFFERENTIAL_PROFILE = NAMED_PROFILE or ("ci" if os.environ.get("CI") else "default")
 
 B = model.BLOCK_SIZE
 H = model.HEADER_SIZE
@@ -55,6 +59,13 @@ MODES = model.RECOVERY_MODES
 def scaled(fraction: float) -> settings:
     """Settings with a fraction of the active profile's examples (for costly tests)."""
     return settings(max_examples=max(10, int(settings.default.max_examples * fraction)))
+
+
+def differential(fraction: float = 1.0) -> settings:
+    """Settings of a differential test: the differential profile (above), or a fraction of
+    its examples for a costly test."""
+    base = settings.get_profile(DIFFERENTIAL_PROFILE)
+    return settings(base, max_examples=max(10, int(base.max_examples * fraction)))
 
 
 # ---------------------------------------------------------------------------

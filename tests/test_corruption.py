@@ -16,12 +16,12 @@ from conftest import (
     assert_same,
     c_read,
     damage,
+    differential,
     encode_sizes,
     layout,
     make_records,
     model_read,
     payload,
-    scaled,
     size_lists,
     soup_bytes,
     soup_ops,
@@ -54,6 +54,7 @@ def written_logs(draw: Any, max_total: int = 4 * B) -> Any:
 # ---------------------------------------------------------------------------
 
 
+@differential()
 @given(written=written_logs(), data=st.data())
 def test_damage_in_place_never_yields_a_record_that_was_not_written(written, data):
     """Flipped bytes, zeroed or overwritten ranges: in every recovery mode, what comes back
@@ -68,6 +69,7 @@ def test_damage_in_place_never_yields_a_record_that_was_not_written(written, dat
         assert_same(out, model_read(damaged, recovery=recovery), (recovery, done))
 
 
+@differential()
 @given(written=written_logs(), data=st.data())
 def test_skip_mode_yields_every_record_in_blocks_the_damage_did_not_touch(written, data):
     records, lay = written
@@ -80,6 +82,7 @@ def test_skip_mode_yields_every_record_in_blocks_the_damage_did_not_touch(writte
     assert_same(out, model_read(damaged), done)
 
 
+@differential()
 @given(written=written_logs(), data=st.data(), as_path=st.booleans())
 def test_truncated_log_yields_exactly_the_records_that_end_before_the_cut(
     tmp_path_factory, written, data, as_path
@@ -116,6 +119,7 @@ def test_truncated_log_yields_exactly_the_records_that_end_before_the_cut(
         assert_same(out, model_read(truncated, recovery=recovery), (recovery, cut))
 
 
+@differential()
 @given(written=written_logs(), data=st.data())
 def test_inserted_garbage_yields_written_records_only_and_all_before_its_block(written, data):
     records, lay = written
@@ -130,7 +134,7 @@ def test_inserted_garbage_yields_written_records_only_and_all_before_its_block(w
         assert_same(out, model_read(damaged, recovery=recovery), (recovery, done))
 
 
-@scaled(0.6)
+@differential(0.6)
 @given(data=st.data(), verify=st.booleans())
 def test_reader_equals_model_on_every_kind_of_damaged_input(tmp_path_factory, data, verify):
     if data.draw(st.booleans()):

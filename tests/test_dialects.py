@@ -19,7 +19,17 @@ from typing import Any
 import leveldb_log
 import model_dialects
 import pytest
-from conftest import MODES, B, Outcome, assert_same, damage, make_records, payload, size_lists
+from conftest import (
+    MODES,
+    B,
+    Outcome,
+    assert_same,
+    damage,
+    differential,
+    make_records,
+    payload,
+    size_lists,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from test_model_dialects import GOLDEN, GOLDEN_DIR, TABLE_CASES
@@ -278,12 +288,14 @@ def draw_range(draw: Any, data: bytes) -> tuple[int, int | None]:
 # ---------------------------------------------------------------------------
 
 
+@differential()
 @given(log=clean_logs(), recovery=st.sampled_from(MODES))
 def test_clean_logs_read_as_the_model_reads_them(log: Log, recovery: str) -> None:
     out = check_same(log, dialect=log.dialect, log_number=log.log_number, recovery=recovery)
     assert out.corruptions == [] and out.error is None
 
 
+@differential()
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), verify=st.booleans())
 def test_damaged_logs_read_as_the_model_reads_them(log: Log, recovery: str, verify: bool) -> None:
     check_same(
@@ -295,6 +307,7 @@ def test_damaged_logs_read_as_the_model_reads_them(log: Log, recovery: str, veri
     )
 
 
+@differential()
 @given(log=damaged_logs() | clean_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_ranges_read_as_the_model_reads_them(log: Log, recovery: str, data: Any) -> None:
     start, end = draw_range(data.draw, log)
@@ -308,6 +321,7 @@ def test_ranges_read_as_the_model_reads_them(log: Log, recovery: str, data: Any)
     )
 
 
+@differential()
 @given(log=damaged_logs() | clean_logs(), data=st.data())
 def test_consecutive_ranges_read_every_record_once_in_rocksdb_skip_mode(
     log: Log, data: Any
@@ -404,6 +418,7 @@ def c_write(target: Any, records: list[bytes], **kw: Any) -> list[int]:
         return [w.write(r) for r in records]
 
 
+@differential()
 @given(sizes=size_lists(max_total=3 * B), number=log_numbers, recycle=st.booleans())
 def test_rocksdb_writer_writes_what_the_model_writes(
     sizes: list[int], number: int, recycle: bool
@@ -416,6 +431,7 @@ def test_rocksdb_writer_writes_what_the_model_writes(
     assert offsets == want_offsets
 
 
+@differential()
 @given(sizes=size_lists(max_total=3 * B), number=log_numbers)
 def test_pebble_writer_writes_what_the_model_writes(sizes: list[int], number: int) -> None:
     records = make_records(sizes)
@@ -440,6 +456,7 @@ def chunk_headers(data: bytes, dialect: str) -> list[tuple[int, int, int]]:
     return out
 
 
+@differential()
 @given(sizes=size_lists(min_size=1, max_total=3 * B))
 def test_pebble_writer_with_sync_offsets_writes_walsync_chunks(sizes: list[int]) -> None:
     """walSync chunks laid out as the model lays them, carrying an offset already written
@@ -536,6 +553,7 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
 # ---------------------------------------------------------------------------
 
 
+@differential()
 @given(log=clean_logs(), recovery=st.sampled_from(MODES))
 def test_model_reads_back_every_clean_log(log: Log, recovery: str) -> None:
     sizes = [int(s) for s in log.how.split("[", 1)[1].split("]", 1)[0].split(",") if s.strip()]
@@ -547,6 +565,7 @@ def test_model_reads_back_every_clean_log(log: Log, recovery: str) -> None:
     assert res.corruptions == [] and res.error is None
 
 
+@differential()
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_model_ranges_keep_the_whole_reads_events_in_skip_mode(
     log: Log, recovery: str, data: Any
@@ -578,6 +597,7 @@ def zstd_compress(data: bytes) -> bytes:
     return bytes(mod.compress(data, options={mod.CompressionParameter.checksum_flag: 1}))
 
 
+@differential()
 @given(
     sizes=size_lists(min_size=1, max_total=3 * B),
     recycle=st.booleans(),

@@ -27,13 +27,13 @@ from conftest import (
     assert_same,
     c_read,
     damage,
+    differential,
     encode_sizes,
     filler_sizes,
     layout,
     make_records,
     model_read,
     physical_headers,
-    scaled,
     size_lists,
     soup_bytes,
     soup_ops,
@@ -222,6 +222,7 @@ def write_all(
     return offsets
 
 
+@differential()
 @given(
     clean=clean_logs(),
     buffering=BUFFERINGS,
@@ -248,6 +249,7 @@ def test_writer_to_bytesio_produces_model_bytes_offsets_and_tell(clean, bufferin
     assert f.getvalue() == expected == log
 
 
+@differential()
 @given(
     clean=clean_logs(),
     buffering=BUFFERINGS,
@@ -294,6 +296,7 @@ def prefix_logs(draw: Any) -> Any:
     return records, as_log(data, f"records {sizes} salt {salt} tail {tail}")
 
 
+@differential()
 @given(
     prefix=prefix_logs(),
     second=size_lists(max_size=5, max_total=2 * B),
@@ -345,7 +348,7 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
 
 
 @pytest.mark.parametrize("kind", SOURCE_KINDS)
-@scaled(0.3)
+@differential(0.3)
 @given(clean=clean_logs(), recovery=st.sampled_from(MODES))
 def test_reader_returns_records_and_offsets_from_every_source_kind(workdir, kind, clean, recovery):
     log, records = clean
@@ -359,7 +362,7 @@ def test_reader_returns_records_and_offsets_from_every_source_kind(workdir, kind
 
 
 @pytest.mark.parametrize("kind", SOURCE_KINDS)
-@scaled(0.2)
+@differential(0.2)
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), verify=st.booleans(), data=st.data())
 def test_reader_matches_model_on_damaged_logs_from_every_source_kind(
     workdir, kind, log, recovery, verify, data
@@ -377,7 +380,7 @@ CHUNKS = st.integers(1, 70000) | st.sampled_from(
 
 
 @pytest.mark.parametrize("seekable", [True, False], ids=["seekable", "non-seekable"])
-@scaled(0.5)
+@differential(0.5)
 @given(
     log=damaged_logs() | clean_logs().map(lambda c: c[0]),
     chunk=CHUNKS,
@@ -413,7 +416,7 @@ def read_cuts(source: Any, cuts: list[int], **kw: Any) -> list[Outcome]:
     return [c_read(source, start=s, end=e, **kw) for s, e in bounds]
 
 
-@scaled(0.6)
+@differential(0.6)
 @given(
     clean=clean_logs(max_total=5 * B),
     recovery=st.sampled_from(MODES),
@@ -448,7 +451,7 @@ def test_cutting_a_clean_log_anywhere_returns_every_record_once_and_no_corruptio
     assert [o for p in parts for o in p.offsets] == lay.offsets
 
 
-@scaled(0.6)
+@differential(0.6)
 @given(log=damaged_logs(), verify=st.booleans(), data=st.data())
 def test_cutting_a_damaged_log_reports_each_record_and_corruption_exactly_once(log, verify, data):
     n = len(log)
@@ -466,7 +469,7 @@ def test_cutting_a_damaged_log_reports_each_record_and_corruption_exactly_once(l
     assert n == len(log)
 
 
-@scaled(0.8)
+@differential(0.8)
 @given(log=damaged_logs(), data=st.data())
 def test_ranges_of_a_damaged_log_match_model_in_every_recovery_mode(log, data):
     for _ in range(data.draw(st.integers(1, 4))):
@@ -477,7 +480,7 @@ def test_ranges_of_a_damaged_log_match_model_in_every_recovery_mode(log, data):
             assert_same(c_read(log, **kw), model_read(log, **kw), kw)
 
 
-@scaled(0.5)
+@differential(0.5)
 @given(ops=soup_ops, data=st.data())
 def test_ranges_of_hand_made_physical_records_match_model_in_every_recovery_mode(ops, data):
     log = soup_bytes(ops)
@@ -489,7 +492,7 @@ def test_ranges_of_hand_made_physical_records_match_model_in_every_recovery_mode
             assert_same(c_read(log, **kw), model_read(log, **kw), kw)
 
 
-@scaled(0.5)
+@differential(0.5)
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_verify_checksums_false_matches_model(log, recovery, data):
     start, end = draw_range(data.draw, log) if data.draw(st.booleans()) else (0, None)
@@ -497,7 +500,7 @@ def test_verify_checksums_false_matches_model(log, recovery, data):
     assert_same(c_read(log, **kw), model_read(log, **kw), kw)
 
 
-@scaled(0.5)
+@differential(0.5)
 @given(
     sizes=st.lists(st.integers(B - H + 1, 5 * B // 2), min_size=1, max_size=2),
     rtype=st.integers(0, 255),

@@ -20,12 +20,14 @@ The helpers both RocksDB versions' tests use are in tests/rocksdb_interop.py; Ro
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 
 import pytest
@@ -78,10 +80,15 @@ def _install_debian_rocksdb() -> str | None:
         return "RocksDB 7.8 needs apt-get, as root, to install " + " ".join(DEBIAN_PACKAGES)
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     install = ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_PACKAGES]
-    proc = subprocess.run(install, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:  # package lists missing or stale: update them, then retry
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True)
+    # pytest-xdist's workers each run this fixture: one installs while the others wait.
+    with open(os.path.join(tempfile.gettempdir(), "leveldb-log-apt.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _debian_rocksdb_missing():
+            return None
         proc = subprocess.run(install, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:  # package lists missing or stale: update them, then retry
+            subprocess.run(["apt-get", "update"], env=env, capture_output=True)
+            proc = subprocess.run(install, env=env, capture_output=True, text=True)
     if _debian_rocksdb_missing():
         return "apt-get could not install " + " ".join(DEBIAN_PACKAGES) + ": " + proc.stderr[-300:]
     return None

@@ -132,8 +132,7 @@ def test_shared_reader_delivers_every_record_exactly_once(tmp_path: Path, kind: 
         positions = [int(rec[4:9]) for rec in part]
         assert positions == sorted(positions)
     got = sorted((rec for part in results for rec in part), key=lambda r: int(r[4:9]))
-    assert got == records
-    assert sum(1 for part in results if part) > 1, "only one thread ever got a record"
+    assert got == records  # each record exactly once, whichever threads the OS ran
     if kind == "file object":
         source.close()
 

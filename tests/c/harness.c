@@ -108,6 +108,38 @@ int harness_summary(void) {
     return n_failed == 0 ? 0 : 1;
 }
 
+/* ---- the reduced input set ---------------------------------------------- */
+
+int harness_reduced;
+
+void harness_read_reduced(void) {
+    const char *v = getenv("LLOG_TEST_REDUCED");
+    harness_reduced = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    if (harness_reduced)
+        printf("reduced input set (LLOG_TEST_REDUCED): the full matrix "
+               "runs without it\n");
+}
+
+size_t harness_pick(size_t full, size_t reduced) {
+    return harness_reduced ? reduced : full;
+}
+
+int harness_keep(size_t i, size_t every) {
+    return !harness_reduced || i % every == 0;
+}
+
+int harness_keep_crc(size_t len, size_t align) {
+    /* three-stream blocks of 3 x 256 and 3 x 1024 bytes, AVX2 short blocks
+     * (800, from 832 on) and long ones, AVX-512 hybrid blocks */
+    static const size_t edges[] = {768, 800, 832, 3072, 3200, 3584};
+    if (!harness_reduced || len <= 320)
+        return 1;
+    int kept = len % 13 == 0;
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        kept |= len + 8 >= edges[i] && len <= edges[i] + 8;
+    return kept && (len + align) % 8 == 0;
+}
+
 /* ---- small utilities ---------------------------------------------------- */
 
 void *xmalloc(size_t n) {

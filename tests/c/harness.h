@@ -33,7 +33,7 @@
  * its tests. Adding a suite is one line: write tests/c/test_NAME.c and add
  * X(NAME) to this list (at the end: tests draw on one random generator, so
  * the order of the earlier ones stays). The builds (tests/test_c_core.py,
- * tests/test_sanitized.py, tests/c/Makefile) compile every .c file of
+ * tests/tree/test_sanitized.py, tests/c/Makefile) compile every .c file of
  * tests/c except test_crc32c.c, a program of its own.
  */
 #define HARNESS_SUITES(X)                                                     \
@@ -84,6 +84,35 @@ void run_test(const char *name, void (*fn)(void));
 
 /* Prints the totals ("N passed, M failed" last); the exit status. */
 int harness_summary(void);
+
+/* ---- the reduced input set ---------------------------------------------- */
+
+/*
+ * Valgrind runs these programs some 50 times slower than natively, so under
+ * it (tests/tree/test_sanitized.py) the slowest tests take a reduced input
+ * set that reaches the same code paths: fewer alignments, lengths, rounds,
+ * cut points or records. The full matrix runs natively and under ASan +
+ * UBSan (tests/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
+ * chooses the reduced set; a full run does exactly what it did before.
+ */
+extern int harness_reduced;
+
+/* Reads LLOG_TEST_REDUCED; prints "reduced input set" when it is on. */
+void harness_read_reduced(void);
+
+/* full in a full run, reduced in a reduced one: a count, a bound, a step. */
+size_t harness_pick(size_t full, size_t reduced);
+
+/* Whether to run case i: always in a full run, one in `every` (i a
+ * multiple of it) in a reduced one. */
+int harness_keep(size_t i, size_t every);
+
+/* Whether to check a CRC of len bytes at offset align (of 64): always in a
+ * full run; in a reduced one every offset of the lengths up to 320 bytes,
+ * then the lengths within 8 of a block size the paths switch on
+ * (crc32c_x86.c) and one in 13 of the others, at one offset in 8 that
+ * turns with the length. */
+int harness_keep_crc(size_t len, size_t align);
 
 /* ---- small utilities ---------------------------------------------------- */
 

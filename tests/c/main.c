@@ -4,6 +4,8 @@
  * the order of HARNESS_SUITES (harness.h).
  *
  * Usage: test_core path/to/tests/golden/vectors.txt
+ * With LLOG_TEST_REDUCED=1 in the environment the slowest tests take a
+ * reduced input set, for valgrind (harness.h).
  *
  * The last line of output is "N passed, M failed" (counting checks); the
  * exit status is nonzero when any check failed.
@@ -30,6 +32,7 @@ int main(int argc, char **argv) {
     }
     printf("vectors: %zu crc, %zu mask, %zu record\n", V.ncrc, V.nmask,
            V.nrec);
+    harness_read_reduced();
     HARNESS_SUITES(HARNESS_RUN_SUITE)
     free_vectors();
     return harness_summary();

@@ -3,6 +3,8 @@
  * bit-at-a-time reference of ref_crc32c.h, written from the definition.
  *
  * Usage: test_crc32c [tests/golden/vectors.txt]
+ * With LLOG_TEST_REDUCED=1 in the environment it takes a reduced input set,
+ * for valgrind (harness.h).
  * Prints one line per failure and finally "N passed, M failed"; exits 1 on
  * any failure. Data sits at the very end of an exactly sized allocation, so
  * an AddressSanitizer build catches any read past it.
@@ -127,15 +129,28 @@ static void test_golden_file(const char *path) {
     fclose(f);
 }
 
+/* Whether any alignment of len bytes is checked (harness_keep_crc): the
+ * reference is slow, so a reduced run skips it for the lengths it skips. */
+static int any_alignment(size_t len) {
+    for (size_t align = 0; align < 64; align++)
+        if (harness_keep_crc(len, align))
+            return 1;
+    return 0;
+}
+
 /* Every length 0..4096 at every alignment 0..63. */
 static void test_every_length_and_alignment(void) {
     enum { MAX_LEN = 4096 };
     static uint8_t src[MAX_LEN];
     fill_random(src, MAX_LEN, 1);
     for (size_t len = 0; len <= MAX_LEN; len++) {
+        if (!any_alignment(len))
+            continue;
         uint32_t start = (uint32_t)len * 0x01000193u;
         uint32_t want = ref_crc32c_bitwise(start, src, len);
         for (size_t align = 0; align < 64; align++) {
+            if (!harness_keep_crc(len, align))
+                continue;
             void *block;
             const uint8_t *p = placed_copy(src, len, align, &block);
             check_all_impls(p, len, align, start, want, "length x alignment");
@@ -164,6 +179,8 @@ static void test_long_inputs(void) {
             size_t len = sizes[s] + d - 8;
             if (sizes[s] >= (1u << 20) && d != 8 && d != 9)
                 continue; /* the megabyte ones once or twice is enough */
+            if (!harness_keep(d + s, 3))
+                continue; /* a reduced run: a third, turning with s */
             void *block;
             const uint8_t *p = placed_copy(src, len, d % 64, &block);
             check_all_impls(p, len, d, 0, ref_crc32c_bitwise(0, src, len),
@@ -192,11 +209,23 @@ static void check_extend_ahead(const uint8_t *p, size_t len, size_t align) {
     llog_crc32c_init(1);
 }
 
+/* Whether the AVX2 path with the thresholds below runs here. */
+static int avx2_blocks_usable(void) {
+    for (int i = 0; i < llog_crc32c_impl_count(); i++)
+        if (strcmp(llog_crc32c_impl_name(i), "avx2+vpclmulqdq+crc32") == 0)
+            return llog_crc32c_impl_usable(i);
+    return 0;
+}
+
 /* Inputs around the AVX2 path's last thresholds (long blocks fetching
  * ahead past 8 MiB, short ones prefetching at their start past 32 MiB),
  * against the table-driven path (test_long_inputs checks that one against
- * the bitwise reference, which would take seconds here). */
+ * the bitwise reference, which would take seconds here). Where that path
+ * does not run (valgrind's CPU) they take the paths of test_long_inputs, so
+ * a reduced run skips them there. */
 static void test_very_long_inputs(void) {
+    if (harness_reduced && !avx2_blocks_usable())
+        return;
     static const size_t sizes[] = {(8u << 20) + 801, (32u << 20) + 7,
                                    (32u << 20) - 40,
                                    (33u << 20) + 3 * 3200 + 801};
@@ -364,6 +393,7 @@ static void test_original_entry_points(void) {
 }
 
 int main(int argc, char **argv) {
+    harness_read_reduced();
     llog_crc32c_init(1);
     printf("implementations:");
     for (int i = 0; i < llog_crc32c_impl_count(); i++)

@@ -30,17 +30,19 @@ static void test_reader_empty_range_is_done_at_once(void) {
     buf_free(&log);
 }
 
-/* Cut points: every `step` bytes, block boundaries +-1, 0 and len. */
+/* Cut points: every `step` bytes, block boundaries +-1, 0 and len (a
+ * reduced run takes one of the three at each boundary, in turn). */
 static size_t make_cuts(size_t len, size_t step, uint64_t **out) {
     size_t cap = len / step + 3 * (len / B + 2) + 4, n = 0;
     uint64_t *c = xmalloc(cap * sizeof *c);
     for (size_t at = 0; at < len; at += step)
         c[n++] = at;
     for (size_t b = B; b <= len + 1; b += B) {
-        c[n++] = b - 1;
-        if (b <= len)
+        if (harness_keep(b / B, 3))
+            c[n++] = b - 1;
+        if (b <= len && harness_keep(b / B + 2, 3))
             c[n++] = b;
-        if (b + 1 <= len)
+        if (b + 1 <= len && harness_keep(b / B + 1, 3))
             c[n++] = b + 1;
     }
     c[n++] = len;
@@ -60,7 +62,8 @@ static size_t make_cuts(size_t len, size_t step, uint64_t **out) {
 }
 
 static void test_reader_ranges_return_every_record_once(void) {
-    for (uint64_t seed = 1; seed <= 2; seed++) {
+    /* (A reduced run: the first log, in fewer ranges.) */
+    for (uint64_t seed = 1; seed <= harness_pick(2, 1); seed++) {
         wlog L = {0};
         make_mixed_log(&L, seed * 1000003, 120, 150000);
         tevs want = {0}, got = {0};
@@ -72,20 +75,22 @@ static void test_reader_ranges_return_every_record_once(void) {
         tevs_free(&want);
 
         uint64_t *cuts;
-        size_t n = make_cuts(L.log.len, 997, &cuts);
+        size_t n = make_cuts(L.log.len, harness_pick(997, 9973), &cuts);
         char what[80];
         snprintf(what, sizeof what, "mixed log %llu (%zu bytes) in %zu ranges",
                  (unsigned long long)seed, L.log.len, n);
         check_ranges_match_whole(L.log.p, L.log.len, cuts, n, 0, 1, what);
         free(cuts);
 
-        /* Every record boundary and the bytes next to it. */
+        /* Every record boundary and the bytes next to it (a reduced run:
+         * one of the three at each, in turn). */
         size_t cap = 6 * L.nph + 2, m = 0;
         cuts = xmalloc(cap * sizeof *cuts);
         cuts[m++] = 0;
         for (size_t i = 0; i < L.nph; i++)
             for (uint64_t d = 0; d < 3; d++)
-                if (L.ph[i].header + d > cuts[m - 1] &&
+                if (harness_keep(i + d, 3) &&
+                    L.ph[i].header + d > cuts[m - 1] &&
                     L.ph[i].header + d < L.log.len)
                     cuts[m++] = L.ph[i].header + d;
         cuts[m++] = L.log.len;
@@ -108,7 +113,7 @@ static void test_reader_sequential_gives_same_results(void) {
     tevs_free(&a);
     tevs_free(&b);
     uint64_t *cuts;
-    size_t n = make_cuts(L.log.len, 4999, &cuts);
+    size_t n = make_cuts(L.log.len, harness_pick(4999, 20 * 4999), &cuts);
     for (size_t i = 0; i < n; i++) {
         read_opts o = {.start = cuts[i],
                        .end = i + 1 < n ? cuts[i + 1] : LLOG_NO_END,
@@ -156,9 +161,10 @@ static void damage(const wlog *L, buf *log, uint64_t limit) {
 }
 
 static void test_reader_ranges_report_every_corruption_once(void) {
+    /* (A reduced run: shorter logs, in fewer ranges.) */
     for (uint64_t seed = 11; seed <= 13; seed++) {
         wlog L = {0};
-        make_mixed_log(&L, seed, 150, 120000);
+        make_mixed_log(&L, seed, harness_pick(150, 50), 120000);
         /* End the log inside a payload, away from a block start. */
         size_t cut = L.log.len - 1;
         for (size_t i = L.nph; i-- > 0;)
@@ -193,13 +199,13 @@ static void test_reader_ranges_report_every_corruption_once(void) {
         tevs_free(&whole);
 
         uint64_t *cuts;
-        size_t n = make_cuts(log.len, 997, &cuts);
+        size_t n = make_cuts(log.len, harness_pick(997, 9973), &cuts);
         char what[80];
         snprintf(what, sizeof what, "damaged log %llu in %zu ranges",
                  (unsigned long long)seed, n);
         check_ranges_match_whole(log.p, log.len, cuts, n, 0, 0, what);
         free(cuts);
-        n = make_cuts(log.len, 9973, &cuts);
+        n = make_cuts(log.len, harness_pick(9973, 49999), &cuts);
         check_ranges_match_whole(log.p, log.len, cuts, n, 1, 0,
                                  "damaged log, sequential ranges");
         free(cuts);
@@ -375,19 +381,21 @@ static void test_reader_growing_log_no_duplicates(void) {
     wlog L = {0};
     make_mixed_log(&L, 31337, 40, 70000);
     size_t len = L.log.len;
-    for (size_t p = 0; p <= len; p += 997)
+    /* (A reduced run: fewer prefixes, some near each header and boundary.) */
+    for (size_t p = 0; p <= len; p += harness_pick(997, 8 * 9973))
         check_growth(&L, p, p % 3 == 0);
     for (size_t i = 0; i < L.nph; i++) { /* around every header */
         static const int deltas[] = {-7, -6, -1, 0, 1, 3, 6, 7, 8, 50};
         for (size_t k = 0; k < sizeof deltas / sizeof deltas[0]; k++) {
             long long p = (long long)L.ph[i].header + deltas[k];
-            if (p >= 0 && (size_t)p <= len)
+            if (p >= 0 && (size_t)p <= len && harness_keep(i + k, 20))
                 check_growth(&L, (size_t)p, k % 2);
         }
     }
     for (size_t b = B; b <= len + 1; b += B)
         for (size_t p = b - 1; p <= b + 1 && p <= len; p++)
-            check_growth(&L, p, 0);
+            if (harness_keep(b / B + (p + 1 - b), 3))
+                check_growth(&L, p, 0);
     check_growth(&L, len, 0);
     check_growth(&L, len, 1);
 

@@ -2,7 +2,7 @@
 
 Run from anywhere: ``python tests/fuzz/make_corpus.py [OUT_DIR]`` (default: the corpus folder
 beside this file). The output is deterministic and committed; rerun after changing an input
-format below (tests/test_fuzz.py checks the committed files are what this script writes).
+format below (tests/tree/test_fuzz.py checks the committed files are what this script writes).
 Seeds come from the golden vectors (tests/golden/vectors.txt) and from small logs made with the
 reference model (tests/model.py), clean and damaged, so the fuzzers start from inputs that
 reach deep into the reader.

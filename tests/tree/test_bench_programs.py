@@ -16,7 +16,9 @@ from pathlib import Path
 import leveldb_log
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_and_run(source: str, tmp_path: Path) -> str:

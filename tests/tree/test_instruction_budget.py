@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / "bench" / "callgrind" / "check.py"
 
 

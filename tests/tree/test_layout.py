@@ -12,8 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import leveldb_log._core
+import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
 LONGEST = 60  # lines; a longer function says why in a comment just above it
 
 
@@ -112,3 +115,13 @@ def test_the_binding_exports_one_prefix() -> None:
     assert "PyInit__core" in names
     stray = [n for n in names if not n.startswith(("llog_", "llpy_", "PyInit__core"))]
     assert stray == []
+
+
+def test_the_tree_checks_and_only_they_are_marked_slow() -> None:
+    """`python -m pytest` leaves out the slow marker; tests/tree/ is exactly what it leaves."""
+    tree = sorted((ROOT / "tests" / "tree").glob("test_*.py"))
+    assert tree
+    for path in tree:
+        assert "\npytestmark = pytest.mark.slow\n" in path.read_text(encoding="utf-8"), path
+    for path in (ROOT / "tests").glob("test_*.py"):
+        assert "mark.slow" not in path.read_text(encoding="utf-8"), path

@@ -5,8 +5,10 @@
   LEVELDB_LOG_SANITIZED_TESTS=1, the tests that drive the C code hardest (its default list);
   otherwise a quick subset, so this check always runs.
 - valgrind's memcheck (which also catches reads of uninitialized memory) runs the C core's unit
-  tests, built without sanitizers, and replays the fuzzers' seed corpus (tests/fuzz/replay.c
-  calls the harnesses without libFuzzer, invariants included); any error or leak fails.
+  tests, built without sanitizers, on their reduced input set (LLOG_TEST_REDUCED=1: the same code
+  paths with fewer inputs, see tests/c/harness.h; the full matrix runs under ASan + UBSan in
+  tests/test_c_core.py), and replays the fuzzers' seed corpus (tests/fuzz/replay.c calls the
+  harnesses without libFuzzer, invariants included); any error or leak fails.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import c_test_sources
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
 CSRC = ROOT / "csrc" / "core"
 CORE = sorted(str(p) for p in CSRC.glob("*.c"))
 VECTORS = str(ROOT / "tests" / "golden" / "vectors.txt")
@@ -48,7 +52,7 @@ def test_python_tests_pass_against_the_extension_built_with_asan_and_ubsan() -> 
     assert "failed" not in out.splitlines()[-1], out[-3000:]
 
 
-def valgrind(*cmd: str) -> subprocess.CompletedProcess[str]:
+def valgrind(*cmd: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     if shutil.which("valgrind") is None:
         pytest.fail("valgrind is needed (Debian: apt-get install valgrind)")
     return subprocess.run(
@@ -62,6 +66,7 @@ def valgrind(*cmd: str) -> subprocess.CompletedProcess[str]:
         ],
         capture_output=True,
         text=True,
+        env={**os.environ, **(env or {})},
         timeout=1200,
     )
 
@@ -79,8 +84,9 @@ def test_c_unit_tests_have_no_memcheck_errors_or_leaks(
     tmp_path: Path, name: str, args: list[str]
 ) -> None:
     binary = compile_c(tmp_path / name, *c_test_sources(name))
-    proc = valgrind(str(binary), *args)
+    proc = valgrind(str(binary), *args, env={"LLOG_TEST_REDUCED": "1"})
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])
+    assert "reduced input set" in proc.stdout, proc.stdout[:3000]
     assert " 0 failed" in proc.stdout, proc.stdout[-3000:]
 
 
