@@ -24,7 +24,6 @@ B = leveldb_log.BLOCK_SIZE
 MIB = 1 << 20
 
 
-@pytest.mark.slow
 def test_record_larger_than_4_gib_round_trips_through_a_file(tmp_path: Path) -> None:
     size = 4 * 1024**3 + 12345
     chunk = random.Random(1).randbytes(MIB)
