@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import leveldb_log
@@ -56,13 +57,13 @@ def test_record_larger_than_4_gib_round_trips_through_a_file(tmp_path: Path) -> 
         assert next(r, None) is None
 
 
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+VMHWM = "next(int(s.split()[1]) for s in open('/proc/self/status') if s.startswith('VmHWM:'))"
+
+
 def peak_rss_kib(code: str, *args: str) -> tuple[int, str]:
     """Runs code in a fresh interpreter; returns its VmHWM (KiB) and what it printed."""
-    code += (
-        "\nfor line in open('/proc/self/status'):\n"
-        "    if line.startswith('VmHWM:'):\n"
-        "        print(int(line.split()[1]))\n"
-    )
+    code += f"\nprint({VMHWM})\n"
     out = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
     ).stdout.split()
@@ -94,17 +95,29 @@ def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("source", ["path", "file object"])
 def test_reading_holds_about_one_block_plus_the_largest_record(big_log: Path, source: str) -> None:
-    base, _ = peak_rss_kib(BASELINE)
     opener = "sys.argv[1]" if source == "path" else "open(sys.argv[1], 'rb')"
-    peak, out = peak_rss_kib(
-        BASELINE + f"\nn = total = 0\nfor rec in leveldb_log.Reader({opener}):\n"
-        "    n += 1\n    total += len(rec)\nprint(n, total)",
-        str(big_log),
+    read = (
+        f"\nn = total = 0\nfor rec in leveldb_log.Reader({opener}):\n"
+        "    n += 1\n    total += len(rec)\nprint(n, total)"
     )
-    assert out.split()[0] == "700"
-    grown = (peak - base) * 1024
     # the block, the record being joined, the bytes returned (and, briefly, the one before it)
     bound = B + 3 * LARGEST + MIB
+    if FREE_THREADED:
+        # mimalloc keeps the pages of freed objects (and refuses PYTHONMALLOC=malloc), so the
+        # child first makes bytes of the records' lengths in the same order, and reading may
+        # then raise its peak by only what the reader holds besides the bytes it returns.
+        sizes = [str(len(rec)) for rec in leveldb_log.Reader(big_log)]
+        warm_up = "\nfor rec in (b'x' * int(n) for n in sys.argv[2:]):\n    pass\ndel rec\n"
+        peak, out = peak_rss_kib(
+            BASELINE + warm_up + f"print({VMHWM})" + read, str(big_log), *sizes
+        )
+        base, out = int(out.split()[0]), out.split(maxsplit=1)[1]
+        bound -= 2 * LARGEST
+    else:
+        base, _ = peak_rss_kib(BASELINE)
+        peak, out = peak_rss_kib(BASELINE + read, str(big_log))
+    assert out.split()[0] == "700"
+    grown = (peak - base) * 1024
     assert grown <= bound, f"reading grew the process by {grown} bytes (bound {bound})"
     assert grown < big_log.stat().st_size / 8
 

@@ -121,13 +121,11 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
 /* ---- the per-object lock (lock.c) ------------------------------------- */
 
 typedef struct llpy_lock {
-#ifdef Py_GIL_DISABLED
-    PyMutex mutex;
-#else
     PyThread_type_lock wake; /* held while nobody waits; released to wake */
-    int busy;
-    int waiters;
+#ifndef Py_GIL_DISABLED
+    int busy; /* without the GIL, generation is 0 while free instead */
 #endif
+    int waiters;
     unsigned long owner;
     unsigned long generation; /* fork generation it was taken in */
 } llpy_lock;
