@@ -319,7 +319,7 @@ class _DialectAssembler:
         self.is_open = False
         self.open_offset = 0
         self.parts = bytearray()
-        self.suffixes = suffixes  # RocksDB's "(1)"/"(2)" on the structural reasons
+        self.suffixes = suffixes  # "(1)"/"(2)" on structural reasons, as LevelDB and RocksDB add
         self.decompress = decompress
         self.compressed = False
         self.first_record_read = False

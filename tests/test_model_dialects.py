@@ -284,7 +284,7 @@ def test_model_follows_the_rocksdb_recovery_table(name: str, recovery: str) -> N
     assert got.dropped_bytes == sum(c[1] for c in corruptions)
 
 
-def test_model_rocksdb_fragment_reasons_carry_rocksdb_suffixes() -> None:
+def test_model_rocksdb_fragment_reasons_carry_the_numbered_suffixes() -> None:
     data = chunk(3, b"mm") + chunk(4, b"ll") + chunk(2, b"f1") + chunk(1, b"x")
     data += chunk(2, b"f2") + chunk(2, b"f3") + chunk(4, b"e")
     got = model_dialects.read_dialect(data, dialect="rocksdb")
