@@ -56,16 +56,20 @@ H = model.HEADER_SIZE
 MODES = model.RECOVERY_MODES
 
 
+def _share(base: settings, fraction: float) -> settings:
+    """base with a fraction of its examples (at least 10)."""
+    return settings(base, max_examples=max(10, int(base.max_examples * fraction)))
+
+
 def scaled(fraction: float) -> settings:
     """Settings with a fraction of the active profile's examples (for costly tests)."""
-    return settings(max_examples=max(10, int(settings.default.max_examples * fraction)))
+    return _share(settings.default, fraction)
 
 
 def differential(fraction: float = 1.0) -> settings:
     """Settings of a differential test: the differential profile (above), or a fraction of
     its examples for a costly test."""
-    base = settings.get_profile(DIFFERENTIAL_PROFILE)
-    return settings(base, max_examples=max(10, int(base.max_examples * fraction)))
+    return _share(settings.get_profile(DIFFERENTIAL_PROFILE), fraction)
 
 
 # ---------------------------------------------------------------------------
