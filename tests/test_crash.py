@@ -314,18 +314,17 @@ def test_a_kill_just_after_a_block_trailer_passes_the_kill_checks(tmp_path: Path
     """A buffered writer flushes the zeros that close a block before the next record's
     bytes: a kill between the two leaves a clean log that ends in that trailer."""
 
-    def first_trailer(seed: int) -> int:  # how many records end just before a trailer
+    def trailer_cuts(seed: int) -> list[tuple[int, int]]:  # (records, end) before a trailer
         ends = [end for _, end in layout([len(payload(seed, i)) for i in range(300)])]
-        return next((i + 1 for i, end in enumerate(ends) if 0 < -end % B < H), 0)
+        return [(i + 1, end) for i, end in enumerate(ends) if 0 < -end % B < H]
 
-    seed, n = next((s, first_trailer(s)) for s in range(1000) if first_trailer(s))
-    ends = [end for _, end in layout([len(payload(seed, i)) for i in range(n)])]
+    seed, (n, end) = next((s, cuts[0]) for s in range(1000) if (cuts := trailer_cuts(s)))
     records = [payload(seed, i) for i in range(n)]
     path = tmp_path / "log"
     with leveldb_log.Writer(path) as w:
         w.write_many(records)
     with open(path, "ab") as f:
-        f.write(bytes(-ends[n - 1] % B))  # the trailer, as the next write() would begin
+        f.write(bytes(-end % B))  # the trailer, as the next write() would begin
     assert path.stat().st_size % B == 0
     assert check_killed_log(path, seed, n, unbuffered=False) == records
     append_and_check(path, records, random.Random(1))
