@@ -93,7 +93,7 @@ int harness_summary(void);
  * set that reaches the same code paths: fewer alignments, lengths, rounds,
  * cut points or records. The full matrix runs natively and under ASan +
  * UBSan (tests/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
- * chooses the reduced set; a full run does exactly what it did before.
+ * chooses the reduced set; without it every input runs.
  */
 extern int harness_reduced;
 
