@@ -10,8 +10,13 @@
  *    record, read backwards a block at a time.
  * 3. Only when zeros follow that byte: step 1 again, as if the log ended
  *    there.
- * Then the part to be cut is checked: step 2 over it, and a walk over its
- * physical records up to its last non-zero byte (walk_piece).
+ * Then the part to be cut is checked: step 2 over it, a walk over its
+ * physical records up to its last non-zero byte (walk_one), and a search of
+ * what follows the record the walk stopped at, at every offset, for a valid
+ * physical record (search_got): a crashed writer leaves none after a torn
+ * one, so finding one means the "torn" record is damage instead. Then the
+ * records from there on are stepped over (skip_got) and what follows them
+ * is checked in the same way.
  */
 #include "log_tail.h"
 
@@ -24,6 +29,8 @@ enum tail_phase {
     PHASE_SCAN,
     PHASE_LAST_WRITTEN,
     PHASE_WALK,
+    PHASE_SEARCH,
+    PHASE_SKIP,
     PHASE_DONE,
     PHASE_FAILED
 };
@@ -54,8 +61,15 @@ struct llog_tail {
     int checking;
     /* PHASE_WALK: the part to be cut, [walk_at, written) still to see */
     uint64_t walk_at, written;
-    int walk_open;  /* valid FIRST (and MIDDLE) fragments seen */
-    int walk_valid; /* a physical record with a matching checksum seen */
+    int walk_open;       /* valid FIRST (and MIDDLE) fragments seen */
+    int walk_valid;      /* a physical record with a matching checksum seen */
+    uint64_t stopped_at; /* where the walk met the last thing written */
+    int stopped_at_trailer; /* ... and that was Pebble's end-of-log trailer */
+    /* PHASE_SEARCH: [search_at, written) still to search for a record */
+    uint64_t search_at;
+    /* PHASE_SKIP: the intact records from skip_at on, open_at where the
+     * last of them left a record open (FIRST, MIDDLE), or LLOG_NO_END */
+    uint64_t skip_at, open_at;
     /* Other dialects */
     llog_dialect dialect;
     int has_log_number;
@@ -81,7 +95,7 @@ static void find_last_written(llog_tail *t, uint64_t floor, int checking) {
 
 /* The cut is decided; check what it would remove before saying so. */
 static void finish(llog_tail *t, uint64_t cut, int fresh, uint64_t clean) {
-    t->result = (llog_tail_result){cut, fresh, clean, 0, NULL};
+    t->result = (llog_tail_result){cut, fresh, clean, 0, NULL, 0, 0};
     find_last_written(t, cut, 1);
 }
 
@@ -177,7 +191,10 @@ static int scan_step(llog_tail *t) {
             break;
         case LLOG_EV_EOF:
         case LLOG_EV_DONE:
-            if (ev.kind == LLOG_EV_EOF && ev.torn) /* where it begins */
+            /* Where a torn tail begins, or where another log's record (or
+             * Pebble's trailer) ended this one. */
+            if ((ev.kind == LLOG_EV_EOF && ev.torn) ||
+                llog_reader_position(t->reader) < t->torn_at)
                 t->torn_at = llog_reader_position(t->reader);
             scan_finished(t);
             return 0;
@@ -294,8 +311,12 @@ static size_t walk_one(llog_tail *t, const uint8_t *b, size_t have) {
         refuse(t, p, "zero fill followed by more data");
         return 0;
     }
-    if (older_log(t, b, have, &h))
-        return 0; /* where the log ends: cut with what follows */
+    if (older_log(t, b, have, &h)) { /* the log ends: cut with what follows */
+        t->stopped_at_trailer =
+            t->dialect == LLOG_DIALECT_PEBBLE && !t->walk_open &&
+            llog_load32(b + LLOG_HEADER_SIZE) == (uint32_t)(t->log_number + 1);
+        return 0;
+    }
     unsigned role = llog_type_role(t->dialect, h.type);
     if (role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
         !in_sequence(t, role)) {
@@ -335,8 +356,138 @@ static void walk_got(llog_tail *t, size_t got) {
         t->walk_at += step;
         i += step;
     }
-    if (step == 0 && t->phase == PHASE_WALK)
-        t->walk_at = t->written; /* reached the last written byte */
+    if (step == 0 && t->phase == PHASE_WALK) {
+        t->stopped_at =
+            t->walk_at; /* the last thing written, or so it seems */
+        t->walk_at = t->written;
+    }
+}
+
+/* ---- the search after the record the walk stopped at ----------------- */
+
+/* The size of the physical record of this log that b[0..have) starts, if
+ * its checksum matches and it fits in the `room` left in its block; else 0.
+ * *role is its type's. */
+static size_t valid_record_at(const llog_tail *t, const uint8_t *b,
+                              size_t have, size_t room, unsigned *role) {
+    if (have < LLOG_HEADER_SIZE || room < LLOG_HEADER_SIZE)
+        return 0;
+    llog_header h = llog_header_decode(b);
+    *role = llog_type_role(t->dialect, h.type);
+    h.header_size = llog_type_header_size(t->dialect, h.type);
+    size_t size = h.header_size + h.length;
+    if (*role == LLOG_ROLE_UNKNOWN || size > room || size > have ||
+        older_log(t, b, have, &h))
+        return 0;
+    return llog_checksum_ok_dialect(b, &h, b + h.header_size) ? size : 0;
+}
+
+static void search_from(llog_tail *t, uint64_t at) {
+    t->search_at = at;
+    t->phase = PHASE_SEARCH;
+}
+
+/* Asks for the rest of the block holding search_at: records start before
+ * the last written byte but may end in zeros after it. */
+static int search_step(llog_tail *t) {
+    if (t->search_at >= t->written) {
+        t->phase = PHASE_DONE;
+        return 0;
+    }
+    uint64_t block_end =
+        t->search_at - t->search_at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
+    uint64_t end = block_end < t->size ? block_end : t->size;
+    t->want_at = t->search_at;
+    t->want_len = (size_t)(end - t->search_at);
+    return 1;
+}
+
+/* A valid record follows the one the walk took for the last thing written:
+ * that one is damage, not a torn tail, and the log goes on. The records from
+ * intact_at on are stepped over (skip_got); what follows them is checked as
+ * the part to be cut, as before. New records start a fresh block, so that
+ * they never share one with the damage. */
+static void damage_found(llog_tail *t, uint64_t intact_at) {
+    if (t->stopped_at_trailer) { /* every reader stops at the trailer */
+        refuse(t, t->stopped_at, "records of the log after its trailer");
+        return;
+    }
+    if (t->result.intact_at == 0) {
+        t->result.damaged_at = t->result.cut;
+        t->result.intact_at = intact_at;
+    }
+    t->result.fresh_block = 1;
+    t->walk_valid = 1;
+    t->skip_at = intact_at;
+    t->open_at = LLOG_NO_END;
+    t->phase = PHASE_SKIP;
+}
+
+static void search_got(llog_tail *t, size_t got) {
+    size_t room = LLOG_BLOCK_SIZE - (size_t)(t->want_at % LLOG_BLOCK_SIZE);
+    size_t starts = t->written - t->want_at < got
+                        ? (size_t)(t->written - t->want_at)
+                        : got;
+    unsigned role;
+    for (size_t i = 0; i < starts; i++) {
+        if (valid_record_at(t, t->buf + i, got - i, room - i, &role)) {
+            damage_found(t, t->want_at + i);
+            return;
+        }
+    }
+    /* Fewer bytes than asked: the file ended early, so nothing follows. */
+    t->search_at = got < t->want_len ? t->written : t->want_at + t->want_len;
+}
+
+/* ---- stepping over the intact records after damage -------------------- */
+
+/* The intact records end at skip_at: the part to be cut starts there, or
+ * where the record they leave open began. */
+static void skip_done(llog_tail *t) {
+    t->result.cut = t->open_at != LLOG_NO_END ? t->open_at : t->skip_at;
+    t->walk_open = 0;
+    if (t->result.cut >= t->written)
+        t->phase = PHASE_DONE;
+    else
+        walk_from(t, t->written);
+}
+
+static int skip_step(llog_tail *t) {
+    if (t->skip_at >= t->size) {
+        skip_done(t);
+        return 0;
+    }
+    uint64_t block_end =
+        t->skip_at - t->skip_at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
+    uint64_t end = block_end < t->size ? block_end : t->size;
+    t->want_at = t->skip_at;
+    t->want_len = (size_t)(end - t->skip_at);
+    return 1;
+}
+
+/* Steps over valid records of this log, and zero trailers, in the span. */
+static void skip_got(llog_tail *t, size_t got) {
+    size_t room = LLOG_BLOCK_SIZE - (size_t)(t->want_at % LLOG_BLOCK_SIZE);
+    size_t i = 0, size;
+    unsigned role;
+    while (i < got) {
+        if (room - i < LLOG_MAX_HEADER_SIZE && got == room &&
+            all_zero(t->buf + i, got - i)) {
+            i = got; /* a trailer */
+            break;
+        }
+        size = valid_record_at(t, t->buf + i, got - i, room - i, &role);
+        if (size == 0)
+            break;
+        if (role == LLOG_ROLE_FIRST)
+            t->open_at = t->want_at + i;
+        else if (role == LLOG_ROLE_FULL || role == LLOG_ROLE_LAST)
+            t->open_at = LLOG_NO_END;
+        i += size;
+    }
+    t->skip_at = t->want_at + i;
+    if (i < t->want_len) /* stopped, or the file ended early */
+        skip_done(t);
 }
 
 static void walk_done(llog_tail *t) {
@@ -345,6 +496,8 @@ static void walk_done(llog_tail *t) {
      * preallocated log never written. */
     if (r->clean_end == 0 && !t->walk_valid && (r->cut > 0 || t->written > 0))
         refuse(t, 0, no_record);
+    else if (t->stopped_at != LLOG_NO_END && t->stopped_at + 1 < t->written)
+        search_from(t, t->stopped_at + 1);
     else
         t->phase = PHASE_DONE;
 }
@@ -366,6 +519,8 @@ static int walk_step(llog_tail *t) {
 static void walk_from(llog_tail *t, uint64_t written) {
     t->written = written;
     t->walk_at = t->result.cut;
+    t->stopped_at = LLOG_NO_END;
+    t->stopped_at_trailer = 0;
     t->phase = PHASE_WALK;
 }
 
@@ -399,7 +554,9 @@ int llog_tail_want(llog_tail *t, uint64_t *offset, size_t *len,
     while (!want && t->phase != PHASE_DONE && t->phase != PHASE_FAILED)
         want = t->phase == PHASE_SCAN           ? scan_step(t)
                : t->phase == PHASE_LAST_WRITTEN ? last_written_step(t)
-                                                : walk_step(t);
+               : t->phase == PHASE_WALK         ? walk_step(t)
+               : t->phase == PHASE_SEARCH       ? search_step(t)
+                                                : skip_step(t);
     if (want) {
         assert(t->want_len > 0 && t->want_len <= LLOG_BLOCK_SIZE);
         *offset = t->want_at;
@@ -414,6 +571,14 @@ void llog_tail_got(llog_tail *t, size_t got) {
         got = t->want_len; /* a caller bug; never read past the buffer */
     if (t->phase == PHASE_LAST_WRITTEN) {
         last_written_got(t, got);
+        return;
+    }
+    if (t->phase == PHASE_SEARCH) {
+        search_got(t, got);
+        return;
+    }
+    if (t->phase == PHASE_SKIP) {
+        skip_got(t, got);
         return;
     }
     if (t->phase == PHASE_WALK) {

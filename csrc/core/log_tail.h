@@ -20,6 +20,15 @@
  * - Any other damage after the last complete record is left in place: only
  *   a torn tail at the very end is cut, and new records start at the next
  *   block boundary, so they never share a block with the damage.
+ * - A crashed writer never leaves a valid physical record after a torn one.
+ *   So when one of this log's records (checksum valid, fitting its block,
+ *   at any offset) follows what looks like a torn tail, that "tail" is
+ *   damage, such as a flipped length bit: it stays, with the records after
+ *   it; what follows those is judged as the end of a log again (a torn
+ *   tail, zero fill, an older log's records or Pebble's trailer are cut);
+ *   new records start at the next block boundary; and damaged_at /
+ *   intact_at say where (verify reports it). Records of the log after
+ *   Pebble's end-of-log trailer, which every reader stops at, are refused.
  * - What is cut must be what a crashed writer of this format leaves, and
  *   nothing else: checksum-valid fragments of one unfinished record (FIRST,
  *   then MIDDLEs, each filling its block), then at most one incomplete
@@ -53,6 +62,9 @@ typedef struct llog_tail_result {
     uint64_t refused_at; /* when refusal is set: where the log stops */
     const char *refusal; /* NULL, or why the file does not end like a log
                             (static text): then leave it as it is */
+    uint64_t damaged_at; /* when intact_at > 0: where the part taken for a
+                            torn tail began, until ... */
+    uint64_t intact_at;  /* ... a valid record was found here after it */
 } llog_tail_result;
 
 typedef struct llog_tail llog_tail;

@@ -408,7 +408,9 @@ int llpy_writer_finish(llpy_writer *self);
 int llpy_append_open(llpy_state *st, int fd, PyObject *name,
                      const llog_reader_options *dialect, uint64_t *offset,
                      int *fresh_block);
-/* _append_point(path): the same decision, nothing cut (cut, fresh, clean). */
-PyObject *llpy_append_point(PyObject *module, PyObject *path);
+/* _append_point(path, *, dialect, log_number): the same decision, nothing
+ * cut: (cut, fresh, clean, damage). */
+PyObject *llpy_append_point(PyObject *module, PyObject *args,
+                            PyObject *kwargs);
 
 #endif /* LLPY_BINDING_H */

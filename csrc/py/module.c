@@ -201,14 +201,18 @@ static PyObject *mod_slow_copy_window(PyObject *module, PyObject *arg) {
 }
 
 static PyMethodDef module_methods[] = {
-    {"_append_point", llpy_append_point, METH_O,
-     "_append_point(path, /)\n"
+    {"_append_point", (PyCFunction)(void (*)(void))llpy_append_point,
+     METH_VARARGS | METH_KEYWORDS,
+     "_append_point(path, /, *, dialect='leveldb', log_number=None)\n"
      "--\n\n"
      "Where Writer(path, 'a') would resume, without changing the file.\n\n"
      "Returns\n"
-     "  (cut, fresh_block, clean_end): the length mode 'a' cuts the log\n"
-     "  back to, whether the next record starts a block, and the end of\n"
-     "  the last complete record.\n\n"
+     "  (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the\n"
+     "  log back to, whether the next record starts a block, the end of\n"
+     "  the last complete record, and (damaged_at, intact_at) when what\n"
+     "  looked like a torn tail from damaged_at on is followed by an intact\n"
+     "  record at intact_at (so it is damage and nothing is cut), else\n"
+     "  None.\n\n"
      "Raises\n"
      "  CorruptionError: where mode 'a' would refuse the file.\n"
      "  OSError: the file cannot be opened or read."},

@@ -95,7 +95,7 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
         size = 0;
         errno = 0;
     }
-    llog_tail_result r = {(uint64_t)size, 0, 0, 0, NULL};
+    llog_tail_result r = {.cut = (uint64_t)size};
     if (size > 0 &&
         resume_point(st, fd, name, (uint64_t)size, dialect, &r) < 0)
         return -1;
@@ -106,23 +106,43 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
     return 0;
 }
 
-PyObject *llpy_append_point(PyObject *module, PyObject *path) {
+/* (damaged_at, intact_at) when the decision found a torn-looking record
+ * before intact ones, else None. */
+static PyObject *damage_of(const llog_tail_result *r) {
+    if (r->intact_at == 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)r->damaged_at,
+                         (unsigned long long)r->intact_at);
+}
+
+PyObject *llpy_append_point(PyObject *module, PyObject *args,
+                            PyObject *kwargs) {
+    static char *kwlist[] = {"", "dialect", "log_number", NULL};
+    PyObject *path, *dialect = NULL, *log_number = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:_append_point",
+                                     kwlist, &path, &dialect, &log_number))
+        return NULL;
+    llog_reader_options opt = {0};
+    if (llpy_dialect_options(dialect, log_number, path, &opt) < 0)
+        return NULL;
     llpy_state *st = PyModule_GetState(module);
     int fd = llpy_open_path(st, path, O_RDONLY);
     if (fd < 0)
         return NULL;
     int64_t size = file_size(fd);
-    llog_tail_result r = {0, 0, 0, 0, NULL};
+    llog_tail_result r = {0};
     int rc = size < 0 ? -1 : 0;
     if (rc < 0)
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
     else if (size > 0)
-        rc = resume_point(st, fd, path, (uint64_t)size,
-                          &(llog_reader_options){0}, &r);
+        rc = resume_point(st, fd, path, (uint64_t)size, &opt, &r);
     llpy_close_fd(fd);
     if (rc < 0)
         return NULL;
-    return Py_BuildValue("(KOK)", (unsigned long long)r.cut,
+    PyObject *damage = damage_of(&r);
+    if (damage == NULL)
+        return NULL;
+    return Py_BuildValue("(KOKN)", (unsigned long long)r.cut,
                          r.fresh_block ? Py_True : Py_False,
-                         (unsigned long long)r.clean_end);
+                         (unsigned long long)r.clean_end, damage);
 }

@@ -47,13 +47,18 @@ def crc32c(data: Buffer, value: int = 0) -> int:
       ValueError: value is outside [0, 2**32).
     """
 
-def _append_point(path: StrPath, /) -> tuple[int, bool, int]:
+def _append_point(
+    path: StrPath, /, *, dialect: Dialect = "leveldb", log_number: int | None = None
+) -> tuple[int, bool, int, tuple[int, int] | None]:
     """Where Writer(path, 'a') would resume, without changing the file.
 
     Returns
-      (cut, fresh_block, clean_end): the length mode 'a' cuts the log
-      back to, whether the next record starts a block, and the end of
-      the last complete record.
+      (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the
+      log back to, whether the next record starts a block, the end of
+      the last complete record, and (damaged_at, intact_at) when what
+      looked like a torn tail from damaged_at on is followed by an intact
+      record at intact_at (so it is damage and nothing is cut), else
+      None.
 
     Raises
       CorruptionError: where mode 'a' would refuse the file.

@@ -197,7 +197,7 @@ static void test_writer_pebble_trailer(void) {
 
 static llog_tail_result decide_d(const buf *log, llog_dialect d, int has,
                                  uint64_t log_number) {
-    llog_tail_result out = {0, 0, 0, 0, NULL};
+    llog_tail_result out = {0};
     llog_tail *t = llog_tail_new_dialect(log->len, d, has, log_number);
     if (!CHECK(t != NULL))
         return out;
@@ -234,6 +234,7 @@ static void tail_cases(llog_dialect d, const uint8_t *p) {
     put11(&log, 6, p, B - 12 - RB, 7);
     put11(&log, 8, p, 100, 7);
     size_t clean = log.len;
+    llog_tail_result r0;
     CHECK_CUT(&log, d, clean, 0); /* a clean log */
     /* torn tails: a cut header, a cut payload, an open record */
     put11(&log, 5, p, 500, 7);
@@ -257,6 +258,23 @@ static void tail_cases(llog_dialect d, const uint8_t *p) {
     put11(&log, 5, p, 40, 4);
     put11(&log, 5, p, 40, 4);
     CHECK_CUT(&log, d, clean, 0);
+    /* a torn-looking record (its length reaches past the end) before a
+     * record of this log is damage: nothing is cut, a fresh block next */
+    log.len = clean;
+    size_t bad = log.len;
+    put11(&log, 5, p, 40, 7);
+    put11(&log, 5, p, 40, 7);
+    log.p[bad + 5] ^= 0x04; /* + 1024 */
+    r0 = decide_d(&log, d, 0, 0);
+    CHECK(r0.refusal == NULL);
+    CHECK_EQ(r0.cut, log.len);
+    CHECK_EQ(r0.fresh_block, 1);
+    CHECK_EQ(r0.damaged_at, bad);
+    CHECK_EQ(r0.intact_at, bad + RB + 40);
+    log.p[bad + 5] ^= 0x04;
+    log.len = clean;
+    put11(&log, 5, p, 40, 4);
+    put11(&log, 5, p, 40, 4);
     /* the log number given: 7's records are the old ones */
     llog_tail_result r = decide_d(&log, d, 1, 4);
     CHECK(r.refusal != NULL || r.cut == 0);

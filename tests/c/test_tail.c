@@ -36,7 +36,7 @@ static llog_status decide_shrunk(const buf *log, size_t shrunk,
 }
 
 static llog_tail_result decide(const buf *log) {
-    llog_tail_result r = {0, 0, 0, 0, NULL};
+    llog_tail_result r = {0};
     CHECK_EQ(decide_shrunk(log, log->len, &r), LLOG_OK);
     return r;
 }
@@ -187,6 +187,68 @@ static void test_damage_stays_and_new_records_start_a_block(void) {
     buf_free(&log);
 }
 
+/* The decision and where it found damage: a valid record at intact_at after
+ * the record at damaged_at that looked torn. */
+#define CHECK_DAMAGE(log, cut_, clean_, damaged_, intact_)                    \
+    do {                                                                      \
+        llog_tail_result r_ = decide(log);                                    \
+        CHECK(r_.refusal == NULL);                                            \
+        CHECK_EQ(r_.cut, cut_);                                               \
+        CHECK_EQ(r_.fresh_block, 1);                                          \
+        CHECK_EQ(r_.clean_end, clean_);                                       \
+        CHECK_EQ(r_.damaged_at, damaged_);                                    \
+        CHECK_EQ(r_.intact_at, intact_);                                      \
+    } while (0)
+
+/* A flipped length bit makes a record reach past the end of the file, so
+ * the reader takes it for a torn tail; the intact records after it show it
+ * is damage. Nothing is cut: new records go after the last byte, at the
+ * next block. */
+static void test_a_torn_looking_record_before_intact_ones_is_damage(void) {
+    buf log = {0};
+    add(&log, 1000);
+    size_t clean = log.len;
+    uint64_t spanning = add(&log, B); /* FIRST, then LAST at B */
+    CHECK_EQ(spanning, clean);
+    size_t after = log.len;
+    for (int i = 0; i < 4; i++)
+        add(&log, 100);
+    log.p[B + 5] ^= 0x08; /* the LAST's length, + 2048: past the end */
+    CHECK_DAMAGE(&log, log.len, clean, clean, after);
+    /* Zero fill after the last record is still cut. */
+    size_t end = log.len;
+    buf_bytes(&log, 0, 3000);
+    CHECK_DAMAGE(&log, end, clean, clean, after);
+    log.len = end;
+    log.p[B + 5] ^= 0x08;
+    CHECK_DECISION(&log, end, 0, end); /* undamaged, nothing to do */
+    buf_free(&log);
+
+    /* In one block: the second record of a log. */
+    buf one = {0};
+    add(&one, 10);
+    size_t first_end = one.len;
+    add(&one, 10);
+    size_t third = one.len;
+    for (int i = 0; i < 9; i++)
+        add(&one, 10);
+    one.p[first_end + 5] ^= 0x01; /* 10 + 256 reaches past the end */
+    CHECK_DAMAGE(&one, one.len, first_end, first_end, third);
+    buf_free(&one);
+}
+
+/* A payload cut short may hold what looks like a record only by a checksum
+ * match; a torn record whose payload ends in zeros is still cut. */
+static void test_a_real_torn_tail_is_still_cut(void) {
+    buf log = {0};
+    add(&log, 200);
+    size_t clean = log.len;
+    add(&log, 5000);
+    log.len -= 1000;
+    CHECK_DECISION(&log, clean, 0, clean);
+    buf_free(&log);
+}
+
 /* With no complete record at all, the fragments of a torn first record
  * go; a file of zeros (preallocated, never written) is emptied. */
 static void test_a_log_with_no_complete_record_is_cut_to_nothing(void) {
@@ -308,6 +370,8 @@ void suite_tail(void) {
     RUN(test_whole_fragments_then_zero_fill_are_cut_back);
     RUN(test_a_payload_ending_in_zeros_is_kept);
     RUN(test_damage_stays_and_new_records_start_a_block);
+    RUN(test_a_torn_looking_record_before_intact_ones_is_damage);
+    RUN(test_a_real_torn_tail_is_still_cut);
     RUN(test_a_log_with_no_complete_record_is_cut_to_nothing);
     RUN(test_a_file_with_no_valid_record_is_refused);
     RUN(test_a_tail_no_writer_leaves_is_refused);

@@ -21,6 +21,11 @@
  *   offsets the writer gave them;
  * - every damage it reports was reported at the same offset, for the same
  *   reason, in the old log: appending never creates damage.
+ * - nothing cut is a record: past the whole fragments of one unfinished
+ *   record (FIRST, then MIDDLEs, each filling its block), no offset of the
+ *   part cut starts a valid physical record of this log, in any dialect (a
+ *   crashed writer leaves none after a torn one; an older log's recyclable
+ *   records, and Pebble's trailer, are not this log's).
  * For a crash: the log is never refused, except a first record cut before
  * its first fragment is whole (no valid record at all), and it is cut back
  * to the end of the last record wholly written.
@@ -36,6 +41,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     llog_crc32c_init(1);
     return 0;
+}
+
+static const llog_reader_options whole = {
+    .start = 0, .end = LLOG_NO_END, .verify_checksums = 1};
+
+static int all_zero(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
 }
 
 /* Runs the tail module of a dialect over log[0..len). */
@@ -69,8 +84,59 @@ static llog_tail_result decide(const uint8_t *log, size_t len) {
     return decide_in(LLOG_DIALECT_LEVELDB, log, len);
 }
 
-/* The other dialects' decisions on the same bytes: no hang, no crash, and
- * a cut inside the log, never before the last complete record. */
+/* The physical record of dialect d at log[at..len), checksum valid and
+ * within its block: its size, or 0. A recyclable one counts only with the
+ * log's number (number_known: else any). */
+static size_t valid_at(llog_dialect d, const uint8_t *log, size_t len,
+                       size_t at, const seen_log *s) {
+    size_t room = LLOG_BLOCK_SIZE - at % LLOG_BLOCK_SIZE;
+    if (len - at < LLOG_HEADER_SIZE || room < LLOG_HEADER_SIZE)
+        return 0;
+    llog_header h = llog_header_decode(log + at);
+    h.header_size = llog_type_header_size(d, h.type);
+    size_t size = h.header_size + h.length;
+    if (llog_type_role(d, h.type) == LLOG_ROLE_UNKNOWN || size > room ||
+        size > len - at)
+        return 0;
+    if (h.header_size > LLOG_HEADER_SIZE && s->has_log_number &&
+        llog_load32(log + at + LLOG_HEADER_SIZE) != (uint32_t)s->log_number)
+        return 0;
+    return llog_checksum_ok_dialect(log + at, &h, log + at + h.header_size)
+               ? size
+               : 0;
+}
+
+/* No valid record of the log starts in the part cut, past the whole
+ * fragments (FIRST, MIDDLEs filling their blocks) an unfinished record
+ * left, and the zero trailers between them. */
+static void check_nothing_valid_cut(llog_dialect d, const uint8_t *log,
+                                    size_t len, llog_tail_result res,
+                                    const seen_log *s) {
+    size_t at = (size_t)res.cut, size;
+    int open = 0;
+    while (at < len) {
+        size_t room = LLOG_BLOCK_SIZE - at % LLOG_BLOCK_SIZE;
+        unsigned type = len - at > 6 ? log[at + 6] : 0;
+        llog_role role = llog_type_role(d, type);
+        if (room < LLOG_MAX_HEADER_SIZE && room <= len - at &&
+            all_zero(log + at, room)) {
+            at += room; /* a trailer */
+        } else if ((size = valid_at(d, log, len, at, s)) == room &&
+                   (role == LLOG_ROLE_FIRST ||
+                    (open && role == LLOG_ROLE_MIDDLE))) {
+            open = 1;
+            at += size;
+        } else {
+            break;
+        }
+    }
+    for (; at < len; at++)
+        FUZZ_CHECK(valid_at(d, log, len, at, s) == 0);
+}
+
+/* The other dialects' decisions on the same bytes: no hang, no crash, a
+ * cut inside the log, never before the last complete record, and nothing
+ * valid cut. */
 static void decide_other_dialects(const uint8_t *log, size_t len) {
     for (int d = LLOG_DIALECT_ROCKSDB; d <= LLOG_DIALECT_PEBBLE; d++) {
         llog_tail_result res = decide_in((llog_dialect)d, log, len);
@@ -79,11 +145,15 @@ static void decide_other_dialects(const uint8_t *log, size_t len) {
             continue;
         }
         FUZZ_CHECK(res.clean_end <= res.cut && res.cut <= len);
+        llog_reader_options opt = whole;
+        opt.dialect = (llog_dialect)d;
+        opt.recovery = LLOG_RECOVER_POINT_IN_TIME;
+        seen_log s = {0};
+        read_all(&opt, log, len, &s);
+        check_nothing_valid_cut((llog_dialect)d, log, len, res, &s);
+        seen_free(&s);
     }
 }
-
-static const llog_reader_options whole = {
-    .start = 0, .end = LLOG_NO_END, .verify_checksums = 1};
 
 /* old[0..cut), zero fill to a block boundary when asked, then `count`
  * records; their offsets go to offsets[]. Returns the new length. */
@@ -125,8 +195,17 @@ static const seen_event *nth_record(const seen_log *s, size_t i) {
     return NULL;
 }
 
+/* 1 when the tail module found damage there (a record that looked torn,
+ * with a valid one after it): the new log's reader may report it now that
+ * records follow. */
+static int found_by_tail(llog_tail_result res, const seen_event *e) {
+    return res.intact_at > 0 && e->offset >= res.damaged_at &&
+           e->offset < res.cut;
+}
+
 static void check_new_log(const seen_log *old, const seen_log *now,
-                          const uint64_t *offsets, int count) {
+                          llog_tail_result res, const uint64_t *offsets,
+                          int count) {
     FUZZ_CHECK(!now->torn);
     size_t old_records = 0, records = 0;
     for (size_t i = 0; i < old->n; i++)
@@ -134,7 +213,8 @@ static void check_new_log(const seen_log *old, const seen_log *now,
     for (size_t i = 0; i < now->n; i++) {
         records += now->ev[i].is_record;
         if (!now->ev[i].is_record)
-            FUZZ_CHECK(reported_before(old, &now->ev[i]));
+            FUZZ_CHECK(reported_before(old, &now->ev[i]) ||
+                       found_by_tail(res, &now->ev[i]));
     }
     FUZZ_CHECK(records == old_records + (size_t)count);
     for (size_t i = 0; i < old_records; i++) { /* unchanged, in order */
@@ -210,6 +290,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     FUZZ_CHECK(res.cut >= old.clean_end && res.cut <= len);
     FUZZ_CHECK(res.clean_end == old.clean_end);
+    check_nothing_valid_cut(LLOG_DIALECT_LEVELDB, log, len, res, &old);
 
     uint8_t *out = malloc(len + LLOG_BLOCK_SIZE + 3 * 3 * LLOG_BLOCK_SIZE);
     FUZZ_CHECK(out != NULL);
@@ -217,7 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t out_len = append(out, log, res, count, seed, offsets);
     seen_log now = {0};
     read_all(&whole, out, out_len, &now);
-    check_new_log(&old, &now, offsets, count);
+    check_new_log(&old, &now, res, offsets, count);
     seen_free(&now);
     seen_free(&old);
     free(out);

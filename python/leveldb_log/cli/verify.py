@@ -21,9 +21,10 @@ from leveldb_log.cli._common import (
     log_size,
     records,
 )
-from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
+from leveldb_log.cli._dialect import add_dialect, open_reader, reader_options, resolve
 
 if TYPE_CHECKING:
+    from leveldb_log._detect import Dialect
     from leveldb_log.cli._common import Subparsers
 
 #: ``verify`` shows a progress bar (on a terminal, with tqdm) for logs at least this big.
@@ -123,8 +124,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     seen = len(damage.found)
-    # The end-of-file check is mode "a"'s rule, which knows LevelDB's layout only.
-    not_a_log = _check_the_end(args, damage) if dialect == "leveldb" else None
+    not_a_log = _check_the_end(args, damage, dialect)
     if args.quiet:
         return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK
     if not_a_log:
@@ -135,21 +135,33 @@ def run(args: argparse.Namespace) -> int:
     return _summary(args.log, damage, count)
 
 
-def _check_the_end(args: argparse.Namespace, damage: Damage) -> str | None:
+def _check_the_end(args: argparse.Namespace, damage: Damage, dialect: Dialect) -> str | None:
     """What a reader passes over silently at the end of a file: a torn tail that no writer
-    of this format leaves (an unknown type, a length that cannot fit its block...) is
-    reported as damage, and a file with no valid record at all is no log (the reason is
+    of this format leaves (an unknown type, a length that cannot fit its block...), and a
+    "torn tail" followed by intact records (damage such as a flipped length bit), are
+    reported as damage; a file with no valid record at all is no log (the reason is
     returned). The rule is mode "a"'s (docs/format.md, "Appending"); it needs a file."""
     if args.log == "-" or _storage.is_url(args.log) or args.start or args.end is not None:
         return None
     if not stat.S_ISREG(os.stat(args.log).st_mode) or os.stat(args.log).st_size == 0:
         return None
     try:
-        _append_point(args.log)
+        found = _append_point(args.log, **reader_options(dialect))[3]
     except CorruptionError as e:
         if e.reason.startswith("no valid record"):
             return e.reason
         damage(Corruption(e.offset, e.size, f"implausible torn tail: {e.reason}"))
+        return None
+    if found is not None:
+        damaged_at, intact_at = found
+        damage(
+            Corruption(
+                damaged_at,
+                intact_at - damaged_at,
+                f"damage before intact records: what looks like a torn tail is followed "
+                f"by a valid record at offset {intact_at}",
+            )
+        )
     return None
 
 
