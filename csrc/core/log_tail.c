@@ -15,7 +15,7 @@
  * what follows the record the walk stopped at, at every offset, for a valid
  * physical record (search_got): a crashed writer leaves none after a torn
  * one, so finding one means the "torn" record is damage instead. Then the
- * records from there on are stepped over (skip_got) and what follows them
+ * records from there on are stepped over (resync_got) and what follows them
  * is checked in the same way.
  */
 #include "log_tail.h"
@@ -30,7 +30,7 @@ enum tail_phase {
     PHASE_LAST_WRITTEN,
     PHASE_WALK,
     PHASE_SEARCH,
-    PHASE_SKIP,
+    PHASE_RESYNC,
     PHASE_DONE,
     PHASE_FAILED
 };
@@ -67,9 +67,12 @@ struct llog_tail {
     int stopped_at_trailer; /* ... and that was Pebble's end-of-log trailer */
     /* PHASE_SEARCH: [search_at, written) still to search for a record */
     uint64_t search_at;
-    /* PHASE_SKIP: the intact records from skip_at on, open_at where the
-     * last of them left a record open (FIRST, MIDDLE), or LLOG_NO_END */
-    uint64_t skip_at, open_at;
+    /* PHASE_RESYNC: the pass over the records after damage is at skip_at,
+     * searching for the next record or stepping over them; open_at is
+     * where the record the last of them left open began (or LLOG_NO_END),
+     * last_stop where the last run of records ended */
+    uint64_t skip_at, open_at, last_stop;
+    int searching;
     /* Other dialects */
     llog_dialect dialect;
     int has_log_number;
@@ -286,6 +289,19 @@ static int older_log(const llog_tail *t, const uint8_t *b, size_t have,
     return t->has_log_number && number != (uint32_t)t->log_number;
 }
 
+/* 1 when b[0..have) starts Pebble's end-of-log trailer: a recyclable header
+ * of the next log number, outside an open record. */
+static int pebble_trailer(const llog_tail *t, const uint8_t *b, size_t have,
+                          int open) {
+    if (t->dialect != LLOG_DIALECT_PEBBLE || open || !t->has_log_number ||
+        have < LLOG_HEADER_SIZE)
+        return 0;
+    llog_header h = llog_header_decode(b);
+    h.header_size = llog_type_header_size(t->dialect, h.type);
+    return h.header_size > LLOG_HEADER_SIZE && have >= h.header_size &&
+           llog_load32(b + LLOG_HEADER_SIZE) == (uint32_t)(t->log_number + 1);
+}
+
 /*
  * Checks the physical record (or trailer) at walk_at, whose bytes up to the
  * end of its block or of the written bytes are b[0..have): returns how many
@@ -312,9 +328,7 @@ static size_t walk_one(llog_tail *t, const uint8_t *b, size_t have) {
         return 0;
     }
     if (older_log(t, b, have, &h)) { /* the log ends: cut with what follows */
-        t->stopped_at_trailer =
-            t->dialect == LLOG_DIALECT_PEBBLE && !t->walk_open &&
-            llog_load32(b + LLOG_HEADER_SIZE) == (uint32_t)(t->log_number + 1);
+        t->stopped_at_trailer = pebble_trailer(t, b, have, t->walk_open);
         return 0;
     }
     unsigned role = llog_type_role(t->dialect, h.type);
@@ -404,8 +418,9 @@ static int search_step(llog_tail *t) {
 
 /* A valid record follows the one the walk took for the last thing written:
  * that one is damage, not a torn tail, and the log goes on. The records from
- * intact_at on are stepped over (skip_got); what follows them is checked as
- * the part to be cut, as before. New records start a fresh block, so that
+ * intact_at on are stepped over, and any damage between them (resync_got);
+ * what follows the last of them is checked as the part to be cut, as
+ * before. New records start a fresh block, so that
  * they never share one with the damage. */
 static void damage_found(llog_tail *t, uint64_t intact_at) {
     if (t->stopped_at_trailer) { /* every reader stops at the trailer */
@@ -420,7 +435,8 @@ static void damage_found(llog_tail *t, uint64_t intact_at) {
     t->walk_valid = 1;
     t->skip_at = intact_at;
     t->open_at = LLOG_NO_END;
-    t->phase = PHASE_SKIP;
+    t->searching = 0;
+    t->phase = PHASE_RESYNC;
 }
 
 static void search_got(llog_tail *t, size_t got) {
@@ -441,10 +457,15 @@ static void search_got(llog_tail *t, size_t got) {
 
 /* ---- stepping over the intact records after damage -------------------- */
 
-/* The intact records end at skip_at: the part to be cut starts there, or
- * where the record they leave open began. */
-static void skip_done(llog_tail *t) {
-    t->result.cut = t->open_at != LLOG_NO_END ? t->open_at : t->skip_at;
+/* The records of the log end at `at` (or the one open there began at
+ * open_at): the part to be cut starts there. */
+static uint64_t records_end(const llog_tail *t, uint64_t at) {
+    return t->open_at != LLOG_NO_END ? t->open_at : at;
+}
+
+/* The pass is over: check what follows the last record as before. */
+static void resync_done(llog_tail *t) {
+    t->result.cut = t->searching ? t->last_stop : records_end(t, t->skip_at);
     t->walk_open = 0;
     if (t->result.cut >= t->written)
         t->phase = PHASE_DONE;
@@ -452,9 +473,9 @@ static void skip_done(llog_tail *t) {
         walk_from(t, t->written);
 }
 
-static int skip_step(llog_tail *t) {
-    if (t->skip_at >= t->size) {
-        skip_done(t);
+static int resync_step(llog_tail *t) {
+    if (t->skip_at >= t->size || (t->searching && t->skip_at >= t->written)) {
+        resync_done(t);
         return 0;
     }
     uint64_t block_end =
@@ -465,29 +486,60 @@ static int skip_step(llog_tail *t) {
     return 1;
 }
 
-/* Steps over valid records of this log, and zero trailers, in the span. */
-static void skip_got(llog_tail *t, size_t got) {
-    size_t room = LLOG_BLOCK_SIZE - (size_t)(t->want_at % LLOG_BLOCK_SIZE);
-    size_t i = 0, size;
+/* Steps over the span's records of the log (and zero trailers) from i, as
+ * the writer laid them out: returns where that stops. */
+static size_t step_over(llog_tail *t, size_t i, size_t got, size_t room) {
+    size_t size;
     unsigned role;
     while (i < got) {
         if (room - i < LLOG_MAX_HEADER_SIZE && got == room &&
-            all_zero(t->buf + i, got - i)) {
-            i = got; /* a trailer */
-            break;
-        }
+            all_zero(t->buf + i, got - i))
+            return got; /* a trailer */
         size = valid_record_at(t, t->buf + i, got - i, room - i, &role);
         if (size == 0)
-            break;
+            return i;
         if (role == LLOG_ROLE_FIRST)
             t->open_at = t->want_at + i;
         else if (role == LLOG_ROLE_FULL || role == LLOG_ROLE_LAST)
             t->open_at = LLOG_NO_END;
         i += size;
     }
+    return i;
+}
+
+/* One pass over the rest of the log, a span at a time: records are stepped
+ * over; where they stop, the offsets after are searched for the next valid
+ * one (a record cannot start in the zeros after the last written byte). */
+static void resync_got(llog_tail *t, size_t got) {
+    size_t room = LLOG_BLOCK_SIZE - (size_t)(t->want_at % LLOG_BLOCK_SIZE);
+    size_t i = 0;
+    unsigned role;
+    while (i < got) {
+        if (!t->searching) {
+            i = step_over(t, i, got, room);
+            if (i == got)
+                break;
+            t->last_stop = records_end(t, t->want_at + i);
+            if (pebble_trailer(t, t->buf + i, got - i,
+                               t->open_at != LLOG_NO_END)) {
+                t->searching = 1; /* the end of the log: cut from there */
+                resync_done(t);
+                return;
+            }
+            t->searching = 1;
+            i++;
+        } else if (t->want_at + i >= t->written) {
+            break;
+        } else if (valid_record_at(t, t->buf + i, got - i, room - i, &role)) {
+            t->searching = 0;
+            t->open_at = LLOG_NO_END;
+        } else {
+            i++;
+        }
+    }
     t->skip_at = t->want_at + i;
-    if (i < t->want_len) /* stopped, or the file ended early */
-        skip_done(t);
+    if (got < t->want_len) /* the file ended early */
+        resync_done(t);
 }
 
 static void walk_done(llog_tail *t) {
@@ -556,7 +608,7 @@ int llog_tail_want(llog_tail *t, uint64_t *offset, size_t *len,
                : t->phase == PHASE_LAST_WRITTEN ? last_written_step(t)
                : t->phase == PHASE_WALK         ? walk_step(t)
                : t->phase == PHASE_SEARCH       ? search_step(t)
-                                                : skip_step(t);
+                                                : resync_step(t);
     if (want) {
         assert(t->want_len > 0 && t->want_len <= LLOG_BLOCK_SIZE);
         *offset = t->want_at;
@@ -577,8 +629,8 @@ void llog_tail_got(llog_tail *t, size_t got) {
         search_got(t, got);
         return;
     }
-    if (t->phase == PHASE_SKIP) {
-        skip_got(t, got);
+    if (t->phase == PHASE_RESYNC) {
+        resync_got(t, got);
         return;
     }
     if (t->phase == PHASE_WALK) {
