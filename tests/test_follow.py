@@ -126,3 +126,40 @@ def test_reader_resumes_inside_a_record_written_byte_by_byte(tmp_path: Path) -> 
             assert seen == []
             assert got == records[: len(got)]
     assert got == records
+
+
+@pytest.mark.parametrize("source", ["path", "file object"])
+@pytest.mark.parametrize("torn", [True, False], ids=["ends-inside-a-record", "ends-clean"])
+def test_a_reader_at_its_end_sees_a_record_completed_later_on_its_very_next_call(
+    tmp_path: Path, source: str, torn: bool
+) -> None:
+    # RocksDB's ClearEofSingleBlock: the call that returned the last whole record had
+    # already read to the end of the file; the file then grows to complete the next record,
+    # which the very next call returns (it used to raise a stale StopIteration once).
+    log = tmp_path / "growing.log"
+    with leveldb_log.Writer(log) as w:
+        w.write(b"a" * 100)
+        w.write(b"b" * 100)
+    full = log.read_bytes()
+    log.write_bytes(full[: 107 + 50] if torn else full[:107])
+    with open(log, "rb") as f, leveldb_log.Reader(f if source == "file object" else log) as r:
+        assert next(r) == b"a" * 100
+        log.write_bytes(full)
+        assert next(r) == b"b" * 100
+        with pytest.raises(StopIteration):
+            next(r)
+
+
+def test_an_arrow_batch_at_the_end_sees_a_record_completed_later(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    log = tmp_path / "growing.log"
+    with leveldb_log.Writer(log) as w:
+        w.write(b"a" * 100)
+        w.write(b"b" * 100)
+    full = log.read_bytes()
+    log.write_bytes(full[:150])
+    with leveldb_log.Reader(log) as r:
+        assert next(r) == b"a" * 100
+        log.write_bytes(full)
+        table = pa.table(r)
+    assert table["data"].to_pylist() == [b"b" * 100] and table["offset"].to_pylist() == [107]

@@ -427,9 +427,21 @@ static void reader_eof(llpy_reader *self, llpy_state *st,
         reader_finish(self); /* a buffer never grows */
 }
 
+/* 1 when an end of the data must be looked at again before it is believed:
+ * the data behind it was read by an earlier call, and the file may have
+ * grown since (a record completed after it; RocksDB's reader re-reads in
+ * the same case). The core asks for the same block again. */
+static int reader_eof_stale(const llpy_reader *self, int *fed) {
+    if (*fed || self->kind == LLPY_SRC_BUFFER)
+        return 0;
+    *fed = 1;
+    return 1;
+}
+
 /* The next record as bytes, NULL at the end (no exception) or on error. */
 static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
     llog_event ev;
+    int fed = 0; /* a block was read during this call */
     for (;;) {
         if (self->finished || self->closed)
             return NULL;
@@ -442,10 +454,13 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
                 return NULL;
             break;
         case LLOG_EV_NEED_BLOCK:
+            fed = 1;
             if (llpy_reader_fill(self) < 0)
                 return NULL;
             break;
         case LLOG_EV_EOF:
+            if (reader_eof_stale(self, &fed))
+                break;
             reader_eof(self, st, &ev);
             return NULL;
         case LLOG_EV_META:
@@ -467,6 +482,7 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
  * reader_next_locked, with the payload left where the core put it instead
  * of copied into bytes. 1 with the record in *ev, 0 at the end, -1. */
 int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
+    int fed = 0; /* as in reader_next_locked */
     for (;;) {
         if (self->finished || self->closed)
             return 0;
@@ -493,10 +509,13 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
             break;
         }
         case LLOG_EV_NEED_BLOCK:
+            fed = 1;
             if (llpy_reader_fill(self) < 0)
                 return -1;
             break;
         case LLOG_EV_EOF:
+            if (reader_eof_stale(self, &fed))
+                break;
             reader_eof(self, st, ev);
             return PyErr_Occurred() ? -1 : 0;
         case LLOG_EV_META:
