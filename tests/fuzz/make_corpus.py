@@ -276,6 +276,10 @@ def tail_seeds() -> dict[str, bytes]:
     zeros_end, _ = model.encode([b"payload ending in zeros" + bytes(40)])
     damaged = bytearray(worked)
     damaged[33000] ^= 0x40  # a bad checksum in a MIDDLE-only block
+    # A length past the end of the file, with intact records after it: damage, not a tail.
+    past_end, _ = model.encode(records([20, 20, 20, 20], salt=2))
+    past_end = bytearray(past_end)
+    past_end[27 + 5] ^= 0x10
     logs = {
         "empty": b"",
         "clean": worked,
@@ -290,6 +294,7 @@ def tail_seeds() -> dict[str, bytes]:
         "no-complete-record": worked[1007:40000],
         "payload-ends-in-zeros": zeros_end,
         "garbage": bytes(range(256)) * 40,
+        "length-past-the-end-before-records": bytes(past_end),
         # Other dialects (decided on in theirs too): a recycled file, a closed Pebble log.
         "recycled-old-records": dialect_encode(records([30] * 2, salt=6), 5, log_number=10)
         + dialect_encode(records([30] * 6, salt=5), 5, log_number=4)[82:],
