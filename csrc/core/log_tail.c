@@ -65,14 +65,18 @@ struct llog_tail {
     int walk_valid;      /* a physical record with a matching checksum seen */
     uint64_t stopped_at; /* where the walk met the last thing written */
     int stopped_at_trailer; /* ... and that was Pebble's end-of-log trailer */
-    /* PHASE_SEARCH: [search_at, written) still to search for a record */
-    uint64_t search_at;
+    /* PHASE_SEARCH: [search_at, written) still to search for a record;
+     * refusing: the refusal to make if none is found */
+    uint64_t search_at, refusing_at;
+    int refusing;
+    const char *refusing_why;
     /* PHASE_RESYNC: the pass over the records after damage is at skip_at,
      * searching for the next record or stepping over them; open_at is
      * where the record the last of them left open began (or LLOG_NO_END),
      * last_stop where the last run of records ended */
     uint64_t skip_at, open_at, last_stop;
     int searching;
+    uint64_t resync_at; /* where the last pass began */
     /* Other dialects */
     llog_dialect dialect;
     int has_log_number;
@@ -106,11 +110,24 @@ static const char no_record[] = "no valid record in a file that is not empty";
 
 /* The part to be cut is not what a crashed writer leaves: refuse. With no
  * valid record seen at all, the file is no log, whatever else is wrong. */
-static void refuse(llog_tail *t, uint64_t at, const char *why) {
+static void refuse_for_good(llog_tail *t, uint64_t at, const char *why) {
     int no_log = t->result.clean_end == 0 && !t->walk_valid;
     t->result.refused_at = no_log ? 0 : at;
     t->result.refusal = no_log ? no_record : why;
     t->phase = PHASE_DONE;
+}
+
+static void search_from(llog_tail *t, uint64_t at);
+static void damage_found(llog_tail *t, uint64_t intact_at);
+
+/* What would be cut is not what a crashed writer leaves: unless a valid
+ * record of the log follows (then it is damage, and the log goes on: a
+ * write lost before one that persisted leaves such a hole), refuse. */
+static void refuse(llog_tail *t, uint64_t at, const char *why) {
+    t->refusing = 1;
+    t->refusing_at = at;
+    t->refusing_why = why;
+    search_from(t, at + 1);
 }
 
 /* Starts a scan of the log as if it ended at `end`, from `start` (a block
@@ -348,10 +365,11 @@ static size_t walk_one(llog_tail *t, const uint8_t *b, size_t have) {
     if (size <= have && llog_checksum_ok_dialect(b, &h, b + h.header_size)) {
         /* Whole and intact: a fragment of the record being written, which
          * fills its block (were it FULL or LAST, it would be complete). */
-        if (role != LLOG_ROLE_FIRST && role != LLOG_ROLE_MIDDLE)
-            refuse(t, p, "a complete record after the last one read");
-        else if (size != room)
-            refuse(t, p, "a fragment that does not fill its block");
+        if ((role != LLOG_ROLE_FIRST && role != LLOG_ROLE_MIDDLE) ||
+            size != room) { /* not a crash's: never cut a valid record */
+            damage_found(t, p);
+            return 0;
+        }
         t->walk_open = t->walk_valid = 1;
         return t->phase == PHASE_WALK ? size : 0;
     }
@@ -405,7 +423,10 @@ static void search_from(llog_tail *t, uint64_t at) {
  * the last written byte but may end in zeros after it. */
 static int search_step(llog_tail *t) {
     if (t->search_at >= t->written) {
-        t->phase = PHASE_DONE;
+        if (t->refusing)
+            refuse_for_good(t, t->refusing_at, t->refusing_why);
+        else
+            t->phase = PHASE_DONE;
         return 0;
     }
     uint64_t block_end =
@@ -424,9 +445,19 @@ static int search_step(llog_tail *t) {
  * they never share one with the damage. */
 static void damage_found(llog_tail *t, uint64_t intact_at) {
     if (t->stopped_at_trailer) { /* every reader stops at the trailer */
-        refuse(t, t->stopped_at, "records of the log after its trailer");
+        refuse_for_good(t, t->stopped_at,
+                        "records of the log after its trailer");
         return;
     }
+    t->refusing = 0;
+    if (t->result.intact_at != 0 && intact_at <= t->resync_at) {
+        /* Back where the last pass began: what follows it cannot be cut
+         * (a valid record, which no crash leaves, opens it). Keep it all. */
+        t->result.cut = t->skip_at > t->written ? t->skip_at : t->written;
+        t->phase = PHASE_DONE;
+        return;
+    }
+    t->resync_at = intact_at;
     if (t->result.intact_at == 0) {
         t->result.damaged_at = t->result.cut;
         t->result.intact_at = intact_at;

@@ -34,10 +34,13 @@
  *   then MIDDLEs, each filling its block), then at most one incomplete
  *   physical record whose header, where whole, has a type that follows them
  *   and a length that fits its block, then zero fill (trailers included).
- *   A file that is not empty, holds no complete record and no such valid
- *   fragment, and is not all zeros, is no log. Either way the decision is a
- *   refusal: nothing may be cut or appended (a text file opened for append
- *   by mistake is left as it was).
+ *   When it is not, but a valid record of the log lies in it or after it
+ *   (a hole a lost write left, a complete record the reader did not
+ *   reach), that is damage as above: all is kept, fresh block next.
+ *   Otherwise, and for a file that is not empty, holds no complete record
+ *   and no such valid fragment, and is not all zeros (no log), the decision
+ *   is a refusal: nothing may be cut or appended (a text file opened for
+ *   append by mistake is left as it was).
  *
  * Like the reader, it does no I/O: it asks for spans of the log by offset
  * and the caller reads them into a buffer the module owns.

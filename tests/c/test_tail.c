@@ -313,12 +313,33 @@ static void test_a_tail_no_writer_leaves_is_refused(void) {
     put_phys(&log, LLOG_LAST, "xyz", 3);
     log.len -= 1; /* a torn LAST with no FIRST before it */
     CHECK_REFUSED(&log, clean, "a fragment out of sequence");
-    log.len = clean;
+    buf_free(&log);
+}
+
+/* A valid record that no crash leaves where the cut would begin (a FIRST
+ * short of its block), or after a hole (a write lost before one that
+ * persisted, after a power loss): it is kept, with all that follows, and
+ * new records start at the next block. */
+static void test_valid_records_where_a_cut_would_go_are_kept(void) {
+    buf log = {0};
+    add(&log, 100);
+    size_t clean = log.len;
     put_phys(&log, LLOG_FIRST, "abc", 3); /* a FIRST short of its block */
     put_phys(&log, LLOG_MIDDLE, "def", 3);
     log.len -= 1;
-    CHECK_REFUSED(&log, clean, "a fragment that does not fill its block");
+    CHECK_DAMAGE(&log, log.len, clean, clean, clean);
+    log.len = clean;
+    buf_bytes(&log, 0, 300); /* a lost write, then one that persisted */
+    size_t after_hole = log.len;
+    add(&log, 50);
+    add(&log, 60);
+    CHECK_DAMAGE(&log, log.len, clean, clean, after_hole);
     buf_free(&log);
+    buf hole = {0}; /* the same at the start of the file */
+    buf_bytes(&hole, 0, 512);
+    add(&hole, 50);
+    CHECK_DAMAGE(&hole, hole.len, 0, 0, 512);
+    buf_free(&hole);
 }
 
 /* The trailer a writer leaves at a block's end is zeros. */
@@ -375,6 +396,7 @@ void suite_tail(void) {
     RUN(test_a_log_with_no_complete_record_is_cut_to_nothing);
     RUN(test_a_file_with_no_valid_record_is_refused);
     RUN(test_a_tail_no_writer_leaves_is_refused);
+    RUN(test_valid_records_where_a_cut_would_go_are_kept);
     RUN(test_a_non_zero_trailer_is_refused);
     RUN(test_the_last_complete_record_far_back_is_found);
     RUN(test_a_file_that_shrinks_meanwhile_is_taken_as_it_ends);

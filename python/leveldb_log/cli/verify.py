@@ -158,8 +158,8 @@ def _check_the_end(args: argparse.Namespace, damage: Damage, dialect: Dialect) -
             Corruption(
                 damaged_at,
                 intact_at - damaged_at,
-                f"damage before intact records: what looks like a torn tail is followed "
-                f"by a valid record at offset {intact_at}",
+                f"damage before intact records: what follows offset {damaged_at} is no "
+                f"torn tail, since a valid record lies at offset {intact_at}",
             )
         )
     return None
