@@ -171,7 +171,7 @@ def block_moves(log: Log) -> Iterator[tuple[str, bytes]]:
     for k in range(len(blocks)):
         yield f"block {k} twice", b"".join(blocks[: k + 1] + blocks[k:])
     for k in range(len(blocks) - 1):
-        swapped = blocks[:k] + [blocks[k + 1], blocks[k]] + blocks[k + 2 :]
+        swapped = [*blocks[:k], blocks[k + 1], blocks[k], *blocks[k + 2 :]]
         yield f"blocks {k} and {k + 1} swapped", b"".join(swapped)
 
 
@@ -198,7 +198,11 @@ def append_and_check(log: Log, path: Path, what: str, damaged: bytes) -> str:
         f"(first difference at {next(i for i in range(keep) if after[i] != damaged[i])})"
     )
     got = list(
-        leveldb_log.Reader(path, recovery="skip", on_corruption=lambda c: None, **log.dialect.reader)
+        leveldb_log.Reader(
+            path, recovery="skip", on_corruption=lambda c: None, **log.dialect.reader
+        )
     )
-    assert got and got[-1] == NEW, f"{what}: the new record does not read back last: {len(got)} read"
+    assert got and got[-1] == NEW, (
+        f"{what}: the new record does not read back last: {len(got)} read"
+    )
     return "appended"
