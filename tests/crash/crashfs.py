@@ -13,6 +13,10 @@ The persistence model (a journaling file system such as ext4 or XFS, pessimistic
 - Names (create, rename, unlink) persist in the order they were made (the journal), each
   once any fsync after it completes (one journal commit covers every file); before that, any
   prefix of them may have persisted.
+- A truncate (ftruncate, O_TRUNC) frees blocks in a journal transaction; data written after
+  it goes to blocks the file owns only from a later one, so it never persists without the
+  truncate (over the old bytes). The block holding a cut point, overwritten in place, is
+  the exception this model leaves out.
 
 Enumerating every subset of the data calls after a sync is exponential: up to ``limit``
 calls, all of them; beyond, the in-order prefixes, each call left out alone, each call alone
@@ -207,6 +211,16 @@ def _subsets(volatile: list[int], limit: int, samples: int, seed: str) -> list[t
     return sorted(picks)
 
 
+def _after_truncates(ops: list[Op], subset: Sequence[int], volatile: list[int]) -> bool:
+    """Whether no write in ``subset`` comes after a truncate of its file left out of it."""
+    left_out = [i for i in volatile if ops[i].kind == "trunc" and i not in subset]
+    return not any(
+        ops[i].kind == "write" and ops[i].ino == ops[t].ino and i > t
+        for i in subset
+        for t in left_out
+    )
+
+
 def _tears(ops: list[Op], chosen: Sequence[int], volatile: set[int]) -> Iterator[Tear]:
     """The last write chosen (if not yet synced) cut at each sector boundary inside it."""
     writes = [i for i in chosen if ops[i].kind == "write" and i in volatile]
@@ -232,6 +246,8 @@ def _plans(
         durable, data, names = _durability(ops, k)
         counts.sampled_points += len(data) > limit
         for subset in _subsets(data, limit, samples, f"{k}"):
+            if not _after_truncates(ops, subset, data):
+                continue
             for m in range(len(names) + 1):
                 yield k, sorted([*durable, *subset, *names[:m]]), set(data)
 
