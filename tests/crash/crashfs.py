@@ -21,7 +21,7 @@ The persistence model (a journaling file system such as ext4 or XFS, pessimistic
 Enumerating every subset of the data calls after a sync is exponential: up to ``limit``
 calls, all of them; beyond, the in-order prefixes, each call left out alone, each call alone
 and ``samples`` random subsets drawn from a generator seeded with the crash point (the same
-states on every run).
+states on every run), each with two of its torn variants, drawn the same way.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -82,15 +83,72 @@ def build_shim(into: Path) -> Path:
     return out
 
 
-def record(shim: Path, directory: Path, steps: Sequence[Sequence[object]]) -> Trace:
-    """Run the workload's ``steps`` on ``directory`` under the shim; the parsed trace."""
+def record(
+    shim: Path, directory: Path, steps: Sequence[Sequence[object]], strace: Path | None = None
+) -> Trace:
+    """Run the workload's ``steps`` on ``directory`` under the shim (and under strace, into
+    the file ``strace``, if given); the parsed trace."""
     trace = directory.parent / "trace"
     trace.write_bytes(b"")
     env = dict(os.environ, LD_PRELOAD=str(shim), LLOG_CRASH_TRACE=str(trace))
     env["LLOG_CRASH_DIR"] = str(directory)
     cmd = [sys.executable, str(HERE / "workload.py"), str(directory), str(trace)]
+    if strace is not None:  # every call with a descriptor or a name, descriptors as paths
+        cmd = ["strace", "-f", "-qq", "-y", "-s", "0", "-e", "trace=%file,%desc"]
+        cmd += ["-e", "signal=none", "-o", str(strace), sys.executable]
+        cmd += [str(HERE / "workload.py"), str(directory), str(trace)]
     subprocess.run([*cmd, json.dumps(steps)], env=env, check=True, cwd=directory.parent)
     return parse(trace.read_text())
+
+
+# What strace may show on the directory's files besides the calls the shim records: reads,
+# metadata lookups and descriptor bookkeeping, none of which changes what a crash leaves.
+READ_ONLY_CALLS = {
+    "read", "pread64", "readv", "lseek", "fstat", "newfstatat", "statx", "stat", "lstat",
+    "fstatfs", "statfs", "fcntl", "ioctl", "close", "getdents64", "readlink", "readlinkat",
+    "access", "faccessat", "faccessat2", "fadvise64", "flock", "dup", "dup2", "dup3",
+}  # fmt: skip
+RECORDED_CALLS = {
+    "write": "write", "pwrite64": "write", "writev": "write", "ftruncate": "trunc",
+    "fsync": "sync", "fdatasync": "sync", "rename": "rename", "renameat": "rename",
+    "renameat2": "rename", "unlink": "unlink", "unlinkat": "unlink", "chmod": "chmod",
+    "fchmodat": "chmod", "openat": "open", "open": "open", "creat": "open",
+}  # fmt: skip
+
+
+def strace_summary(text: str, directory: Path) -> tuple[dict[str, int], set[str]]:
+    """From strace's output: how many successful calls of each kind the shim records touched
+    ``directory`` (opens: those that create or truncate), and the names of any other calls
+    that touched it."""
+    counts: dict[str, int] = {}
+    others = set()
+    for line in text.splitlines():
+        if str(directory) not in line or "(" not in line:
+            continue
+        call = line.split("(", 1)[0].split()[-1]
+        returned = re.match(r" *(-?\d+)", line.rsplit(")", 1)[-1].split("=", 1)[-1])
+        if call in READ_ONLY_CALLS or returned is None or int(returned[1]) < 0:
+            continue
+        result = returned[1]
+        kind = RECORDED_CALLS.get(call)
+        if kind is None:
+            others.add(call)
+        elif kind == "write" and int(result) == 0:
+            continue
+        elif kind != "open" or "O_CREAT" in line or "O_TRUNC" in line:
+            key = "otrunc" if kind == "open" and "O_TRUNC" in line else kind
+            counts[key] = counts.get(key, 0) + 1
+    return counts, others
+
+
+def trace_summary(trace: Trace) -> dict[str, int]:
+    """The same counts from the shim's trace (an O_TRUNC open of a new file is a create)."""
+    counts: dict[str, int] = {}
+    for op in trace.ops:
+        kind = "sync" if op.kind == "syncdir" else op.kind
+        kind = "otrunc" if kind == "trunc" and op.name == "open" else kind
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def parse(text: str) -> Trace:
@@ -112,8 +170,8 @@ def parse(text: str) -> Trace:
 def _op(kind: str, args: list[str]) -> Op:
     if kind == "write":
         return Op(kind, int(args[0]), offset=int(args[1]), data=bytes.fromhex(args[2]))
-    if kind == "trunc":
-        return Op(kind, int(args[0]), offset=int(args[1]))
+    if kind == "trunc":  # name "open": by open(O_TRUNC), else by ftruncate
+        return Op(kind, int(args[0]), name=" ".join(args[2:]), offset=int(args[1]))
     if kind in ("create", "sync"):
         return Op(kind, int(args[0]), name=" ".join(args[1:]))
     if kind == "rename":
@@ -235,21 +293,22 @@ def _tears(ops: list[Op], chosen: Sequence[int], volatile: set[int]) -> Iterator
 
 def _plans(
     trace: Trace, limit: int, samples: int, counts: Counts
-) -> Iterator[tuple[int, list[int], set[int]]]:
-    """(crash point, calls persisted, calls that were volatile) for every state."""
+) -> Iterator[tuple[int, list[int], set[int], bool]]:
+    """(crash point, calls persisted, calls that were volatile, sampled) for every state."""
     ops = trace.ops
     for k in range(len(ops) + 1):  # each prefix
         durable, data, names = _durability(ops, k)
-        yield k, [i for i in range(k) if ops[i].kind not in SYNCS], set(data)
+        yield k, [i for i in range(k) if ops[i].kind not in SYNCS], set(data), False
     ends = [k for k, op in enumerate(ops) if op.kind in SYNCS] + [len(ops)]
     for k in ends:  # every state before k is one of these, with fewer calls
         durable, data, names = _durability(ops, k)
-        counts.sampled_points += len(data) > limit
+        sampled = len(data) > limit
+        counts.sampled_points += sampled
         for subset in _subsets(data, limit, samples, f"{k}"):
             if not _after_truncates(ops, subset, data):
                 continue
             for m in range(len(names) + 1):
-                yield k, sorted([*durable, *subset, *names[:m]]), set(data)
+                yield k, sorted([*durable, *subset, *names[:m]]), set(data), sampled
 
 
 def crash_states(
@@ -263,11 +322,14 @@ def crash_states(
     content)), each once; ``counts`` says how many were built and how many were distinct."""
     seen: set[tuple[Files, int, bool]] = set()
     ops = trace.ops
-    for k, chosen, volatile in _plans(trace, limit, samples, counts):
+    for k, chosen, volatile, sampled in _plans(trace, limit, samples, counts):
         last = max(chosen, default=-1)
         skipped = [i for i in range(last + 1) if i not in chosen and ops[i].kind not in SYNCS]
         ordered = not [i for i in skipped if ops[i].kind != "chmod"]
-        for tear in [None, *_tears(ops, chosen, volatile)]:
+        tears = list(_tears(ops, chosen, volatile))
+        if sampled and len(tears) > 2:  # a sampled subset: two of its tears, drawn
+            tears = random.Random(f"{k}:{chosen}").sample(tears, 2)
+        for tear in [None, *tears]:
             counts.generated += 1
             files = replay(initial, ops, chosen, tear)
             key = (files, trace.done_before[k], ordered)

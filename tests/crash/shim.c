@@ -8,7 +8,7 @@
  * LLOG_CRASH_DIR: the directory watched (an absolute path without symbolic
  * links); LLOG_CRASH_TRACE: the trace file, appended to. Lines:
  *   create INO NAME        a file made by open(O_CREAT)
- *   trunc INO SIZE         open(O_TRUNC) or ftruncate
+ *   trunc INO SIZE         ftruncate; "trunc INO 0 open": open(O_TRUNC)
  *   write INO OFFSET HEX   write, pwrite, writev: the bytes the call took
  *   sync INO               fsync or fdatasync of a file
  *   syncdir                fsync of the directory
@@ -130,7 +130,7 @@ static void opened(int fd, const char *name, int flags, int existed) {
     if (!existed)
         emitf("create %llu %s\n", ino_of[fd], name);
     if ((flags & O_TRUNC) && existed)
-        emitf("trunc %llu 0\n", ino_of[fd]);
+        emitf("trunc %llu 0 open\n", ino_of[fd]);
 }
 
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode) {
