@@ -409,7 +409,8 @@ def test_an_append_a_crash_cut_short_is_put_back_by_the_next_write(
     old = old_log("torn")
     assert old is not None
     log.write_bytes(old)
-    undo = _undo.write(str(log), *_atomic._save_tail(str(log)))
+    new = [payload(i) for i in range(6)]
+    undo = _undo.write(str(log), *_atomic._save_tail(str(log)), new)
     with leveldb_log.Writer(log, "a") as w:  # mode "a" cuts the torn record first
         w.write_many([payload(0), payload(1)])
     assert read(log.read_bytes()) == [*map(payload, OLD[:-1]), payload(0), payload(1)]
@@ -425,9 +426,9 @@ def test_a_torn_undo_record_was_never_durable_and_changes_nothing(tmp_path: Path
     old = old_log("log")
     assert old is not None
     log.write_bytes(old)
-    undo = Path(_undo.write(str(log), 100, io.BytesIO(b"x" * 900), 1000))
+    undo = Path(_undo.write(str(log), 100, io.BytesIO(b"x" * 900), 1000, []))
     undo.write_bytes(undo.read_bytes()[:-1])  # the crash tore it: the log was not touched yet
-    assert _undo.roll_back_interrupted(str(log)) is False
+    assert _undo.roll_back_interrupted(str(log)) is None
     assert log.read_bytes() == old
     assert not undo.exists()
 
@@ -436,11 +437,30 @@ def test_the_undo_record_keeps_zero_fill_as_a_length(tmp_path: Path) -> None:
     """A preallocated log's zeros after the cut come back by extending the file."""
     log = tmp_path / LOG
     log.write_bytes(b"log" + bytes(10_000))
-    undo = Path(_undo.write(str(log), 1, io.BytesIO(b"og" + bytes(10_000)), 10_003))
+    undo = Path(_undo.write(str(log), 1, io.BytesIO(b"og" + bytes(10_000)), 10_003, []))
     assert undo.stat().st_size < 100
     log.write_bytes(b"l" + b"new")
-    assert _undo.roll_back_interrupted(str(log)) is True
+    assert _undo.roll_back_interrupted(str(log)) is not None  # b"new" holds no record
     assert log.read_bytes() == b"log" + bytes(10_000)
+
+
+def test_records_added_after_an_interrupted_append_are_never_rolled_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A service appended to the log (mode "a") after an append was interrupted: the next
+    write leaves its records, drops the undo record and says so."""
+    log = tmp_path / LOG
+    old = old_log("log")
+    assert old is not None
+    log.write_bytes(old)
+    undo = Path(_undo.write(str(log), *_atomic._save_tail(str(log)), [payload(0), payload(1)]))
+    with leveldb_log.Writer(log, "a") as w:
+        w.write_many([payload(0), b"a record of the service"])
+    assert cli_append(log, [b"the next append"], tmp_path) == 0
+    expected = [*map(payload, OLD), payload(0), b"a record of the service", b"the next append"]
+    assert read(log.read_bytes()) == expected
+    assert not undo.exists()
+    assert "records were added since" in capsys.readouterr().err
 
 
 def unbuffered_log(records: list[bytes]) -> tuple[bytes, list[int]]:

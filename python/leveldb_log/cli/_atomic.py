@@ -59,7 +59,7 @@ def append(path: str, records: Iterable[bytes]) -> None:
         saved = _save_tail(path)  # raises CorruptionError where "a" would refuse
         undo = None
         try:
-            undo = _make_undo(path, saved)
+            undo = _make_undo(path, saved, spool)
             with Writer(path, "a") as w:
                 w.write_many(_unspool(spool))
                 w.sync()
@@ -72,24 +72,27 @@ def append(path: str, records: Iterable[bytes]) -> None:
                 _undo.discard(undo)
 
 
-def _make_undo(path: str, saved: tuple[int, IO[bytes], int]) -> str | None:
+def _make_undo(path: str, saved: tuple[int, IO[bytes], int], spool: IO[bytes]) -> str | None:
     """The undo record's path, durable; None for a log that is not a regular file (a
     device has nothing to put back) or where none can be made (said on standard error)."""
     if saved[2] >= 0 and not stat.S_ISREG(os.stat(path).st_mode):
         return None
     try:
-        return _undo.write(path, *saved)
+        return _undo.write(path, *saved, _unspool(spool))
     except OSError as e:
         err(
             f"{path}: cannot make an undo record ({e.strerror or e}): a crash during this "
             "append would leave the log with only some of the new records"
         )
         return None
+    finally:
+        spool.seek(0)
 
 
 def _roll_back_interrupted(path: str) -> None:
-    if _undo.roll_back_interrupted(path):
-        err(f"{path}: put back as it was before an interrupted 'write --append'")
+    said = _undo.roll_back_interrupted(path)
+    if said is not None:
+        err(f"{path}: {said}")
 
 
 def _mode_for(path: str) -> int:
