@@ -297,6 +297,7 @@ def run_scenario(
     assert trace.unsupported == []
     assert trace.done_before[-1] == len(scenario.steps)  # every step returned
     final = directory_now(directory)
+    assert set(final) == {LOG}  # no temporary file nor undo record left behind
     assert dict(replay(initial, trace.ops, range(len(trace.ops)), None)) == final
     expect = Expect(scenario, old, final.get(LOG), trace)
     counts = Counts()

@@ -57,9 +57,8 @@ def append(path: str, records: Iterable[bytes]) -> None:
     with _spool(records) as spool:
         _roll_back_interrupted(path)
         saved = _save_tail(path)  # raises CorruptionError where "a" would refuse
-        undo = None
         try:
-            undo = _make_undo(path, saved, spool)
+            _make_undo(path, saved, spool)
             with Writer(path, "a") as w:
                 w.write_many(_unspool(spool))
                 w.sync()
@@ -68,23 +67,21 @@ def append(path: str, records: Iterable[bytes]) -> None:
             raise
         finally:
             saved[1].close()
-            if undo is not None:
-                _undo.discard(undo)
+            _undo.discard(_undo.path_for(path))  # (also one interrupted while made)
 
 
-def _make_undo(path: str, saved: tuple[int, IO[bytes], int], spool: IO[bytes]) -> str | None:
-    """The undo record's path, durable; None for a log that is not a regular file (a
-    device has nothing to put back) or where none can be made (said on standard error)."""
+def _make_undo(path: str, saved: tuple[int, IO[bytes], int], spool: IO[bytes]) -> None:
+    """Make the undo record durable; not for a log that is not a regular file (a device has
+    nothing to put back), nor where none can be made (said on standard error)."""
     if saved[2] >= 0 and not stat.S_ISREG(os.stat(path).st_mode):
-        return None
+        return
     try:
-        return _undo.write(path, *saved, _unspool(spool))
+        _undo.write(path, *saved, _unspool(spool))
     except OSError as e:
         err(
             f"{path}: cannot make an undo record ({e.strerror or e}): a crash during this "
             "append would leave the log with only some of the new records"
         )
-        return None
     finally:
         spool.seek(0)
 
