@@ -10,8 +10,14 @@ boundary (the rest missing, or zeros). In each state:
 - no record appears that was never written, none twice, the new ones in write order;
 - ``Writer(path, "a")`` appends cleanly: everything readable before still reads, then the new
   record; where no write was left out, the result reads in "absolute" mode;
-- ``leveldb-log write`` leaves the old log or the new one, byte for byte, never a mix;
-- ``leveldb-log write --append`` leaves the old records, or the old plus all the new ones.
+- ``leveldb-log write`` leaves the old log or the new one, byte for byte, never a mix (the
+  new one once it has returned);
+- ``leveldb-log write --append`` leaves, once the next ``write`` has put back what a crash
+  interrupted (leveldb_log/cli/_undo.py), the old records or the
+  old plus all the new ones (all of them once it has returned).
+
+Mode "a" still refuses two kinds of crash states (see ``known_refusal``): those are findings
+for the tail rule, counted and printed, each kept as a strict xfail test.
 
 A scenario is a row: what the directory holds before, the steps (``open``, ``write`` i,
 ``flush``, ``sync``, ``close``; ``cli`` "replace"/"append" first count), and which check
@@ -52,7 +58,6 @@ from crashfs import (
     trace_summary,
 )
 
-B = leveldb_log.BLOCK_SIZE
 OLD = range(100, 105)  # the records of a log that exists before a scenario
 NEW_RECORD = b"appended after the crash"
 ACKNOWLEDGES = {"sync"}  # steps after which every record written so far is durable
@@ -202,12 +207,14 @@ def problems_in(state: State, expect: Expect, scratch: Path) -> list[str]:
     fresh = [r for r in records if r in news]
     if fresh != [r for r in news if r in fresh]:
         out.append("the new records out of order")
-    if expect.scenario.check == "replace" and log not in (expect.old, expect.new):
-        out.append(f"neither the old log nor the new one: {len(records)} records")
+    returned = state.steps_done == len(expect.scenario.steps)  # the command acknowledged
+    if expect.scenario.check == "replace":
+        if log not in ([expect.new] if returned else [expect.old, expect.new]):
+            out.append(f"neither the old log nor the new one: {len(records)} records")
     if expect.scenario.check == "append":
         old = [] if expect.old is None else read(expect.old)
         after = read_after_roll_back(state, scratch)
-        if after not in (old, old + news):
+        if after not in ([old + news] if returned else [old, old + news]):
             out.append(f"the old log plus {len(after) - len(old)} of {len(news)} new records")
     if log is not None:
         out += reopen_problems(state, log, records, scratch)
