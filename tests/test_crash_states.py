@@ -53,6 +53,7 @@ from crashfs import (
     crash_states,
     payload,
     record,
+    record_command,
     replay,
     strace_summary,
     trace_summary,
@@ -512,3 +513,66 @@ def test_a_crash_inside_the_first_record_of_a_new_log_still_appends(tmp_path: Pa
     with leveldb_log.Writer(log, "a") as w:
         w.write(NEW_RECORD)
     assert read(log.read_bytes(), "absolute") == [NEW_RECORD]
+
+
+# The recording itself.
+
+EVERY_KIND_OF_CALL = """
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + "/a", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"hello world")
+os.pwrite(fd, b"HELLO", 0)
+os.lseek(fd, 20, os.SEEK_SET)
+os.writev(fd, [b"after ", b"a gap"])
+os.ftruncate(fd, 24)
+os.fsync(fd)
+os.close(fd)
+with open(d + "/b", "ab") as f:  # O_APPEND
+    f.write(b"appended")
+with open(d + "/b", "ab") as f:
+    f.write(b" twice")
+os.replace(d + "/b", d + "/c")
+with open(d + "/c", "r+b") as f:
+    f.truncate(3)
+fd = os.open(d + "/a", os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b"short")
+os.close(fd)
+os.unlink(d + "/gone")
+"""
+
+
+def test_the_shim_records_every_call_that_changes_the_directory(shim: Path, tmp_path: Path) -> None:
+    directory = (tmp_path / "dir").resolve()
+    directory.mkdir()
+    (directory / "gone").write_bytes(b"to be removed")
+    (tmp_path / "outside").write_bytes(b"")
+    initial = {p.name: (p.stat().st_ino, p.read_bytes()) for p in directory.iterdir()}
+    trace = record_command(
+        shim, directory, tmp_path / "trace", ["-c", EVERY_KIND_OF_CALL, str(directory)]
+    )
+    assert [op.kind for op in trace.ops] == [
+        "create", "write", "write", "write", "trunc", "sync", "create", "write", "write",
+        "rename", "trunc", "trunc", "write", "unlink",
+    ]  # fmt: skip
+    assert trace.ops[3].offset == 20 and trace.ops[3].data == b"after a gap"
+    assert trace.ops[8].offset == len(b"appended")
+    assert dict(replay(initial, trace.ops, range(len(trace.ops)), None)) == {
+        "a": b"short",
+        "c": b"app",
+    }
+    assert directory_now(directory) == {"a": b"short", "c": b"app"}
+
+
+def test_the_shim_reports_calls_it_cannot_model(shim: Path, tmp_path: Path) -> None:
+    directory = (tmp_path / "dir").resolve()
+    directory.mkdir()
+    code = "import os, sys; fd = os.open(sys.argv[1] + '/f', os.O_CREAT | os.O_RDWR); "
+    code += "os.posix_fallocate(fd, 0, 4096); os.pwritev(fd, [b'x'], 0); "
+    code += "os.sendfile(fd, os.open(sys.executable, os.O_RDONLY), 0, 10)"
+    trace = record_command(shim, directory, tmp_path / "trace", ["-c", code, str(directory)])
+    assert trace.unsupported == [
+        "unsupported posix_fallocate",
+        "unsupported pwritev",
+        "unsupported sendfile",
+    ]

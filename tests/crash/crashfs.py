@@ -89,15 +89,23 @@ def record(
     """Run the workload's ``steps`` on ``directory`` under the shim (and under strace, into
     the file ``strace``, if given); the parsed trace."""
     trace = directory.parent / "trace"
+    args = [str(HERE / "workload.py"), str(directory), str(trace), json.dumps(steps)]
+    return record_command(shim, directory, trace, args, strace)
+
+
+def record_command(
+    shim: Path, directory: Path, trace: Path, args: list[str], strace: Path | None = None
+) -> Trace:
+    """Run Python with ``args`` under the shim, recording calls on ``directory`` into
+    ``trace``; the parsed trace."""
     trace.write_bytes(b"")
     env = dict(os.environ, LD_PRELOAD=str(shim), LLOG_CRASH_TRACE=str(trace))
     env["LLOG_CRASH_DIR"] = str(directory)
-    cmd = [sys.executable, str(HERE / "workload.py"), str(directory), str(trace)]
+    cmd = [sys.executable, *args]
     if strace is not None:  # every call with a descriptor or a name, descriptors as paths
         cmd = ["strace", "-f", "-qq", "-y", "-s", "0", "-e", "trace=%file,%desc"]
-        cmd += ["-e", "signal=none", "-o", str(strace), sys.executable]
-        cmd += [str(HERE / "workload.py"), str(directory), str(trace)]
-    subprocess.run([*cmd, json.dumps(steps)], env=env, check=True, cwd=directory.parent)
+        cmd += ["-e", "signal=none", "-o", str(strace), sys.executable, *args]
+    subprocess.run(cmd, env=env, check=True, cwd=directory.parent)
     return parse(trace.read_text())
 
 

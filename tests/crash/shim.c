@@ -333,23 +333,71 @@ int chmod(const char *path, mode_t mode) {
 /* Calls that change files in ways the replay does not model: a use on a
  * watched descriptor is reported, so that the test fails rather than build
  * wrong states. (The test also compares the trace with strace's.) */
+static void unsupported(int fd, const char *name) {
+    if (watched(fd))
+        emitf("unsupported %s\n", name);
+}
+
 int fallocate(int fd, int how, off_t at, off_t n) {
     REAL(int, "fallocate", int, int, off_t, off_t)
-    if (watched(fd))
-        emitf("unsupported fallocate\n");
+    unsupported(fd, "fallocate");
+    return real(fd, how, at, n);
+}
+int fallocate64(int fd, int how, off_t at, off_t n) {
+    REAL(int, "fallocate64", int, int, off_t, off_t)
+    unsupported(fd, "fallocate");
     return real(fd, how, at, n);
 }
 
 int posix_fallocate(int fd, off_t at, off_t n) {
     REAL(int, "posix_fallocate", int, off_t, off_t)
-    if (watched(fd))
-        emitf("unsupported posix_fallocate\n");
+    unsupported(fd, "posix_fallocate");
+    return real(fd, at, n);
+}
+int posix_fallocate64(int fd, off_t at, off_t n) {
+    REAL(int, "posix_fallocate64", int, off_t, off_t)
+    unsupported(fd, "posix_fallocate");
     return real(fd, at, n);
 }
 
 ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t at) {
     REAL(ssize_t, "pwritev", int, const struct iovec *, int, off_t)
-    if (watched(fd))
-        emitf("unsupported pwritev\n");
+    unsupported(fd, "pwritev");
     return real(fd, iov, count, at);
+}
+ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t at) {
+    REAL(ssize_t, "pwritev64", int, const struct iovec *, int, off_t)
+    unsupported(fd, "pwritev");
+    return real(fd, iov, count, at);
+}
+ssize_t pwritev2(int fd, const struct iovec *iov, int count, off_t at,
+                 int flags) {
+    REAL(ssize_t, "pwritev2", int, const struct iovec *, int, off_t, int)
+    unsupported(fd, "pwritev");
+    return real(fd, iov, count, at, flags);
+}
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int count, off_t at,
+                    int flags) {
+    REAL(ssize_t, "pwritev64v2", int, const struct iovec *, int, off_t, int)
+    unsupported(fd, "pwritev");
+    return real(fd, iov, count, at, flags);
+}
+
+ssize_t copy_file_range(int in, off_t *in_at, int out, off_t *out_at, size_t n,
+                        unsigned flags) {
+    REAL(ssize_t, "copy_file_range", int, off_t *, int, off_t *, size_t,
+         unsigned)
+    unsupported(out, "copy_file_range");
+    return real(in, in_at, out, out_at, n, flags);
+}
+
+ssize_t sendfile(int out, int in, off_t *at, size_t n) {
+    REAL(ssize_t, "sendfile", int, int, off_t *, size_t)
+    unsupported(out, "sendfile");
+    return real(out, in, at, n);
+}
+ssize_t sendfile64(int out, int in, off_t *at, size_t n) {
+    REAL(ssize_t, "sendfile64", int, int, off_t *, size_t)
+    unsupported(out, "sendfile");
+    return real(out, in, at, n);
 }
