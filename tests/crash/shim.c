@@ -30,6 +30,26 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* musl's headers may name the 64-bit calls as macros for the plain ones:
+ * both names are defined here. (64-bit platforms: the two are one call.) */
+#undef open64
+#undef openat64
+#undef creat64
+#undef pwrite64
+#undef ftruncate64
+#undef fallocate64
+#undef posix_fallocate64
+#undef pwritev64
+#undef pwritev64v2
+#undef sendfile64
+
+/* O_TMPFILE includes O_DIRECTORY's bit: all of its bits make one. */
+#ifdef O_TMPFILE
+#define IS_TMPFILE(flags) (((flags)&O_TMPFILE) == O_TMPFILE)
+#else
+#define IS_TMPFILE(flags) 0
+#endif
+
 #define MAX_FD 4096
 
 enum { NOT_WATCHED, WATCHED_FILE, WATCHED_DIR };
@@ -125,7 +145,7 @@ static void opened(int fd, const char *name, int flags, int existed) {
     ino_of[fd] = (unsigned long long)st.st_ino;
     if (kind_of[fd] == WATCHED_DIR)
         return;
-    if (flags & __O_TMPFILE)
+    if (IS_TMPFILE(flags))
         emitf("unsupported O_TMPFILE\n");
     if (!existed)
         emitf("create %llu %s\n", ino_of[fd], name);
@@ -149,7 +169,7 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode) {
 
 #define MODE_ARG(flags, mode)                                                 \
     mode_t mode = 0;                                                          \
-    if ((flags) & (O_CREAT | __O_TMPFILE)) {                                  \
+    if (((flags)&O_CREAT) || IS_TMPFILE(flags)) {                             \
         va_list ap;                                                           \
         va_start(ap, flags);                                                  \
         mode = (mode_t)va_arg(ap, int);                                       \
@@ -239,7 +259,7 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
 }
 
 static ssize_t do_pwrite(int fd, const void *p, size_t n, off_t off) {
-    REAL(ssize_t, "pwrite64", int, const void *, size_t, off_t)
+    REAL(ssize_t, "pwrite", int, const void *, size_t, off_t)
     ssize_t got = real(fd, p, n, off);
     if (got > 0 && watched(fd)) {
         struct iovec one = {(void *)p, n};
@@ -255,7 +275,7 @@ ssize_t pwrite64(int fd, const void *p, size_t n, off_t off) {
 }
 
 static int do_ftruncate(int fd, off_t size) {
-    REAL(int, "ftruncate64", int, off_t)
+    REAL(int, "ftruncate", int, off_t)
     int rc = real(fd, size);
     if (rc == 0 && watched(fd))
         emitf("trunc %llu %lld\n", ino_of[fd], (long long)size);
@@ -344,7 +364,7 @@ int fallocate(int fd, int how, off_t at, off_t n) {
     return real(fd, how, at, n);
 }
 int fallocate64(int fd, int how, off_t at, off_t n) {
-    REAL(int, "fallocate64", int, int, off_t, off_t)
+    REAL(int, "fallocate", int, int, off_t, off_t)
     unsupported(fd, "fallocate");
     return real(fd, how, at, n);
 }
@@ -355,7 +375,7 @@ int posix_fallocate(int fd, off_t at, off_t n) {
     return real(fd, at, n);
 }
 int posix_fallocate64(int fd, off_t at, off_t n) {
-    REAL(int, "posix_fallocate64", int, off_t, off_t)
+    REAL(int, "posix_fallocate", int, off_t, off_t)
     unsupported(fd, "posix_fallocate");
     return real(fd, at, n);
 }
@@ -366,7 +386,7 @@ ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t at) {
     return real(fd, iov, count, at);
 }
 ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t at) {
-    REAL(ssize_t, "pwritev64", int, const struct iovec *, int, off_t)
+    REAL(ssize_t, "pwritev", int, const struct iovec *, int, off_t)
     unsupported(fd, "pwritev");
     return real(fd, iov, count, at);
 }
@@ -378,7 +398,7 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int count, off_t at,
 }
 ssize_t pwritev64v2(int fd, const struct iovec *iov, int count, off_t at,
                     int flags) {
-    REAL(ssize_t, "pwritev64v2", int, const struct iovec *, int, off_t, int)
+    REAL(ssize_t, "pwritev2", int, const struct iovec *, int, off_t, int)
     unsupported(fd, "pwritev");
     return real(fd, iov, count, at, flags);
 }
@@ -397,7 +417,7 @@ ssize_t sendfile(int out, int in, off_t *at, size_t n) {
     return real(out, in, at, n);
 }
 ssize_t sendfile64(int out, int in, off_t *at, size_t n) {
-    REAL(ssize_t, "sendfile64", int, int, off_t *, size_t)
+    REAL(ssize_t, "sendfile", int, int, off_t *, size_t)
     unsupported(out, "sendfile");
     return real(out, in, at, n);
 }
