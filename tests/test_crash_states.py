@@ -20,9 +20,11 @@ Mode "a" still refuses two kinds of crash states (see ``known_refusal``): those 
 for the tail rule, counted and printed, each kept as a strict xfail test.
 
 A scenario is a row: what the directory holds before, the steps (``open``, ``write`` i,
-``flush``, ``sync``, ``close``; ``cli`` "replace"/"append" first count), and which check
-applies. ``ACKNOWLEDGES`` says which steps make the records written so far durable: a step
-that syncs (``write(..., sync=True)``, say) is added there and in tests/crash/workload.py.
+``write_sync`` i, ``flush``, ``sync``, ``close``; ``cli`` "replace"/"append" first count),
+and which check applies. ``ACKNOWLEDGES`` says which steps make the records written so far
+durable. ``write_sync`` is ``write(..., sync=True)`` (group commit, on another branch): a
+row using it is all its crash test needs; another new step goes there and into
+tests/crash/workload.py.
 """
 
 from __future__ import annotations
@@ -61,20 +63,24 @@ from crashfs import (
 
 OLD = range(100, 105)  # the records of a log that exists before a scenario
 NEW_RECORD = b"appended after the crash"
-ACKNOWLEDGES = {"sync"}  # steps after which every record written so far is durable
+# Steps after which every record written so far is durable. "write_sync" is write(...,
+# sync=True), the group commit being added on another branch: a row using it is all a test
+# of it needs.
+ACKNOWLEDGES = {"sync", "write_sync"}
+WRITES = ("write", "write_sync")
 
 Step = tuple[object, ...]
 
 
 def parse_steps(script: str) -> tuple[Step, ...]:
     """ "open w -1; write 0 1; sync" -> (("open", "w", -1), ("write", 0), ("write", 1),
-    ("sync",)). Steps: open MODE BUFFERING; write I...; flush; sync; close;
+    ("sync",)). Steps: open MODE BUFFERING; write I...; write_sync I...; flush; sync; close;
     cli replace|append FIRST COUNT (records FIRST.. through ``leveldb-log write``)."""
     steps: list[Step] = []
     for part in script.split(";"):
         kind, *args = part.split()
-        if kind == "write":
-            steps += [("write", int(a)) for a in args]
+        if kind in WRITES:
+            steps += [(kind, int(a)) for a in args]
         elif kind == "open":
             steps.append(("open", args[0], int(args[1])))
         elif kind == "cli":
@@ -172,7 +178,7 @@ class Expect:
         durable = read(self.old) if self.old is not None and self.mode() == "a" else []
         written, acked = [], list(durable)
         for kind, *args in self.scenario.steps[:steps_done]:
-            if kind == "write":
+            if kind in WRITES:
                 written.append(payload(int(str(args[0]))))
             if kind in ACKNOWLEDGES:
                 acked = durable + written
@@ -185,7 +191,7 @@ class Expect:
     def new_records(self) -> list[bytes]:
         out = []
         for kind, *args in self.scenario.steps:
-            if kind == "write":
+            if kind in WRITES:
                 out.append(payload(int(str(args[0]))))
             elif kind == "cli":
                 first, count = int(str(args[1])), int(str(args[2]))

@@ -29,6 +29,9 @@ def run(directory: str, trace: str, steps: list[list[object]]) -> None:
         elif kind == "write":
             assert writer is not None
             writer.write(payload(int(str(args[0]))))
+        elif kind == "write_sync":  # group commit (another branch): write(..., sync=True)
+            assert writer is not None
+            writer.write(payload(int(str(args[0]))), sync=True)
         elif kind in ("flush", "sync", "close"):
             getattr(writer, str(kind))()
         elif kind == "cli":
