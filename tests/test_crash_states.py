@@ -382,6 +382,13 @@ def test_the_checks_catch_a_lost_acknowledged_record(tmp_path: Path) -> None:
     assert problems_in(dataclasses.replace(lost, steps_done=3), expect, tmp_path) == []
 
 
+def test_a_write_that_syncs_acknowledges_its_record_and_those_before() -> None:
+    expect = fake_expect("writer", "open w 0; write 0; write_sync 1; write 2", None, None)
+    assert expect.acknowledged(2) == []
+    assert expect.acknowledged(3) == expect.acknowledged(4) == [payload(0), payload(1)]
+    assert expect.new_records() == [payload(0), payload(1), payload(2)]
+
+
 def test_the_checks_catch_a_record_never_written_and_a_mix(tmp_path: Path) -> None:
     old, new = io.BytesIO(), io.BytesIO()
     with leveldb_log.Writer(old) as w:
