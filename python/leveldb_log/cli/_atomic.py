@@ -7,7 +7,9 @@
 - Appending (``--append``): the input is parsed completely first (into a spool), so that
   bad input never touches the log. Mode "a" may cut a crashed writer's leftovers before
   the first record: those bytes are saved first, and if writing then fails (a full disk,
-  say) the log is cut back and they are put back, byte for byte.
+  say) the log is cut back and they are put back, byte for byte. A crash cannot run that
+  code: an undo record made durable first lets the next ``write`` put the log back
+  (``_undo``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from leveldb_log._core import Writer, _append_point
-from leveldb_log.cli._common import LENGTH_PREFIX
+from leveldb_log.cli import _undo
+from leveldb_log.cli._common import LENGTH_PREFIX, err
 
 __all__ = ["append", "replace"]
 
@@ -29,6 +32,7 @@ _SPOOL_IN_MEMORY = 64 << 20  # a spool this large stays in memory, beyond that o
 def replace(path: str, records: Iterable[bytes]) -> None:
     """Write ``records`` as the whole log at ``path``, atomically where ``path`` allows."""
     path = os.path.realpath(path)  # a symbolic link stays one: its target is replaced
+    _roll_back_interrupted(path)
     if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
         with Writer(path) as w:
             w.write_many(records)
@@ -51,8 +55,10 @@ def replace(path: str, records: Iterable[bytes]) -> None:
 def append(path: str, records: Iterable[bytes]) -> None:
     """Append ``records`` to the log at ``path`` (mode "a"), or change nothing on failure."""
     with _spool(records) as spool:
+        _roll_back_interrupted(path)
         saved = _save_tail(path)  # raises CorruptionError where "a" would refuse
         try:
+            _make_undo(path, saved, spool)
             with Writer(path, "a") as w:
                 w.write_many(_unspool(spool))
                 w.sync()
@@ -61,6 +67,29 @@ def append(path: str, records: Iterable[bytes]) -> None:
             raise
         finally:
             saved[1].close()
+            _undo.discard(_undo.path_for(path))  # (also one interrupted while made)
+
+
+def _make_undo(path: str, saved: tuple[int, IO[bytes], int], spool: IO[bytes]) -> None:
+    """Make the undo record durable; not for a log that is not a regular file (a device has
+    nothing to put back), nor where none can be made (said on standard error)."""
+    if saved[2] >= 0 and not stat.S_ISREG(os.stat(path).st_mode):
+        return
+    try:
+        _undo.write(path, *saved, _unspool(spool))
+    except OSError as e:
+        err(
+            f"{path}: cannot make an undo record ({e.strerror or e}): a crash during this "
+            "append would leave the log with only some of the new records"
+        )
+    finally:
+        spool.seek(0)
+
+
+def _roll_back_interrupted(path: str) -> None:
+    said = _undo.roll_back_interrupted(path)
+    if said is not None:
+        err(f"{path}: {said}")
 
 
 def _mode_for(path: str) -> int:
