@@ -16,8 +16,10 @@ boundary (the rest missing, or zeros). In each state:
   interrupted (leveldb_log/cli/_undo.py), the old records or the
   old plus all the new ones (all of them once it has returned).
 
-Mode "a" still refuses two kinds of crash states (see ``known_refusal``): those are findings
-for the tail rule, counted and printed, each kept as a strict xfail test.
+Mode "a" refuses two kinds of crash state on purpose (see ``known_refusal``), where no
+checksum tells a crash's leftovers from a file that is no log (docs/format.md,
+"Appending"): a file holding nothing but the start of its first record, and, after a power
+loss, a hole followed only by a torn write. Those are counted and printed.
 
 A scenario is a row: what the directory holds before, the steps (``open``, ``write`` i,
 ``write_sync`` i, ``flush``, ``sync``, ``close``; ``cli`` "replace"/"append" first count),
@@ -253,9 +255,10 @@ def reopen_problems(state: State, log: bytes, records: list[bytes], scratch: Pat
     except leveldb_log.CorruptionError as e:
         if path.read_bytes() != log:
             return [f'"a" refused and changed the file: {e}']
-        if not known_refusal(state, records):
+        why = known_refusal(state, records, e)
+        if why is None:
             return [f'"a" refused: {e}']
-        state_counts["refused (known finding)"] += 1
+        state_counts[f"refused ({why})"] += 1
         return []
     after = path.read_bytes()
     got = read(after)
@@ -270,13 +273,26 @@ def reopen_problems(state: State, log: bytes, records: list[bytes], scratch: Pat
     return []
 
 
-# Findings whose fix belongs to csrc/core/log_tail.c, being changed on another branch: mode
-# "a" refuses (CorruptionError, the file left as it was) where a crash left (1) a hole, a
-# write lost before one that persisted, or (2) a first record torn before any record was
-# whole. Each has a strict xfail regression test below; once the tail rule appends there,
-# those tests pass and this exception goes.
-def known_refusal(state: State, records: list[bytes]) -> bool:
-    return not state.ordered or not records
+# Mode "a" refuses (CorruptionError, the file left as it was) on purpose where no checksum
+# tells a crash's leftovers from data that is no log (docs/format.md, "Appending"): a file in
+# which no record is whole yet (a first record torn before its first fragment was whole),
+# and, after a power loss, a hole (a lost write) followed only by a torn later write. Returns
+# which, or None.
+def known_refusal(state: State, records: list[bytes], error: Exception) -> str | None:
+    if not records:
+        return "no valid record yet"
+    offset = getattr(error, "offset", None)
+    if not state.ordered and offset is not None and not valid_record_after(state, offset):
+        return "a hole, then only a torn write"
+    return None
+
+
+def valid_record_after(state: State, offset: int) -> bool:
+    """Whether the state's log holds a checksum-valid record after ``offset``."""
+    log = dict(state.files).get(LOG, b"")
+    return any(
+        r.kind == "record" and r.checksum_ok and r.offset > offset for r in leveldb_log.scan(log)
+    )
 
 
 state_counts: collections.Counter[str] = collections.Counter()
@@ -492,40 +508,37 @@ def unbuffered_log(records: list[bytes]) -> tuple[bytes, list[int]]:
     return buf.getvalue(), offsets
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=leveldb_log.CorruptionError,
-    reason="issue 25 finding for csrc/core/log_tail.c: a hole left by a crash is refused",
-)
 def test_a_crash_that_lost_a_write_before_one_that_persisted_still_appends(tmp_path: Path) -> None:
     """Crash state of a_on_torn_log_unbuffered and others: records written one write() each,
     no sync between; the write of the second was lost (zeros: the file's size and a later
-    block reached the disk), the third's persisted. Mode "a" refuses: "zero fill followed
-    by more data"."""
+    block reached the disk), the third's persisted. Mode "a" used to refuse ("zero fill
+    followed by more data"); the valid record after the hole shows it is damage, so all is
+    kept and the new record starts the next block. The zeros end their block for a reader
+    (LevelDB's rule for zero fill), so the third record, still in the file, is not read."""
     data, offsets = unbuffered_log([payload(0), payload(1), payload(3)])
     hole = data[: offsets[1]] + bytes(offsets[2] - offsets[1]) + data[offsets[2] :]
     log = tmp_path / LOG
     log.write_bytes(hole)
     with leveldb_log.Writer(log, "a") as w:
         w.write(NEW_RECORD)
-    assert read(log.read_bytes()) == [payload(0), payload(3), NEW_RECORD]
+    after = log.read_bytes()
+    assert after[: len(hole)] == hole
+    assert len(after) == leveldb_log.BLOCK_SIZE + leveldb_log.HEADER_SIZE + len(NEW_RECORD)
+    assert read(after) == [payload(0), NEW_RECORD]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=leveldb_log.CorruptionError,
-    reason="issue 25 finding for csrc/core/log_tail.c: a torn first record is refused",
-)
-def test_a_crash_inside_the_first_record_of_a_new_log_still_appends(tmp_path: Path) -> None:
+def test_a_crash_inside_the_first_record_of_a_new_log_is_refused_unchanged(tmp_path: Path) -> None:
     """Crash state of a_new_unbuffered (with no hole: a killed process leaves it too): the
-    first record, 32,752 bytes in one write(), torn after its first 512-byte sector. Mode
-    "a" refuses: "no valid record in a file that is not empty"."""
+    first record, 32,752 bytes in one write(), torn after its first 512-byte sector. Nothing
+    in it is checksum-valid, so mode "a" cannot tell it from a file that is no log (a small
+    binary whose seventh byte is 1 or 2 looks the same) and refuses rather than destroy it:
+    "no valid record in a file that is not empty", the file byte for byte as it was."""
     data, _ = unbuffered_log([payload(7)])
     log = tmp_path / LOG
     log.write_bytes(data[:512])
-    with leveldb_log.Writer(log, "a") as w:
-        w.write(NEW_RECORD)
-    assert read(log.read_bytes(), "absolute") == [NEW_RECORD]
+    with pytest.raises(leveldb_log.CorruptionError, match="no valid record"):
+        leveldb_log.Writer(log, "a")
+    assert log.read_bytes() == data[:512]
 
 
 # The recording itself.
