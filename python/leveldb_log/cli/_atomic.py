@@ -12,13 +12,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from leveldb_log._core import Writer, _append_point
+from leveldb_log._core import Writer, _append_point, _lock_fd
 from leveldb_log.cli._common import LENGTH_PREFIX
 
 __all__ = ["append", "replace"]
@@ -34,26 +35,30 @@ def replace(path: str, records: Iterable[bytes]) -> None:
             w.write_many(records)
         return
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with Writer(tmp, "w") as w:
-            w.write_many(records)
-            w.sync()
-        os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
-    except BaseException:
-        _remove(tmp)
-        raise
+    with _locked(path):  # a Writer holding the log refuses the command, not its records
+        fd, tmp = tempfile.mkstemp(
+            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+        )
+        os.close(fd)
+        try:
+            with Writer(tmp, "w") as w:
+                w.write_many(records)
+                w.sync()
+            os.chmod(tmp, _mode_for(path))
+            os.replace(tmp, path)
+        except BaseException:
+            _remove(tmp)
+            raise
     _sync_directory(directory)
 
 
 def append(path: str, records: Iterable[bytes]) -> None:
     """Append ``records`` to the log at ``path`` (mode "a"), or change nothing on failure."""
-    with _spool(records) as spool:
+    # The lock is held from before the tail is saved until it is put back, if it must be.
+    with _spool(records) as spool, _locked(path):
         saved = _save_tail(path)  # raises CorruptionError where "a" would refuse
         try:
-            with Writer(path, "a") as w:
+            with Writer(path, "a", lock=False) as w:
                 w.write_many(_unspool(spool))
                 w.sync()
         except BaseException:
@@ -61,6 +66,23 @@ def append(path: str, records: Iterable[bytes]) -> None:
             raise
         finally:
             saved[1].close()
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    """Hold the lock a Writer holds on the log at ``path`` (LogLockedError if one does);
+    nothing to hold when there is no log yet, or it cannot be opened for writing (then no
+    Writer can hold it either)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, PermissionError):
+        yield
+        return
+    try:
+        _lock_fd(fd, path)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _mode_for(path: str) -> int:
