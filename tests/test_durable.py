@@ -228,6 +228,7 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
     assert done == []
     gate.opened.set()
     leader.join()
+    assert "error" not in lout, lout
     for t, out in waiters:
         t.join()
         assert "error" not in out, out
@@ -280,7 +281,7 @@ class PipeFileno(io.RawIOBase):
     fails (EINVAL) as a failing disk's would."""
 
     def __init__(self, path: str) -> None:
-        self.f = open(path, "wb", buffering=0)  # noqa: SIM115
+        self.f = open(path, "wb", buffering=0)
         self.r, self.w = os.pipe()
 
     def writable(self) -> bool:

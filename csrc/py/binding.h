@@ -88,7 +88,7 @@ typedef struct llpy_state {
      * given at once and keeps no reference (writer_output.c lends them
      * views of its buffer) */
     PyObject *bytesio_type, *fileio_type;
-    PyObject *locked_error; /* leveldb_log._filelock.locked_error */
+    PyObject *locked_error;     /* leveldb_log._filelock.locked_error */
     Py_ssize_t assembly_hint;   /* the last fragmented record's length */
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
     struct cols_spare *arrow_spare; /* a released batch's buffers, for the
@@ -356,15 +356,15 @@ typedef struct llpy_sync_waiter {
 
 /* The group commit of one Writer; every field under the Writer's lock. */
 typedef struct llpy_sync_group {
-    int active;              /* a leader is flushing without the lock */
-    uint64_t cover;          /* the offset the active flush covers */
-    uint64_t durable;        /* the offset the last good flush covered */
-    int failed;              /* errno of a failed fdatasync: no later */
-    llpy_sync_waiter *head;  /* sync can prove anything */
+    int active;             /* a leader is flushing without the lock */
+    uint64_t cover;         /* the offset the active flush covers */
+    uint64_t durable;       /* the offset the last good flush covered */
+    int failed;             /* errno of a failed fdatasync: no later */
+    llpy_sync_waiter *head; /* sync can prove anything */
     Py_ssize_t queued;
     unsigned long generation; /* the fork generation it was used in */
-    uint64_t flushes;        /* fdatasync calls made, for tests */
-    PyObject *before_sync;   /* _before_sync hook, for tests */
+    uint64_t flushes;         /* fdatasync calls made, for tests */
+    PyObject *before_sync;    /* _before_sync hook, for tests */
 } llpy_sync_group;
 
 typedef struct llpy_writer {

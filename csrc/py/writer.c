@@ -167,7 +167,8 @@ static int parse_write_args(llpy_writer *self, const char *fname,
         return -1;
     }
     if (flag != Py_None && !PyBool_Check(flag)) {
-        PyErr_Format(PyExc_TypeError, "sync must be a bool or None, not %.100s",
+        PyErr_Format(PyExc_TypeError,
+                     "sync must be a bool or None, not %.100s",
                      Py_TYPE(flag)->tp_name);
         return -1;
     }
@@ -631,11 +632,12 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
 
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
-    static char *kwlist[] = {"target",          "mode",        "buffering",
-                             "closefd",         "dialect",     "log_number",
-                             "recycle",         "compression", "sync_offsets",
-                             "storage_options", "sync",        "bytes_per_sync",
-                             "preallocate",     "lock",        NULL};
+    static char *kwlist[] = {
+        "target",          "mode",        "buffering",
+        "closefd",         "dialect",     "log_number",
+        "recycle",         "compression", "sync_offsets",
+        "storage_options", "sync",        "bytes_per_sync",
+        "preallocate",     "lock",        NULL};
     PyObject *target, *mode = NULL, *buffering = NULL, *dialect = NULL;
     PyObject *log_number = NULL, *compression = NULL;
     PyObject *storage_options = Py_None, *sync = NULL, *per_sync = NULL;
@@ -792,22 +794,27 @@ static void Writer_dealloc(PyObject *op) {
 static PyMethodDef Writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))Writer_write,
      METH_FASTCALL | METH_KEYWORDS,
-     "write($self, data, /)\n"
+     "write($self, data, /, *, sync=None)\n"
      "--\n\n"
      "Append one record.\n\n"
      "Arguments\n"
      "  data: a bytes-like object (bytes, bytearray, memoryview, ...),\n"
-     "    empty included.\n\n"
+     "    empty included.\n"
+     "  sync: True returns only once the record is durable (see\n"
+     "    \"Durability\"); False may leave it in the buffer; None (the\n"
+     "    default) takes the Writer's sync=.\n\n"
      "Returns\n"
      "  The record's offset: where its first header lies in the log.\n\n"
      "Raises\n"
-     "  TypeError: data is not bytes-like.\n"
+     "  TypeError: data is not bytes-like; sync is not a bool or None.\n"
      "  ValueError: the writer is closed.\n"
      "  OSError, or what the file object raised: the record is not written\n"
-     "    (now or later); the records before it are kept."},
+     "    (now or later); the records before it are kept.\n"
+     "  OSError while making it durable: the record was written, but is\n"
+     "    not known to be durable (see sync())."},
     {"write_many", (PyCFunction)(void (*)(void))Writer_write_many,
      METH_FASTCALL | METH_KEYWORDS,
-     "write_many($self, records, /)\n"
+     "write_many($self, records, /, *, sync=None)\n"
      "--\n\n"
      "Append every record of an iterable, in order, under one lock.\n\n"
      "Arguments\n"
@@ -815,7 +822,9 @@ static PyMethodDef Writer_methods[] = {
      "    object exporting __arrow_c_stream__ (chunked too) or\n"
      "    __arrow_c_array__ of type binary, large_binary, string or\n"
      "    large_string (or their view types), written straight from its\n"
-     "    buffers (strings as their UTF-8 bytes).\n\n"
+     "    buffers (strings as their UTF-8 bytes).\n"
+     "  sync: as for write(): True returns once every record is durable,\n"
+     "    for the cost of one flush.\n\n"
      "Returns\n"
      "  How many records were written.\n\n"
      "Raises\n"
@@ -839,14 +848,19 @@ static PyMethodDef Writer_methods[] = {
     {"sync", Writer_sync, METH_NOARGS,
      "sync($self, /)\n"
      "--\n\n"
-     "flush(), then fsync: the records written so far survive a power "
-     "loss.\n\n"
-     "For a file object, fsync goes through its fileno().\n\n"
+     "flush(), then make the records written so far durable: they\n"
+     "survive a power loss.\n\n"
+     "fdatasync on Linux, fcntl(F_FULLFSYNC) on macOS, FlushFileBuffers on\n"
+     "Windows, fsync elsewhere; for a file object, through its fileno().\n"
+     "The first sync of a log the Writer created syncs its directory too.\n"
+     "Threads syncing at once share one flush (see \"Durability\").\n\n"
      "Returns\n"
      "  None.\n\n"
      "Raises\n"
      "  ValueError: the writer is closed.\n"
-     "  OSError: the flush or the fsync failed.\n"
+     "  OSError: the flush or the sync failed. Once a sync failed, every\n"
+     "    later one raises: the OS may have dropped what it could not\n"
+     "    write, and no later sync can tell.\n"
      "  io.UnsupportedOperation or AttributeError: a file object with no\n"
      "    file descriptor (io.BytesIO, for instance)."},
     {"tell", Writer_tell, METH_NOARGS,
@@ -862,9 +876,10 @@ static PyMethodDef Writer_methods[] = {
      "close($self, /)\n"
      "--\n\n"
      "Flush and close; calling it again does nothing.\n\n"
-     "A path the writer opened is closed; a file object only with\n"
-     "closefd=True. Every other method of a closed writer raises\n"
-     "ValueError.\n\n"
+     "A path the writer opened is closed, and its lock released; a file\n"
+     "object only with closefd=True. Threads still waiting for a durable\n"
+     "write get one more flush first. Every other method of a closed\n"
+     "writer raises ValueError.\n\n"
      "Returns\n"
      "  None.\n\n"
      "Raises\n"
@@ -917,7 +932,8 @@ PyDoc_STRVAR(
     Writer_doc,
     "Writer(target, mode='w', *, buffering=-1, closefd=False, "
     "dialect='leveldb', log_number=None, recycle=False, compression=None, "
-    "sync_offsets=False, storage_options=None)\n"
+    "sync_offsets=False, storage_options=None, sync=False, "
+    "bytes_per_sync=0, preallocate=0, lock=True)\n"
     "--\n\n"
     "Write records to a LevelDB log.\n"
     "\n"
@@ -953,6 +969,15 @@ PyDoc_STRVAR(
     "    written as a path. Other stores take 'w' and 'x', not 'a'\n"
     "    (ValueError, before anything is opened); the writer owns the\n"
     "    object it opens there, and close() closes (so commits) it.\n"
+    "  sync: the default of write() and write_many(): True makes every\n"
+    "    call return only once its records are durable.\n"
+    "  bytes_per_sync: a path only: start writing back every N bytes\n"
+    "    handed to the OS (sync_file_range on Linux), so that a sync never\n"
+    "    finds a huge dirty range; 0 (the default) is off.\n"
+    "  preallocate: a path only: reserve N bytes of disk ahead of the log\n"
+    "    as it grows, without changing its size (Linux, macOS); 0 is off.\n"
+    "  lock: False neither takes nor checks the lock on a path (see \"One\n"
+    "    Writer per file\"), for file systems without working locks.\n"
     "\n"
     "Returns\n"
     "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
@@ -978,6 +1003,21 @@ PyDoc_STRVAR(
     "  loss. A failed write raises the original exception; the record is\n"
     "  not written later, and no record is ever half returned as valid.\n"
     "\n"
+    "Durability\n"
+    "  write(..., sync=True) returns once the record survives a power\n"
+    "  loss. Threads doing so at once share flushes (group commit): the\n"
+    "  first leads one fdatasync without the GIL for every record written\n"
+    "  until then; the others queue and return when a flush that began\n"
+    "  after their record was written ends. From asyncio: await\n"
+    "  asyncio.to_thread(w.write, record, sync=True). A failed fdatasync\n"
+    "  fails every waiter and every later sync. See docs/api.md.\n"
+    "\n"
+    "One Writer per file\n"
+    "  A Writer on a path holds an exclusive advisory lock on the file\n"
+    "  until it closes; another Writer on it, in any process, raises\n"
+    "  LogLockedError before anything is truncated or cut. Readers never\n"
+    "  lock. File objects, devices and FIFOs are not locked.\n"
+    "\n"
     "Closing\n"
     "  close() flushes and closes; a closed writer raises ValueError. A\n"
     "  Writer never closed is flushed and closed when collected, with a\n"
@@ -1001,16 +1041,20 @@ PyDoc_STRVAR(
     "Raises\n"
     "  TypeError: a target that is neither a path nor an object with\n"
     "    write(); a file object whose write() refuses bytes (a text file:\n"
-    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type.\n"
+    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type;\n"
+    "    sync or lock not a bool; bytes_per_sync or preallocate not an int.\n"
     "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
     "    for a file object, other than 'w' or 'x' for a URL of a store\n"
     "    other than the local file system); buffering below -1 or above\n"
     "    2**30 (the message names buffering); storage_options with a\n"
     "    target that is no URL; an unknown dialect, or options the\n"
-    "    dialect does not have; recyclable records without a log number.\n"
+    "    dialect does not have; recyclable records without a log number;\n"
+    "    bytes_per_sync or preallocate negative, or given for a file\n"
+    "    object or URL.\n"
     "  ImportError (ZstdMissingError): compression='zstd' with no zstd\n"
     "    binding installed; the message names the extra.\n"
     "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
+    "  LogLockedError (an OSError): another Writer holds the file.\n"
     "  CorruptionError: mode 'a' on a file that does not end like a log.\n"
     "  ImportError: a URL without fsspec (the message names the extra).");
 

@@ -56,7 +56,7 @@ static int lock_try(int fd) {
         errno = EAGAIN;
     if (errno != EINVAL)
         return -1;
-    /* A kernel without OFD locks: flock, as on the other systems. */
+        /* A kernel without OFD locks: flock, as on the other systems. */
 #endif
     return flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : -1;
 }
@@ -85,7 +85,7 @@ static void raise_locked(llpy_state *st, int fd, PyObject *name) {
 }
 
 #ifndef S_ISREG
-#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
+#define S_ISREG(m) (((m)&S_IFMT) == S_IFREG)
 #endif
 
 int llpy_file_lock(llpy_state *st, int fd, PyObject *name) {
@@ -112,7 +112,8 @@ int llpy_file_lock(llpy_state *st, int fd, PyObject *name) {
 PyObject *llpy_lock_fd(PyObject *module, PyObject *const *args,
                        Py_ssize_t nargs) {
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "_lock_fd(fd, name) takes 2 arguments");
+        PyErr_SetString(PyExc_TypeError,
+                        "_lock_fd(fd, name) takes 2 arguments");
         return NULL;
     }
     long fd = PyLong_AsLong(args[0]);

@@ -91,12 +91,14 @@ void llpy_sync_after_output(llpy_writer *self) {
     if (self->fd < 0)
         return;
     uint64_t at = self->written;
-    if (self->bytes_per_sync && at - self->range_start >= self->bytes_per_sync) {
+    if (self->bytes_per_sync &&
+        at - self->range_start >= self->bytes_per_sync) {
         range_sync(self->fd, self->range_start, at);
         self->range_start = at;
         self->range_syncs++;
     }
-    if (self->preallocate && at + self->preallocate / 2 >= self->prealloc_end) {
+    if (self->preallocate &&
+        at + self->preallocate / 2 >= self->prealloc_end) {
         uint64_t from = at > self->prealloc_end ? at : self->prealloc_end;
         reserve(self->fd, from, at + self->preallocate);
         self->prealloc_end = at + self->preallocate;

@@ -84,7 +84,8 @@ static int target_fd(llpy_writer *self) {
     if (fd == -1 && PyErr_Occurred())
         return -1;
     if (fd < 0 || fd > INT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "fileno() returned a bad descriptor");
+        PyErr_SetString(PyExc_ValueError,
+                        "fileno() returned a bad descriptor");
         return -1;
     }
     return (int)fd;
