@@ -420,6 +420,40 @@ def test_group_commit_close_while_waiters_queued(tmp_path):
     run_isolated("test_durable", "_body_close_while_queued", str(tmp_path / "a.log"))
 
 
+def _body_close_while_every_flush_fails(path: str) -> None:
+    w = Writer(path)
+    gate = Gate()
+
+    def hook() -> None:
+        gate()
+        if gate.calls > 1:
+            raise RuntimeError("flush %d fails" % gate.calls)
+
+    w._before_sync = hook
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
+    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    closer, cout = start(w.close)
+    wait_for(lambda: w._sync_waiters == 5, "close() waits with them")
+    gate.opened.set()
+    for t, _ in [(leader, lout), *waiters, (closer, cout)]:
+        t.join()
+    assert "error" not in lout, lout  # its flush (the first) succeeded
+    # Every later flush failed: each waiter led one in turn and got its error, and so did
+    # close(), which closed the writer all the same; nobody was left waiting.
+    for _, out in [*waiters, (closer, cout)]:
+        assert isinstance(out.get("error"), RuntimeError), out
+    assert w.closed and w._sync_waiters == 0
+    assert w._sync_flushes == 1
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:]) == [rec(1), rec(2), rec(3)]
+
+
+def test_group_commit_close_while_every_flush_fails(tmp_path):
+    run_isolated("test_durable", "_body_close_while_every_flush_fails", str(tmp_path / "a.log"))
+
+
 def _body_mixed_plain_and_sync(path: str, threads: int, per_thread: int) -> None:
     w = Writer(path)
     errors: list[BaseException] = []

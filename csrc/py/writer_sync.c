@@ -201,9 +201,9 @@ static int group_lead(llpy_writer *self) {
 
 /* Queues w until a flush settles it (lock held on entry and on return,
  * given up while waiting). Its state, or -1 when a signal handler raised
- * (KeyboardInterrupt): it then leaves the queue. */
+ * (KeyboardInterrupt; only when interruptible): it then leaves the queue. */
 static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
-                              uint64_t end) {
+                              uint64_t end, int interruptible) {
     llpy_sync_group *g = &self->group;
     w->wake = PyThread_allocate_lock();
     if (w->wake == NULL) {
@@ -224,7 +224,7 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     for (;;) {
         PyLockStatus r;
         Py_BEGIN_ALLOW_THREADS
-        r = PyThread_acquire_lock_timed(w->wake, -1, 1);
+        r = PyThread_acquire_lock_timed(w->wake, -1, interruptible);
         Py_END_ALLOW_THREADS
         if (r == PY_LOCK_ACQUIRED)
             break;
@@ -264,7 +264,9 @@ static void raise_failed(llpy_writer *self, int error) {
     }
 }
 
-int llpy_sync_wait(llpy_writer *self, uint64_t end) {
+/* The wait of llpy_sync_wait; close() waits without being interrupted, so
+ * that it never closes the descriptor under a flush in flight. */
+static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
     if (llpy_lock_acquire(&self->lock) < 0)
         return -1;
     llpy_sync_group *g = &self->group;
@@ -278,12 +280,20 @@ int llpy_sync_wait(llpy_writer *self, uint64_t end) {
         }
         if (g->durable >= end && self->dir_fd < 0)
             break;
+        if (self->closed) { /* its descriptor is gone */
+            PyErr_SetString(PyExc_ValueError,
+                            "the writer was closed before these records "
+                            "were made durable");
+            group_settle(g); /* the others learn it too, in turn */
+            rc = -1;
+            break;
+        }
         if (!g->active) {
             rc = group_lead(self); /* covers end: it was written before */
             break;
         }
         llpy_sync_waiter w;
-        if (group_wait_settled(self, &w, end) < 0) {
+        if (group_wait_settled(self, &w, end, interruptible) < 0) {
             rc = -1;
             break;
         }
@@ -291,6 +301,10 @@ int llpy_sync_wait(llpy_writer *self, uint64_t end) {
     }
     llpy_lock_release(&self->lock);
     return rc;
+}
+
+int llpy_sync_wait(llpy_writer *self, uint64_t end) {
+    return sync_wait(self, end, 1);
 }
 
 int llpy_sync_close(llpy_writer *self) {
@@ -303,7 +317,7 @@ int llpy_sync_close(llpy_writer *self) {
     self->closing = 1;
     uint64_t end = self->written;
     llpy_lock_release(&self->lock);
-    int rc = llpy_sync_wait(self, end);
+    int rc = sync_wait(self, end, 0);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     while (llpy_lock_acquire(&self->lock) < 0)
         PyErr_Clear();
