@@ -404,6 +404,7 @@ typedef struct llpy_writer {
     int closing;             /* close() waits for a group commit */
     int use_lock, locked;    /* lock=; the lock is held on fd */
     int dir_fd;              /* a new log's directory, until first synced */
+    int regular;             /* fd is a regular file (not a FIFO, a device) */
     uint64_t bytes_per_sync; /* 0: off */
     uint64_t range_start;    /* write-back was started up to here */
     uint64_t range_syncs;    /* write-backs started, for tests */

@@ -120,6 +120,15 @@ static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
 
 static int writer_flush_locked(llpy_writer *self) {
     int rc;
+    if (self->file == NULL && self->regular && self->len <= LLPY_PAGE) {
+        /* A page into the page cache: giving the GIL up and taking it back
+         * costs more, and while it is given up the threads that want this
+         * writer only wake to wait for its lock. */
+        rc = llpy_writer_flush_buffer(self);
+        if (rc == 0)
+            llpy_sync_after_output(self);
+        return rc < 0 ? writer_raise_pending(self) : 0;
+    }
     if (self->file == NULL) {
         Py_BEGIN_ALLOW_THREADS
         rc = llpy_writer_flush_buffer(self);
@@ -469,13 +478,15 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
             return -1;
         }
     }
+    struct stat info;
+    self->regular =
+        fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
     if (self->mode == 'w' && truncate_regular(self) < 0)
         return -1;
     if (created && llpy_sync_remember_dir(self, path) < 0)
         return -1;
     if (self->mode != 'a')
         return 0;
-    struct stat info;
     if (fstat(self->fd, &info) == 0 &&
         llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
         return -1;
