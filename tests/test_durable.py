@@ -427,7 +427,7 @@ def _body_close_while_every_flush_fails(path: str) -> None:
     def hook() -> None:
         gate()
         if gate.calls > 1:
-            raise RuntimeError("flush %d fails" % gate.calls)
+            raise RuntimeError(f"flush {gate.calls} fails")
 
     w._before_sync = hook
     leader, lout = start(lambda: w.write(rec(0), sync=True))
