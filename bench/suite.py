@@ -14,6 +14,7 @@ from bench.cases.arrow import arrow_long_read_case, arrow_read_case, arrow_write
 from bench.cases.crc import crc_cases
 from bench.cases.dask import dask_scaling
 from bench.cases.dialects import compressed_case, recycled_case
+from bench.cases.durable import durable_rates
 from bench.cases.memory import peak_memory
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
@@ -23,7 +24,7 @@ from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
-OPT_IN = ("dask",)
+OPT_IN = ("dask", "durable")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -87,8 +88,16 @@ def run_suite(
 
 
 def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict[str, Any]:
-    """The opt-in sections --only names: {"dask": its row (None without distributed)}."""
+    """The opt-in sections --only names: {"dask": its row (None without distributed),
+    "durable": its rates}."""
     rows: dict[str, Any] = {}
+    if "durable" in only:
+        # Beside the repository (a disk), not in /tmp, which may be a RAM file system.
+        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-durable-", dir=Path.cwd()))
+        try:
+            rows["durable"] = durable_rates(cfg, tmp, quick, progress)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     if "dask" in only:
         tmp = Path(
             tempfile.mkdtemp(prefix="llog-bench-", dir="/tmp" if os.path.isdir("/tmp") else None)

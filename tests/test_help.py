@@ -173,6 +173,10 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
         "compression",
         "sync_offsets",
         "storage_options",
+        "sync",
+        "bytes_per_sync",
+        "preallocate",
+        "lock",
     ]
     assert parameters(Reader) == [
         "source",
@@ -185,11 +189,11 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
         "on_corruption",
         "storage_options",
     ]
-    assert parameters(Writer.write) == ["self", "data"]
-    assert parameters(Writer.write_many) == ["self", "records"]
+    assert parameters(Writer.write) == ["self", "data", "sync"]
+    assert parameters(Writer.write_many) == ["self", "records", "sync"]
     assert parameters(Reader.__exit__) == ["self", "exc_type", "exc", "tb"]
     with Writer(io.BytesIO()) as w:
-        assert parameters(w.write) == ["data"]  # bound: self is not shown
+        assert parameters(w.write) == ["data", "sync"]  # bound: self is not shown
         assert parameters(w.flush) == []
 
 

@@ -21,6 +21,10 @@
  *   writer_dialect.c  the Writer's RocksDB and Pebble options, compression
  *                  and trailer
  *   writer_append.c  where mode "a" resumes, and the cut back to there
+ *   writer_sync.c  durable writes: group commit of fdatasync
+ *   writer_policy.c  sync=, bytes_per_sync=, preallocate=, a new log's
+ *                  directory
+ *   writer_lock.c  one Writer per file: the advisory lock on a path
  *   scan.c         _scan_block: the regions of a block, for scan.py
  *
  * Every non-static symbol of the binding starts with llpy_ / LLPY_.
@@ -84,6 +88,7 @@ typedef struct llpy_state {
      * given at once and keeps no reference (writer_output.c lends them
      * views of its buffer) */
     PyObject *bytesio_type, *fileio_type;
+    PyObject *locked_error;     /* leveldb_log._filelock.locked_error */
     Py_ssize_t assembly_hint;   /* the last fragmented record's length */
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
     struct cols_spare *arrow_spare; /* a released batch's buffers, for the
@@ -131,6 +136,8 @@ typedef struct llpy_lock {
 } llpy_lock;
 
 void llpy_fork_register(void);
+/* Which process this is: bumped in a child after fork. */
+unsigned long llpy_fork_generation(void);
 int llpy_lock_init(llpy_lock *l);
 /* 0, or -1 with RuntimeError for a call from the holder's own thread. */
 int llpy_lock_acquire(llpy_lock *l);
@@ -338,6 +345,28 @@ PyObject *llpy_reader_restore(PyObject *op, PyObject *args);
 
 /* ---- the Writer (writer.c, writer_output.c) -------------------------- */
 
+/* A thread waiting in a group commit (writer_sync.c), on its own stack. */
+typedef struct llpy_sync_waiter {
+    struct llpy_sync_waiter *next;
+    PyThread_type_lock wake; /* released by whoever settles its wait */
+    uint64_t end;            /* log offset its records end at */
+    int state;               /* waiting, done, failed or retry */
+    int error;               /* failed: the flush's errno */
+} llpy_sync_waiter;
+
+/* The group commit of one Writer; every field under the Writer's lock. */
+typedef struct llpy_sync_group {
+    int active;             /* a leader is flushing without the lock */
+    uint64_t cover;         /* the offset the active flush covers */
+    uint64_t durable;       /* the offset the last good flush covered */
+    int failed;             /* errno of a failed fdatasync: no later */
+    llpy_sync_waiter *head; /* sync can prove anything */
+    Py_ssize_t queued;
+    unsigned long generation; /* the fork generation it was used in */
+    uint64_t flushes;         /* fdatasync calls made, for tests */
+    PyObject *before_sync;    /* _before_sync hook, for tests */
+} llpy_sync_group;
+
 typedef struct llpy_writer {
     PyObject_HEAD llog_writer
         core; /* core.offset == written + len between calls */
@@ -370,6 +399,18 @@ typedef struct llpy_writer {
     unsigned slow_copy_max;
     uint8_t *bounce; /* LLPY_PAGE + LLOG_MAX_FRAGMENT bytes, or NULL */
     uint64_t bounced;
+    /* Durability (writer_sync.c) and the file lock (writer_lock.c) */
+    int sync_default;        /* sync= */
+    int closing;             /* close() waits for a group commit */
+    int use_lock, locked;    /* lock=; the lock is held on fd */
+    int dir_fd;              /* a new log's directory, until first synced */
+    int regular;             /* fd is a regular file (not a FIFO, a device) */
+    uint64_t bytes_per_sync; /* 0: off */
+    uint64_t range_start;    /* write-back was started up to here */
+    uint64_t range_syncs;    /* write-backs started, for tests */
+    uint64_t preallocate;    /* 0: off */
+    uint64_t prealloc_end;   /* space is reserved up to here */
+    llpy_sync_group group;
 } llpy_writer;
 
 /* Bytes past cap in a Writer's buffer: room to move what it holds before
@@ -412,5 +453,39 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
  * cut: (cut, fresh, clean, damage). */
 PyObject *llpy_append_point(PyObject *module, PyObject *args,
                             PyObject *kwargs);
+
+/* writer_sync.c, writer_policy.c: the parts of a durable write. */
+/* Waits until the log is durable up to `end` (lock not held): leads a
+ * group flush or waits for one. 0, or -1 with an exception set. */
+int llpy_sync_wait(llpy_writer *self, uint64_t end);
+/* sync=, bytes_per_sync= and preallocate= of Writer(); before opening. */
+int llpy_sync_options(llpy_writer *self, PyObject *target, PyObject *sync,
+                      PyObject *bytes_per_sync, PyObject *preallocate);
+/* After bytes reached the descriptor (lock held, safe without the GIL):
+ * starts write-back every bytes_per_sync bytes, reserves space ahead. */
+void llpy_sync_after_output(llpy_writer *self);
+/* Opens a path for the Writer without truncating it: *created says
+ * whether this call made the file; -1 with an exception set. */
+int llpy_sync_open(llpy_state *st, PyObject *path, int flags, int *created);
+/* Keeps the new log's directory open, to be synced with the first flush. */
+int llpy_sync_remember_dir(llpy_writer *self, PyObject *path);
+/* close(): waits for a group commit in flight (lock held on entry and on
+ * return, given up while waiting); frees what the policy holds. */
+int llpy_sync_close(llpy_writer *self);
+void llpy_sync_release(llpy_writer *self);
+PyObject *llpy_sync_get_waiters(PyObject *op, void *closure);
+PyObject *llpy_sync_get_flushes(PyObject *op, void *closure);
+PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure);
+PyObject *llpy_sync_get_hook(PyObject *op, void *closure);
+int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure);
+
+/* writer_lock.c: the exclusive advisory lock on a log file, taken before
+ * anything is cut: 1, or 0 for a file that is no regular file (not
+ * locked), or -1 with LogLockedError (or OSError) naming `name`. */
+int llpy_file_lock(llpy_state *st, int fd, PyObject *name);
+void llpy_file_unlock(int fd);
+/* _lock_fd(fd, name): the same lock on a descriptor, for the CLI. */
+PyObject *llpy_lock_fd(PyObject *module, PyObject *const *args,
+                       Py_ssize_t nargs);
 
 #endif /* LLPY_BINDING_H */

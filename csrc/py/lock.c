@@ -33,6 +33,8 @@ static unsigned long fork_generation = 1;
 static void after_fork_in_child(void) { fork_generation++; }
 #endif
 
+unsigned long llpy_fork_generation(void) { return fork_generation; }
+
 void llpy_fork_register(void) {
 #ifndef _WIN32
     static int registered;

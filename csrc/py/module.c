@@ -216,6 +216,17 @@ static PyMethodDef module_methods[] = {
      "Raises\n"
      "  CorruptionError: where mode 'a' would refuse the file.\n"
      "  OSError: the file cannot be opened or read."},
+    {"_lock_fd", (PyCFunction)(void (*)(void))llpy_lock_fd, METH_FASTCALL,
+     "_lock_fd(fd, name, /)\n"
+     "--\n\n"
+     "Take the lock a Writer holds on its log, on an open descriptor.\n\n"
+     "The lock is held until the descriptor is closed (the command line's\n"
+     "write holds it on a log it replaces).\n\n"
+     "Returns\n"
+     "  None.\n\n"
+     "Raises\n"
+     "  LogLockedError: a Writer holds the file (name is the path named).\n"
+     "  OSError: the descriptor cannot be locked."},
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
      METH_FASTCALL | METH_KEYWORDS,
      "crc32c(data, value=0)\n"
@@ -379,7 +390,15 @@ static int import_objects(llpy_state *st) {
     st->bytesio_type = PyObject_GetAttrString(io, "BytesIO");
     st->fileio_type = PyObject_GetAttrString(io, "FileIO");
     Py_DECREF(io);
-    return st->os_open && st->bytesio_type && st->fileio_type ? 0 : -1;
+    PyObject *filelock = PyImport_ImportModule("leveldb_log._filelock");
+    if (filelock == NULL)
+        return -1;
+    st->locked_error = PyObject_GetAttrString(filelock, "locked_error");
+    Py_DECREF(filelock);
+    return st->os_open && st->bytesio_type && st->fileio_type &&
+                   st->locked_error
+               ? 0
+               : -1;
 }
 
 /* BLOCK_SIZE and the other constants, RECORD_TYPES and RECOVERY_MODES. */
@@ -438,6 +457,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->os_open);
     Py_VISIT(st->bytesio_type);
     Py_VISIT(st->fileio_type);
+    Py_VISIT(st->locked_error);
     return 0;
 }
 
@@ -454,6 +474,7 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->os_open);
     Py_CLEAR(st->bytesio_type);
     Py_CLEAR(st->fileio_type);
+    Py_CLEAR(st->locked_error);
     llpy_arrow_clear(st);
     return 0;
 }

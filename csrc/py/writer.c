@@ -54,10 +54,11 @@ static int writer_raise_pending(llpy_writer *self) {
 }
 
 static int writer_check_open(llpy_writer *self) {
-    if (self->closed || self->buf == NULL) {
+    if (self->closed || self->closing || self->buf == NULL) {
         PyErr_SetString(PyExc_ValueError,
-                        self->closed ? "I/O operation on closed writer"
-                                     : "Writer is not initialized");
+                        self->closed || self->closing
+                            ? "I/O operation on closed writer"
+                            : "Writer is not initialized");
         return -1;
     }
     return 0;
@@ -119,9 +120,20 @@ static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
 
 static int writer_flush_locked(llpy_writer *self) {
     int rc;
+    if (self->file == NULL && self->regular && self->len <= LLPY_PAGE) {
+        /* A page into the page cache: giving the GIL up and taking it back
+         * costs more, and while it is given up the threads that want this
+         * writer only wake to wait for its lock. */
+        rc = llpy_writer_flush_buffer(self);
+        if (rc == 0)
+            llpy_sync_after_output(self);
+        return rc < 0 ? writer_raise_pending(self) : 0;
+    }
     if (self->file == NULL) {
         Py_BEGIN_ALLOW_THREADS
         rc = llpy_writer_flush_buffer(self);
+        if (rc == 0)
+            llpy_sync_after_output(self);
         Py_END_ALLOW_THREADS
         return rc < 0 ? writer_raise_pending(self) : 0;
     }
@@ -141,6 +153,36 @@ static int writer_flush_locked(llpy_writer *self) {
 static int writer_maybe_flush(llpy_writer *self) {
     if (self->len > 0 && self->len >= self->limit)
         return writer_flush_locked(self);
+    return 0;
+}
+
+/* A durable call hands everything to the target before it waits. */
+static int writer_flush_for(llpy_writer *self, int sync) {
+    return sync ? writer_flush_locked(self) : writer_maybe_flush(self);
+}
+
+/* write(data, *, sync=None) and write_many(records, *, sync=None): the one
+ * argument, and whether the call is durable (None: the writer's sync=). */
+static int parse_write_args(llpy_writer *self, const char *fname,
+                            PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames, PyObject **arg, int *sync) {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *flag = nkw == 1 ? args[nargs] : Py_None;
+    if (nargs != 1 || nkw > 1 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(
+                         PyTuple_GET_ITEM(kwnames, 0), "sync") != 0)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes one argument and the keyword sync", fname);
+        return -1;
+    }
+    if (flag != Py_None && !PyBool_Check(flag)) {
+        PyErr_Format(PyExc_TypeError,
+                     "sync must be a bool or None, not %.100s",
+                     Py_TYPE(flag)->tp_name);
+        return -1;
+    }
+    *arg = args[0];
+    *sync = flag == Py_None ? self->sync_default : flag == Py_True;
     return 0;
 }
 
@@ -171,26 +213,37 @@ static int writer_put_arrow(void *ctx, const uint8_t *const *data,
 
 /* write_many over Arrow data (writer_arrow.c): all of it is taken and
  * checked before the lock is, then written from its buffers. */
-static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj) {
+static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj,
+                                    int sync) {
     llpy_arrow_data *d = llpy_arrow_import(obj);
     if (d == NULL)
         return NULL;
     Py_ssize_t count = -1;
+    uint64_t end = 0;
     if (llpy_lock_acquire(&self->lock) == 0) {
         if (writer_check_open(self) == 0)
             count = llpy_arrow_write(d, writer_put_arrow, self);
         /* Records written before an error still reach the target. */
-        int flushed = self->closed ? 0 : writer_maybe_flush(self);
+        int flushed = self->closed ? 0 : writer_flush_for(self, sync);
         if (flushed < 0 && count >= 0)
             count = -1;
+        end = self->written;
         llpy_lock_release(&self->lock);
     }
     llpy_arrow_free(d);
+    if (count >= 0 && sync && llpy_sync_wait(self, end) < 0)
+        count = -1;
     return count < 0 ? NULL : PyLong_FromSsize_t(count);
 }
 
-static PyObject *Writer_write(PyObject *op, PyObject *data) {
+static PyObject *Writer_write(PyObject *op, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames) {
     llpy_writer *self = (llpy_writer *)op;
+    PyObject *data;
+    int sync;
+    if (parse_write_args(self, "write", args, nargs, kwnames, &data, &sync) <
+        0)
+        return NULL;
     uint64_t offset = 0;
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
@@ -198,23 +251,32 @@ static PyObject *Writer_write(PyObject *op, PyObject *data) {
     writer_mark mark = writer_mark_now(self);
     if (rc == 0)
         rc = writer_put(self, data, &offset);
-    if (rc == 0 && writer_maybe_flush(self) < 0) {
+    if (rc == 0 && writer_flush_for(self, sync) < 0) {
         /* write() raised: its record must not reach the log later (a retry
          * would write it twice). Records before it stay buffered. */
         writer_rollback(self, mark);
         rc = -1;
     }
+    uint64_t end = self->written;
     llpy_lock_release(&self->lock);
+    if (rc == 0 && sync && llpy_sync_wait(self, end) < 0)
+        rc = -1;
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
-static PyObject *Writer_write_many(PyObject *op, PyObject *iterable) {
+static PyObject *Writer_write_many(PyObject *op, PyObject *const *args,
+                                   Py_ssize_t nargs, PyObject *kwnames) {
     llpy_writer *self = (llpy_writer *)op;
+    PyObject *iterable;
+    int sync;
+    if (parse_write_args(self, "write_many", args, nargs, kwnames, &iterable,
+                         &sync) < 0)
+        return NULL;
     /* A Reader, itself an Arrow stream of a struct type, is iterated. */
     if (!PyObject_TypeCheck(iterable,
                             llpy_state_of(Py_TYPE(op))->reader_type) &&
         llpy_arrow_exportable(iterable))
-        return writer_write_arrow(self, iterable);
+        return writer_write_arrow(self, iterable, sync);
     PyObject *it = PyObject_GetIter(iterable);
     if (it == NULL)
         return NULL;
@@ -235,10 +297,11 @@ static PyObject *Writer_write_many(PyObject *op, PyObject *iterable) {
     if (rc == 0 && PyErr_Occurred())
         rc = -1; /* the iterator raised */
     /* Records written before an error still reach the target. */
-    int flushed = self->closed ? 0 : writer_maybe_flush(self);
+    int flushed = self->closed ? 0 : writer_flush_for(self, sync);
+    uint64_t end = self->written;
     llpy_lock_release(&self->lock);
     Py_DECREF(it);
-    if (rc < 0 || flushed < 0)
+    if (rc < 0 || flushed < 0 || (sync && llpy_sync_wait(self, end) < 0))
         return NULL;
     return PyLong_FromSsize_t(count);
 }
@@ -263,51 +326,20 @@ static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
     return writer_run_locked(op, writer_flush_locked);
 }
 
-static int fsync_fd(int fd) {
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-#ifdef _WIN32
-    rc = _commit(fd);
-#else
-    rc = fsync(fd);
-#endif
-    Py_END_ALLOW_THREADS
-    if (rc < 0) {
-        PyErr_SetFromErrno(PyExc_OSError);
-        return -1;
-    }
-    return 0;
-}
-
-static int writer_fsync_target(llpy_writer *self);
-
-static int writer_sync_locked(llpy_writer *self) {
-    if (writer_flush_locked(self) < 0)
-        return -1;
-    uint64_t synced = self->written;
-    int rc = writer_fsync_target(self);
-    if (rc == 0) /* what Pebble's walSync headers say from now on */
-        self->core.synced = synced;
-    return rc;
-}
-
-static int writer_fsync_target(llpy_writer *self) {
-    if (self->file == NULL)
-        return fsync_fd(self->fd);
-    PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
-    if (fileno == NULL)
-        return -1; /* no descriptor: io.UnsupportedOperation or AttributeError
-                    */
-    long fd = PyLong_AsLong(fileno);
-    Py_DECREF(fileno);
-    if (fd == -1 && PyErr_Occurred())
-        return -1;
-    return fsync_fd((int)fd);
-}
-
+/* flush(), then a group commit up to what it wrote (writer_sync.c). */
 static PyObject *Writer_sync(PyObject *op, PyObject *unused) {
     (void)unused;
-    return writer_run_locked(op, writer_sync_locked);
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = writer_check_open(self);
+    if (rc == 0)
+        rc = writer_flush_locked(self);
+    uint64_t end = self->written;
+    llpy_lock_release(&self->lock);
+    if (rc < 0 || llpy_sync_wait(self, end) < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
@@ -340,7 +372,7 @@ static int target_closed(llpy_writer *self) {
 /* Closes the target; the first error is raised, after everything is released.
  */
 static int writer_close_locked(llpy_writer *self) {
-    if (self->closed)
+    if (self->closed || self->closing)
         return 0;
     int rc = 0;
     if (self->buf != NULL && !target_closed(self))
@@ -349,7 +381,13 @@ static int writer_close_locked(llpy_writer *self) {
         (self->len > 0 || !target_closed(self)))
         rc = writer_flush_locked(self);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
+    /* Threads waiting for a flush get it before the descriptor closes. */
+    if (llpy_sync_close(self) < 0 && exc == NULL)
+        exc = PyErr_GetRaisedException();
+    PyErr_Clear();
+    llpy_sync_release(self);
     self->closed = 1;
+    self->closing = 0;
     if (self->fd >= 0) {
         llpy_close_fd(self->fd);
         self->fd = -1;
@@ -404,21 +442,51 @@ static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
     return NULL;
 }
 
+/* Truncates a regular file ("w"), once its lock is held. */
+static int truncate_regular(llpy_writer *self) {
+    struct stat info;
+    if (fstat(self->fd, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG ||
+        info.st_size == 0)
+        return 0; /* devices and FIFOs: written in place, as before */
+#ifdef _WIN32
+    int rc = _chsize_s(self->fd, 0);
+#else
+    int rc = ftruncate(self->fd, 0);
+#endif
+    if (rc != 0) {
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
+        return -1;
+    }
+    return 0;
+}
+
 static int writer_open_path(llpy_writer *self, llpy_state *st,
                             PyObject *path) {
-    int flags = O_WRONLY | O_CREAT;
-    if (self->mode == 'w')
-        flags |= O_TRUNC;
-    else if (self->mode == 'x')
+    int flags = self->mode == 'a' ? O_RDWR : O_WRONLY; /* "a" reads its tail */
+    if (self->mode == 'x')
         flags |= O_EXCL;
-    else
-        flags = (flags & ~O_WRONLY) | O_RDWR; /* "a" reads its tail first */
-    self->fd = llpy_open_path(st, path, flags);
+    int created;
+    self->fd = llpy_sync_open(st, path, flags, &created);
     if (self->fd < 0)
+        return -1;
+    /* Nothing is cut before the lock is held: a refused Writer changes
+     * nothing. */
+    if (self->use_lock) {
+        self->locked = llpy_file_lock(st, self->fd, self->name);
+        if (self->locked < 0) {
+            self->locked = 0;
+            return -1;
+        }
+    }
+    struct stat info;
+    self->regular =
+        fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
+    if (self->mode == 'w' && truncate_regular(self) < 0)
+        return -1;
+    if (created && llpy_sync_remember_dir(self, path) < 0)
         return -1;
     if (self->mode != 'a')
         return 0;
-    struct stat info;
     if (fstat(self->fd, &info) == 0 &&
         llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
         return -1;
@@ -575,26 +643,32 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
 
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
-    static char *kwlist[] = {"target",          "mode",        "buffering",
-                             "closefd",         "dialect",     "log_number",
-                             "recycle",         "compression", "sync_offsets",
-                             "storage_options", NULL};
+    static char *kwlist[] = {
+        "target",          "mode",        "buffering",
+        "closefd",         "dialect",     "log_number",
+        "recycle",         "compression", "sync_offsets",
+        "storage_options", "sync",        "bytes_per_sync",
+        "preallocate",     "lock",        NULL};
     PyObject *target, *mode = NULL, *buffering = NULL, *dialect = NULL;
     PyObject *log_number = NULL, *compression = NULL;
-    PyObject *storage_options = Py_None;
+    PyObject *storage_options = Py_None, *sync = NULL, *per_sync = NULL;
+    PyObject *preallocate = NULL, *lock = Py_True;
     int closefd = 0, recycle = 0, sync_offsets = 0;
     if (self->buf != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwds, "O|O$OpOOpOpO:Writer", kwlist, &target, &mode,
+            args, kwds, "O|O$OpOOpOpOOOOO!:Writer", kwlist, &target, &mode,
             &buffering, &closefd, &dialect, &log_number, &recycle,
-            &compression, &sync_offsets, &storage_options))
+            &compression, &sync_offsets, &storage_options, &sync, &per_sync,
+            &preallocate, &PyBool_Type, &lock))
         return -1;
     self->mode = 'w';
+    self->use_lock = lock == Py_True;
     if ((mode != NULL && parse_mode(mode, &self->mode) < 0) ||
         parse_buffering(buffering, &self->limit) < 0 ||
+        llpy_sync_options(self, target, sync, per_sync, preallocate) < 0 ||
         llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
                                     compression, sync_offsets) < 0)
         return -1;
@@ -603,6 +677,8 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     if (writer_open_target(self, target, mode, closefd, storage_options) < 0)
         return -1;
     llog_writer_init(&self->core, self->written);
+    self->range_start = self->prealloc_end = self->written;
+    llpy_sync_after_output(self); /* the first reservation */
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     self->slow_copy_max = st->slow_copy_max;
     self->lend_views =
@@ -621,8 +697,11 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    return llpy_new_object(type, offsetof(llpy_writer, lock),
-                           offsetof(llpy_writer, fd));
+    PyObject *self = llpy_new_object(type, offsetof(llpy_writer, lock),
+                                     offsetof(llpy_writer, fd));
+    if (self != NULL)
+        ((llpy_writer *)self)->dir_fd = -1;
+    return self;
 }
 
 static PyObject *Writer_repr(PyObject *op) {
@@ -670,6 +749,7 @@ static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(self->name);
     Py_VISIT(self->file);
+    Py_VISIT(self->group.before_sync);
     return 0;
 }
 
@@ -677,6 +757,7 @@ static int Writer_clear(PyObject *op) {
     llpy_writer *self = (llpy_writer *)op;
     Py_CLEAR(self->name);
     Py_CLEAR(self->file);
+    Py_CLEAR(self->group.before_sync);
     return 0;
 }
 
@@ -709,6 +790,8 @@ static void Writer_dealloc(PyObject *op) {
     if (PyObject_CallFinalizerFromDealloc(op) < 0)
         return; /* resurrected by the finalizer */
     PyObject_GC_UnTrack(op);
+    if (self->dir_fd >= 0)
+        llpy_close_fd(self->dir_fd);
     if (self->fd >= 0)
         llpy_close_fd(self->fd);
     PyMem_Free(self->buf);
@@ -720,22 +803,29 @@ static void Writer_dealloc(PyObject *op) {
 }
 
 static PyMethodDef Writer_methods[] = {
-    {"write", Writer_write, METH_O,
-     "write($self, data, /)\n"
+    {"write", (PyCFunction)(void (*)(void))Writer_write,
+     METH_FASTCALL | METH_KEYWORDS,
+     "write($self, data, /, *, sync=None)\n"
      "--\n\n"
      "Append one record.\n\n"
      "Arguments\n"
      "  data: a bytes-like object (bytes, bytearray, memoryview, ...),\n"
-     "    empty included.\n\n"
+     "    empty included.\n"
+     "  sync: True returns only once the record is durable (see\n"
+     "    \"Durability\"); False may leave it in the buffer; None (the\n"
+     "    default) takes the Writer's sync=.\n\n"
      "Returns\n"
      "  The record's offset: where its first header lies in the log.\n\n"
      "Raises\n"
-     "  TypeError: data is not bytes-like.\n"
+     "  TypeError: data is not bytes-like; sync is not a bool or None.\n"
      "  ValueError: the writer is closed.\n"
      "  OSError, or what the file object raised: the record is not written\n"
-     "    (now or later); the records before it are kept."},
-    {"write_many", Writer_write_many, METH_O,
-     "write_many($self, records, /)\n"
+     "    (now or later); the records before it are kept.\n"
+     "  OSError while making it durable: the record was written, but is\n"
+     "    not known to be durable (see sync())."},
+    {"write_many", (PyCFunction)(void (*)(void))Writer_write_many,
+     METH_FASTCALL | METH_KEYWORDS,
+     "write_many($self, records, /, *, sync=None)\n"
      "--\n\n"
      "Append every record of an iterable, in order, under one lock.\n\n"
      "Arguments\n"
@@ -743,7 +833,9 @@ static PyMethodDef Writer_methods[] = {
      "    object exporting __arrow_c_stream__ (chunked too) or\n"
      "    __arrow_c_array__ of type binary, large_binary, string or\n"
      "    large_string (or their view types), written straight from its\n"
-     "    buffers (strings as their UTF-8 bytes).\n\n"
+     "    buffers (strings as their UTF-8 bytes).\n"
+     "  sync: as for write(): True returns once every record is durable,\n"
+     "    for the cost of one flush.\n\n"
      "Returns\n"
      "  How many records were written.\n\n"
      "Raises\n"
@@ -767,14 +859,19 @@ static PyMethodDef Writer_methods[] = {
     {"sync", Writer_sync, METH_NOARGS,
      "sync($self, /)\n"
      "--\n\n"
-     "flush(), then fsync: the records written so far survive a power "
-     "loss.\n\n"
-     "For a file object, fsync goes through its fileno().\n\n"
+     "flush(), then make the records written so far durable: they\n"
+     "survive a power loss.\n\n"
+     "fdatasync on Linux, fcntl(F_FULLFSYNC) on macOS, FlushFileBuffers on\n"
+     "Windows, fsync elsewhere; for a file object, through its fileno().\n"
+     "The first sync of a log the Writer created syncs its directory too.\n"
+     "Threads syncing at once share one flush (see \"Durability\").\n\n"
      "Returns\n"
      "  None.\n\n"
      "Raises\n"
      "  ValueError: the writer is closed.\n"
-     "  OSError: the flush or the fsync failed.\n"
+     "  OSError: the flush or the sync failed. Once a sync failed, every\n"
+     "    later one raises: the OS may have dropped what it could not\n"
+     "    write, and no later sync can tell.\n"
      "  io.UnsupportedOperation or AttributeError: a file object with no\n"
      "    file descriptor (io.BytesIO, for instance)."},
     {"tell", Writer_tell, METH_NOARGS,
@@ -790,9 +887,10 @@ static PyMethodDef Writer_methods[] = {
      "close($self, /)\n"
      "--\n\n"
      "Flush and close; calling it again does nothing.\n\n"
-     "A path the writer opened is closed; a file object only with\n"
-     "closefd=True. Every other method of a closed writer raises\n"
-     "ValueError.\n\n"
+     "A path the writer opened is closed, and its lock released; a file\n"
+     "object only with closefd=True. Threads still waiting for a durable\n"
+     "write get one more flush first. Every other method of a closed\n"
+     "writer raises ValueError.\n\n"
      "Returns\n"
      "  None.\n\n"
      "Raises\n"
@@ -818,6 +916,18 @@ static PyMethodDef Writer_methods[] = {
 
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
+    {"_sync_waiters", llpy_sync_get_waiters, NULL,
+     "Threads in a group commit: the one flushing and those queued\n"
+     "(internal: for tests).",
+     NULL},
+    {"_sync_flushes", llpy_sync_get_flushes, NULL,
+     "fdatasync calls made by group commits (internal: for tests).", NULL},
+    {"_range_syncs", llpy_sync_get_range_syncs, NULL,
+     "Write-backs started by bytes_per_sync (internal: for tests).", NULL},
+    {"_before_sync", llpy_sync_get_hook, llpy_sync_set_hook,
+     "A callable the leader of a group commit calls before its fdatasync,\n"
+     "without the writer's lock (internal: for tests).",
+     NULL},
     {"_blocks_bounced", Writer_get_bounced, NULL,
      "Payloads copied through the bounce buffer before writing, as the\n"
      "kernel would have copied them slowly from the caller's memory\n"
@@ -833,7 +943,8 @@ PyDoc_STRVAR(
     Writer_doc,
     "Writer(target, mode='w', *, buffering=-1, closefd=False, "
     "dialect='leveldb', log_number=None, recycle=False, compression=None, "
-    "sync_offsets=False, storage_options=None)\n"
+    "sync_offsets=False, storage_options=None, sync=False, "
+    "bytes_per_sync=0, preallocate=0, lock=True)\n"
     "--\n\n"
     "Write records to a LevelDB log.\n"
     "\n"
@@ -869,6 +980,15 @@ PyDoc_STRVAR(
     "    written as a path. Other stores take 'w' and 'x', not 'a'\n"
     "    (ValueError, before anything is opened); the writer owns the\n"
     "    object it opens there, and close() closes (so commits) it.\n"
+    "  sync: the default of write() and write_many(): True makes every\n"
+    "    call return only once its records are durable.\n"
+    "  bytes_per_sync: a path only: start writing back every N bytes\n"
+    "    handed to the OS (sync_file_range on Linux), so that a sync never\n"
+    "    finds a huge dirty range; 0 (the default) is off.\n"
+    "  preallocate: a path only: reserve N bytes of disk ahead of the log\n"
+    "    as it grows, without changing its size (Linux, macOS); 0 is off.\n"
+    "  lock: False neither takes nor checks the lock on a path (see \"One\n"
+    "    Writer per file\"), for file systems without working locks.\n"
     "\n"
     "Returns\n"
     "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
@@ -894,6 +1014,21 @@ PyDoc_STRVAR(
     "  loss. A failed write raises the original exception; the record is\n"
     "  not written later, and no record is ever half returned as valid.\n"
     "\n"
+    "Durability\n"
+    "  write(..., sync=True) returns once the record survives a power\n"
+    "  loss. Threads doing so at once share flushes (group commit): the\n"
+    "  first leads one fdatasync without the GIL for every record written\n"
+    "  until then; the others queue and return when a flush that began\n"
+    "  after their record was written ends. From asyncio: await\n"
+    "  asyncio.to_thread(w.write, record, sync=True). A failed fdatasync\n"
+    "  fails every waiter and every later sync. See docs/api.md.\n"
+    "\n"
+    "One Writer per file\n"
+    "  A Writer on a path holds an exclusive advisory lock on the file\n"
+    "  until it closes; another Writer on it, in any process, raises\n"
+    "  LogLockedError before anything is truncated or cut. Readers never\n"
+    "  lock. File objects, devices and FIFOs are not locked.\n"
+    "\n"
     "Closing\n"
     "  close() flushes and closes; a closed writer raises ValueError. A\n"
     "  Writer never closed is flushed and closed when collected, with a\n"
@@ -917,16 +1052,20 @@ PyDoc_STRVAR(
     "Raises\n"
     "  TypeError: a target that is neither a path nor an object with\n"
     "    write(); a file object whose write() refuses bytes (a text file:\n"
-    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type.\n"
+    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type;\n"
+    "    sync or lock not a bool; bytes_per_sync or preallocate not an int.\n"
     "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
     "    for a file object, other than 'w' or 'x' for a URL of a store\n"
     "    other than the local file system); buffering below -1 or above\n"
     "    2**30 (the message names buffering); storage_options with a\n"
     "    target that is no URL; an unknown dialect, or options the\n"
-    "    dialect does not have; recyclable records without a log number.\n"
+    "    dialect does not have; recyclable records without a log number;\n"
+    "    bytes_per_sync or preallocate negative, or given for a file\n"
+    "    object or URL.\n"
     "  ImportError (ZstdMissingError): compression='zstd' with no zstd\n"
     "    binding installed; the message names the extra.\n"
     "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
+    "  LogLockedError (an OSError): another Writer holds the file.\n"
     "  CorruptionError: mode 'a' on a file that does not end like a log.\n"
     "  ImportError: a URL without fsspec (the message names the extra).");
 

@@ -40,6 +40,7 @@ from leveldb_log._errors import (
     CorruptionError,
     CorruptionWarning,
     LogError,
+    LogLockedError,
     TruncatedRecordError,
 )
 from leveldb_log._zstd import ZstdMissingError
@@ -79,6 +80,7 @@ __all__ = [
     "CorruptionError",
     "CorruptionWarning",
     "LogError",
+    "LogLockedError",
     "PhysicalRecord",
     "Predecessor",
     "Reader",

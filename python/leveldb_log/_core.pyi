@@ -65,6 +65,20 @@ def _append_point(
       OSError: the file cannot be opened or read.
     """
 
+def _lock_fd(fd: int, name: object, /) -> None:
+    """Take the lock a Writer holds on its log, on an open descriptor.
+
+    The lock is held until the descriptor is closed (the command line's
+    write holds it on a log it replaces).
+
+    Returns
+      None.
+
+    Raises
+      LogLockedError: a Writer holds the file (name is the path named).
+      OSError: the descriptor cannot be locked.
+    """
+
 def mask_crc(crc: int, /) -> int:
     """LevelDB's masked form of a CRC, the one stored in log headers.
 
@@ -172,6 +186,15 @@ class Writer:
         written as a path. Other stores take 'w' and 'x', not 'a'
         (ValueError, before anything is opened); the writer owns the
         object it opens there, and close() closes (so commits) it.
+      sync: the default of write() and write_many(): True makes every
+        call return only once its records are durable.
+      bytes_per_sync: a path only: start writing back every N bytes
+        handed to the OS (sync_file_range on Linux), so that a sync never
+        finds a huge dirty range; 0 (the default) is off.
+      preallocate: a path only: reserve N bytes of disk ahead of the log
+        as it grows, without changing its size (Linux, macOS); 0 is off.
+      lock: False neither takes nor checks the lock on a path (see "One
+        Writer per file"), for file systems without working locks.
 
     Returns
       A Writer; write(), write_many(), flush(), sync(), tell(), close().
@@ -197,6 +220,21 @@ class Writer:
       loss. A failed write raises the original exception; the record is
       not written later, and no record is ever half returned as valid.
 
+    Durability
+      write(..., sync=True) returns once the record survives a power
+      loss. Threads doing so at once share flushes (group commit): the
+      first leads one fdatasync without the GIL for every record written
+      until then; the others queue and return when a flush that began
+      after their record was written ends. From asyncio: await
+      asyncio.to_thread(w.write, record, sync=True). A failed fdatasync
+      fails every waiter and every later sync. See docs/api.md.
+
+    One Writer per file
+      A Writer on a path holds an exclusive advisory lock on the file
+      until it closes; another Writer on it, in any process, raises
+      LogLockedError before anything is truncated or cut. Readers never
+      lock. File objects, devices and FIFOs are not locked.
+
     Closing
       close() flushes and closes; a closed writer raises ValueError. A
       Writer never closed is flushed and closed when collected, with a
@@ -220,16 +258,20 @@ class Writer:
     Raises
       TypeError: a target that is neither a path nor an object with
         write(); a file object whose write() refuses bytes (a text file:
-        open it with 'wb' or 'ab'); mode or buffering of the wrong type.
+        open it with 'wb' or 'ab'); mode or buffering of the wrong type;
+        sync or lock not a bool; bytes_per_sync or preallocate not an int.
       ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'
         for a file object, other than 'w' or 'x' for a URL of a store
         other than the local file system); buffering below -1 or above
         2**30 (the message names buffering); storage_options with a
         target that is no URL; an unknown dialect, or options the
-        dialect does not have; recyclable records without a log number.
+        dialect does not have; recyclable records without a log number;
+        bytes_per_sync or preallocate negative, or given for a file
+        object or URL.
       ImportError (ZstdMissingError): compression='zstd' with no zstd
         binding installed; the message names the extra.
       FileExistsError ('x'), OSError: the path cannot be opened.
+      LogLockedError (an OSError): another Writer holds the file.
       CorruptionError: mode 'a' on a file that does not end like a log.
       ImportError: a URL without fsspec (the message names the extra).
     """
@@ -247,10 +289,35 @@ class Writer:
         compression: Literal["zstd"] | None = None,
         sync_offsets: bool = False,
         storage_options: Mapping[str, Any] | None = None,
+        sync: bool = False,
+        bytes_per_sync: int | None = 0,
+        preallocate: int | None = 0,
+        lock: bool = True,
     ) -> None: ...
     @property
     def closed(self) -> bool:
         """True once close() was called."""
+    @property
+    def _sync_waiters(self) -> int:
+        """Threads in a group commit: the one flushing and those queued
+        (internal: for tests).
+        """
+    @property
+    def _sync_flushes(self) -> int:
+        """fdatasync calls made by group commits (internal: for tests)."""
+    @property
+    def _range_syncs(self) -> int:
+        """Write-backs started by bytes_per_sync (internal: for tests)."""
+    @property
+    def _before_sync(self) -> Callable[[], object] | None:
+        """A callable the leader of a group commit calls before its fdatasync,
+        without the writer's lock (internal: for tests).
+        """
+    @_before_sync.setter
+    def _before_sync(self, hook: Callable[[], object] | None) -> None:
+        """A callable the leader of a group commit calls before its fdatasync,
+        without the writer's lock (internal: for tests).
+        """
     @property
     def _blocks_bounced(self) -> int:
         """Payloads copied through the bounce buffer before writing, as the
@@ -263,23 +330,30 @@ class Writer:
     @property
     def name(self) -> object:
         """The target given: the path, or the file object."""
-    def write(self, data: Buffer, /) -> int:
+    def write(self, data: Buffer, /, *, sync: bool | None = None) -> int:
         """Append one record.
 
         Arguments
           data: a bytes-like object (bytes, bytearray, memoryview, ...),
             empty included.
+          sync: True returns only once the record is durable (see
+            "Durability"); False may leave it in the buffer; None (the
+            default) takes the Writer's sync=.
 
         Returns
           The record's offset: where its first header lies in the log.
 
         Raises
-          TypeError: data is not bytes-like.
+          TypeError: data is not bytes-like; sync is not a bool or None.
           ValueError: the writer is closed.
           OSError, or what the file object raised: the record is not written
             (now or later); the records before it are kept.
+          OSError while making it durable: the record was written, but is
+            not known to be durable (see sync()).
         """
-    def write_many(self, records: Iterable[Buffer] | _ArrowData, /) -> int:
+    def write_many(
+        self, records: Iterable[Buffer] | _ArrowData, /, *, sync: bool | None = None
+    ) -> int:
         """Append every record of an iterable, in order, under one lock.
 
         Arguments
@@ -288,6 +362,8 @@ class Writer:
             __arrow_c_array__ of type binary, large_binary, string or
             large_string (or their view types), written straight from its
             buffers (strings as their UTF-8 bytes).
+          sync: as for write(): True returns once every record is durable,
+            for the cost of one flush.
 
         Returns
           How many records were written.
@@ -314,16 +390,22 @@ class Writer:
           OSError, or what the file object raised.
         """
     def sync(self) -> None:
-        """flush(), then fsync: the records written so far survive a power loss.
+        """flush(), then make the records written so far durable: they
+        survive a power loss.
 
-        For a file object, fsync goes through its fileno().
+        fdatasync on Linux, fcntl(F_FULLFSYNC) on macOS, FlushFileBuffers on
+        Windows, fsync elsewhere; for a file object, through its fileno().
+        The first sync of a log the Writer created syncs its directory too.
+        Threads syncing at once share one flush (see "Durability").
 
         Returns
           None.
 
         Raises
           ValueError: the writer is closed.
-          OSError: the flush or the fsync failed.
+          OSError: the flush or the sync failed. Once a sync failed, every
+            later one raises: the OS may have dropped what it could not
+            write, and no later sync can tell.
           io.UnsupportedOperation or AttributeError: a file object with no
             file descriptor (io.BytesIO, for instance).
         """
@@ -340,9 +422,10 @@ class Writer:
     def close(self) -> None:
         """Flush and close; calling it again does nothing.
 
-        A path the writer opened is closed; a file object only with
-        closefd=True. Every other method of a closed writer raises
-        ValueError.
+        A path the writer opened is closed, and its lock released; a file
+        object only with closefd=True. Threads still waiting for a durable
+        write get one more flush first. Every other method of a closed
+        writer raises ValueError.
 
         Returns
           None.

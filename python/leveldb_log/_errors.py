@@ -110,3 +110,18 @@ class TruncatedRecordError(CorruptionError):
     of file". The other modes stop quietly before a torn tail instead. A
     CorruptionError, so ``except CorruptionError`` catches it too.
     """
+
+
+class LogLockedError(OSError):
+    """Another Writer holds the log open: raised by ``Writer(path)`` (and the
+    command line's ``write``), before the file is changed in any way.
+
+    Each Writer on a path holds an exclusive advisory lock on the file until it
+    is closed, so that two writers never interleave their records. An OSError
+    (``errno.EAGAIN``); ``filename`` is the path given, and ``pid`` the process
+    holding the lock where the OS tells (Linux, from ``/proc``), else None. It
+    may be this process. ``Writer(path, lock=False)`` neither takes nor checks
+    the lock.
+    """
+
+    pid: int | None = None

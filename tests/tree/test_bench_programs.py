@@ -75,3 +75,19 @@ def test_the_bench_suite_runs_every_case_on_a_little_data(tmp_path: Path) -> Non
     judged = [t for t, st in statuses.items() if st in ("PASS", "MISS")]
     assert any("Reader(path) vs readinto" in t for t in judged), statuses
     assert any("write_many(Arrow array)" in t for t in judged), statuses
+
+
+def test_the_durable_bench_runs_every_contender_at_every_thread_count(tmp_path: Path) -> None:
+    out_json = tmp_path / "durable.json"
+    cmd = [sys.executable, "-m", "bench", "--smoke", "--quiet", "--only", "durable"]
+    run = subprocess.run(
+        [*cmd, "--json", str(out_json)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.stdout.startswith("CPU: ")
+    assert "file system: " in run.stdout and "fdatasync: " in run.stdout
+    row = json.loads(out_json.read_text())["durable"]
+    assert {"ours", "floor", "sqlite3"} <= set(row["contenders"])
+    assert set(row["rates"]) == {f"{c}/{n}" for c in row["contenders"] for n in (1, 8, 64)}
+    assert all(rate > 0 for rate in row["rates"].values()), row["rates"]
+    assert len(row["targets"]) == 4 and row["latency_us"]["fdatasync"] > 0

@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from leveldb_log._core import Writer, _append_point
+from leveldb_log._core import Writer, _append_point, _lock_fd
 from leveldb_log.cli import _undo
 from leveldb_log.cli._common import LENGTH_PREFIX, err
 
@@ -32,34 +33,39 @@ _SPOOL_IN_MEMORY = 64 << 20  # a spool this large stays in memory, beyond that o
 def replace(path: str, records: Iterable[bytes]) -> None:
     """Write ``records`` as the whole log at ``path``, atomically where ``path`` allows."""
     path = os.path.realpath(path)  # a symbolic link stays one: its target is replaced
-    _roll_back_interrupted(path)
     if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
         with Writer(path) as w:
             w.write_many(records)
         return
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with Writer(tmp, "w") as w:
-            w.write_many(records)
-            w.sync()
-        os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
-    except BaseException:
-        _remove(tmp)
-        raise
+    with _locked(path):  # a Writer holding the log refuses the command, not its records
+        _roll_back_interrupted(path)
+        fd, tmp = tempfile.mkstemp(
+            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+        )
+        os.close(fd)
+        try:
+            with Writer(tmp, "w") as w:
+                w.write_many(records)
+                w.sync()
+            os.chmod(tmp, _mode_for(path))
+            os.replace(tmp, path)
+        except BaseException:
+            _remove(tmp)
+            raise
     _sync_directory(directory)
 
 
 def append(path: str, records: Iterable[bytes]) -> None:
     """Append ``records`` to the log at ``path`` (mode "a"), or change nothing on failure."""
-    with _spool(records) as spool:
+    # The lock is held from before an interrupted append is put back, and the tail saved,
+    # until the tail is put back, if it must be.
+    with _spool(records) as spool, _locked(path):
         _roll_back_interrupted(path)
         saved = _save_tail(path)  # raises CorruptionError where "a" would refuse
         try:
             _make_undo(path, saved, spool)
-            with Writer(path, "a") as w:
+            with Writer(path, "a", lock=False) as w:
                 w.write_many(_unspool(spool))
                 w.sync()
         except BaseException:
@@ -90,6 +96,23 @@ def _roll_back_interrupted(path: str) -> None:
     said = _undo.roll_back_interrupted(path)
     if said is not None:
         err(f"{path}: {said}")
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    """Hold the lock a Writer holds on the log at ``path`` (LogLockedError if one does);
+    nothing to hold when there is no log yet, or it cannot be opened for writing (then no
+    Writer can hold it either)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, PermissionError):
+        yield
+        return
+    try:
+        _lock_fd(fd, path)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _mode_for(path: str) -> int:

@@ -1,0 +1,183 @@
+/*
+ * writer_policy.c - the durability options of a Writer on a path besides
+ * group commit (writer_sync.c): sync=, the default of every write;
+ * bytes_per_sync=, write-back started every so many bytes so that a sync
+ * never finds a huge dirty range; preallocate=, space reserved ahead of the
+ * log without changing its size; and the directory of a newly created log,
+ * synced with the first flush so that the file's name survives a power loss.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
+/* A size option: None or a non-negative int (not a bool); 0 is off. */
+static int parse_size(PyObject *obj, const char *what, uint64_t *out) {
+    *out = 0;
+    if (obj == NULL || obj == Py_None)
+        return 0;
+    if (PyBool_Check(obj) || !PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    return llpy_parse_offset(obj, what, out);
+}
+
+int llpy_sync_options(llpy_writer *self, PyObject *target, PyObject *sync,
+                      PyObject *bytes_per_sync, PyObject *preallocate) {
+    if (sync != NULL && !PyBool_Check(sync)) {
+        PyErr_Format(PyExc_TypeError, "sync must be a bool, not %.100s",
+                     Py_TYPE(sync)->tp_name);
+        return -1;
+    }
+    self->sync_default = sync == Py_True;
+    if (parse_size(bytes_per_sync, "bytes_per_sync", &self->bytes_per_sync) <
+            0 ||
+        parse_size(preallocate, "preallocate", &self->preallocate) < 0)
+        return -1;
+    int url = llpy_is_url(target);
+    if (url < 0)
+        return -1;
+    if ((self->bytes_per_sync || self->preallocate) &&
+        (url || !llpy_is_path(target))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "bytes_per_sync and preallocate apply to a path the "
+                        "Writer opens, not to a file object or URL");
+        return -1;
+    }
+    return 0;
+}
+
+/* Starts writing back [from, to) without waiting (Linux), or syncs. */
+static void range_sync(int fd, uint64_t from, uint64_t to) {
+#if defined(__linux__)
+    sync_file_range(fd, (off_t)from, (off_t)(to - from),
+                    SYNC_FILE_RANGE_WRITE);
+#elif defined(_WIN32)
+    (void)from;
+    (void)to;
+    _commit(fd);
+#else
+    (void)from;
+    (void)to;
+    fsync(fd);
+#endif
+}
+
+/* Reserves [from, to) of the file without changing its size, where the
+ * system can; a file system that cannot just grows as it is written. */
+static void reserve(int fd, uint64_t from, uint64_t to) {
+#if defined(__linux__)
+    (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from));
+#elif defined(__APPLE__)
+    (void)from;
+    fstore_t store = {F_ALLOCATEALL, F_PEOFPOSMODE, 0, (off_t)(to - from), 0};
+    (void)fcntl(fd, F_PREALLOCATE, &store);
+#else
+    (void)fd;
+    (void)from;
+    (void)to;
+#endif
+}
+
+void llpy_sync_after_output(llpy_writer *self) {
+    if (self->fd < 0)
+        return;
+    uint64_t at = self->written;
+    if (self->bytes_per_sync &&
+        at - self->range_start >= self->bytes_per_sync) {
+        range_sync(self->fd, self->range_start, at);
+        self->range_start = at;
+        self->range_syncs++;
+    }
+    if (self->preallocate &&
+        at + self->preallocate / 2 >= self->prealloc_end) {
+        uint64_t from = at > self->prealloc_end ? at : self->prealloc_end;
+        reserve(self->fd, from, at + self->preallocate);
+        self->prealloc_end = at + self->preallocate;
+    }
+}
+
+int llpy_sync_open(llpy_state *st, PyObject *path, int flags, int *created) {
+    *created = 1;
+    if (flags & O_EXCL)
+        return llpy_open_path(st, path, flags | O_CREAT);
+    int fd = llpy_open_path(st, path, flags | O_CREAT | O_EXCL);
+    if (fd >= 0 || !PyErr_ExceptionMatches(PyExc_FileExistsError))
+        return fd;
+    PyErr_Clear(); /* it exists: open it as it is, to lock it first */
+    *created = 0;
+    fd = llpy_open_path(st, path, flags);
+    if (fd >= 0 || !PyErr_ExceptionMatches(PyExc_FileNotFoundError))
+        return fd;
+    PyErr_Clear(); /* a dangling symbolic link, or removed meanwhile */
+    *created = 1;
+    return llpy_open_path(st, path, flags | O_CREAT);
+}
+
+int llpy_sync_remember_dir(llpy_writer *self, PyObject *path) {
+#ifdef _WIN32
+    (void)self;
+    (void)path;
+    return 0;
+#else
+    PyObject *os_path = PyImport_ImportModule("os.path");
+    if (os_path == NULL)
+        return -1;
+    PyObject *full = PyObject_CallMethod(os_path, "abspath", "O", path);
+    PyObject *dir =
+        full ? PyObject_CallMethod(os_path, "dirname", "O", full) : NULL;
+    Py_XDECREF(full);
+    Py_DECREF(os_path);
+    if (dir == NULL)
+        return -1;
+    PyObject *bytes = NULL;
+    int ok = PyUnicode_FSConverter(dir, &bytes);
+    Py_DECREF(dir);
+    if (!ok)
+        return -1;
+    int fd;
+    Py_BEGIN_ALLOW_THREADS
+    fd = open(PyBytes_AS_STRING(bytes), O_RDONLY | O_CLOEXEC);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bytes);
+    self->dir_fd = fd; /* a directory that cannot be opened cannot be synced */
+    return 0;
+#endif
+}
+
+void llpy_sync_release(llpy_writer *self) {
+    if (self->dir_fd >= 0) {
+        llpy_close_fd(self->dir_fd);
+        self->dir_fd = -1;
+    }
+    if (self->fd < 0)
+        return;
+#ifndef _WIN32
+    struct stat info;
+    /* Give back the space reserved past the end (only while the lock keeps
+     * other writers out: their records could lie past our fstat). */
+    if (self->preallocate && self->locked && fstat(self->fd, &info) == 0)
+        (void)ftruncate(self->fd, info.st_size);
+#endif
+    if (self->locked)
+        llpy_file_unlock(self->fd);
+    self->locked = 0;
+}
+
+PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    uint64_t n = self->range_syncs;
+    llpy_lock_release(&self->lock);
+    return PyLong_FromUnsignedLongLong(n);
+}

@@ -1,0 +1,376 @@
+/*
+ * writer_sync.c - durable writes: group commit of fdatasync, fdatasync
+ * itself on each system, and the group's hook and figures for tests. The
+ * other options of durability are writer_policy.c's.
+ *
+ * Group commit: a durable write first hands its records to the OS under the
+ * Writer's lock, then asks for the log to be durable up to where they end.
+ * The first such thread to find no flush in flight leads one: it notes the
+ * offset written so far (what the flush covers), gives the lock up, and
+ * issues one fdatasync without the GIL. Threads arriving meanwhile queue,
+ * each on its own semaphore. When the flush ends the leader, under the lock
+ * again, settles every waiter whose records end within the offset it
+ * covered, and wakes the first one it did not cover to lead the next flush:
+ * since that one began after their records were written, it covers every
+ * thread still queued. So no thread is acknowledged by a flush that began
+ * before its record was written, and none waits behind a flush that does
+ * not cover it for longer than that one flush.
+ *
+ * A failed fdatasync fails every waiter and every later sync: the OS may
+ * have dropped the dirty pages it could not write, so a later fdatasync
+ * that succeeds proves nothing. A leader failing before its fdatasync (an
+ * exception) leaves its waiters to lead again.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
+enum { WAITING, DONE, FAILED, RETRY };
+
+/* Makes the data written to fd durable, and the metadata needed to read it
+ * back (its size); not the file's times. Without the GIL; -1 with errno. */
+static int data_sync(int fd) {
+    int rc;
+    do {
+#if defined(__APPLE__)
+        /* fsync reaches the drive's cache, not its media: F_FULLFSYNC does,
+         * where the file system has it. */
+        rc = fcntl(fd, F_FULLFSYNC);
+        if (rc < 0 && (errno == ENOTSUP || errno == EINVAL))
+            rc = fsync(fd);
+#elif defined(_WIN32)
+        rc = _commit(fd); /* FlushFileBuffers */
+#elif defined(__linux__) ||                                                   \
+    (defined(_POSIX_SYNCHRONIZED_IO) && _POSIX_SYNCHRONIZED_IO > 0)
+        rc = fdatasync(fd);
+#else
+        rc = fsync(fd);
+#endif
+    } while (rc < 0 && errno == EINTR);
+    return rc;
+}
+
+/* A new file's name lives in its directory: fsync it too, once. */
+static int dir_sync(int fd) {
+#ifdef _WIN32
+    (void)fd;
+    return 0;
+#else
+    int rc;
+    do
+        rc = fsync(fd);
+    while (rc < 0 && errno == EINTR);
+    /* Some file systems refuse to sync a directory: nothing more to do. */
+    return rc < 0 && (errno == EINVAL || errno == EBADF) ? 0 : rc;
+#endif
+}
+
+/* The descriptor to sync: the path's, or a file object's fileno(). */
+static int target_fd(llpy_writer *self) {
+    if (self->file == NULL)
+        return self->fd;
+    PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
+    if (fileno == NULL)
+        return -1; /* io.UnsupportedOperation or AttributeError */
+    long fd = PyLong_AsLong(fileno);
+    Py_DECREF(fileno);
+    if (fd == -1 && PyErr_Occurred())
+        return -1;
+    if (fd < 0 || fd > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError,
+                        "fileno() returned a bad descriptor");
+        return -1;
+    }
+    return (int)fd;
+}
+
+/* The threads of the parent process do not exist in a child: a flush they
+ * had in flight, or were waiting for, never ends there. */
+static void group_check_fork(llpy_sync_group *g) {
+    unsigned long now = llpy_fork_generation();
+    if (g->generation != now) {
+        g->active = 0;
+        g->head = NULL;
+        g->queued = 0;
+        g->generation = now;
+    }
+}
+
+/* Settles what can be settled (lock held): every waiter after a failed
+ * fdatasync, the ones the last flush covered, and, with no flush in flight,
+ * the first of the others is woken to lead. */
+static void group_settle(llpy_sync_group *g) {
+    llpy_sync_waiter **at = &g->head;
+    int retry_sent = g->active;
+    while (*at != NULL) {
+        llpy_sync_waiter *w = *at;
+        int state = g->failed              ? FAILED
+                    : w->end <= g->durable ? DONE
+                    : !retry_sent          ? RETRY
+                                           : WAITING;
+        if (state == WAITING) {
+            at = &w->next;
+            continue;
+        }
+        retry_sent |= state == RETRY;
+        *at = w->next;
+        g->queued--;
+        w->state = state;
+        w->error = g->failed;
+        PyThread_release_lock(w->wake); /* it reads its state under lock */
+    }
+}
+
+static void group_unlink(llpy_sync_group *g, llpy_sync_waiter *w) {
+    for (llpy_sync_waiter **at = &g->head; *at != NULL; at = &(*at)->next)
+        if (*at == w) {
+            *at = w->next;
+            g->queued--;
+            return;
+        }
+}
+
+/* The leader's fdatasync (and the directory's, the first time), without
+ * the lock; the test hook first. 0, or -1 with an exception (and *err the
+ * errno of a failed sync). */
+static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
+                       int *err) {
+    *err = 0;
+    if (hook != NULL) {
+        PyObject *r = PyObject_CallNoArgs(hook);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = data_sync(fd);
+    if (rc == 0 && dir_fd >= 0)
+        rc = dir_sync(dir_fd);
+    *err = rc < 0 ? errno : 0;
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        errno = *err;
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
+    }
+    return rc;
+}
+
+/* Leads one flush (lock held on entry and on return, given up around it). */
+static int group_lead(llpy_writer *self) {
+    llpy_sync_group *g = &self->group;
+    int fd = target_fd(self);
+    if (fd < 0) {
+        group_settle(g); /* another waiter may do better */
+        return -1;
+    }
+    g->active = 1;
+    g->cover = self->written;
+    int dir_fd = self->dir_fd, err;
+    PyObject *hook = Py_XNewRef(g->before_sync);
+    llpy_lock_release(&self->lock);
+    int rc = group_flush(self, fd, dir_fd, hook, &err);
+    Py_XDECREF(hook);
+    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
+    while (llpy_lock_acquire(&self->lock) < 0) /* not ours: cannot fail */
+        PyErr_Clear();
+    g->active = 0;
+    if (rc == 0) {
+        g->durable = g->cover;
+        g->flushes++;
+        self->core.synced = g->cover; /* what Pebble's walSync headers say */
+        if (dir_fd >= 0 && self->dir_fd == dir_fd) {
+            llpy_close_fd(dir_fd);
+            self->dir_fd = -1;
+        }
+    } else if (err != 0) {
+        g->failed = err;
+    }
+    group_settle(g);
+    if (exc != NULL)
+        PyErr_SetRaisedException(exc);
+    return rc;
+}
+
+/* Queues w until a flush settles it (lock held on entry and on return,
+ * given up while waiting). Its state, or -1 when a signal handler raised
+ * (KeyboardInterrupt; only when interruptible): it then leaves the queue. */
+static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
+                              uint64_t end, int interruptible) {
+    llpy_sync_group *g = &self->group;
+    w->wake = PyThread_allocate_lock();
+    if (w->wake == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyThread_acquire_lock(w->wake, WAIT_LOCK); /* so the wait below sleeps */
+    w->end = end;
+    w->state = WAITING;
+    w->next = NULL;
+    llpy_sync_waiter **at = &g->head;
+    while (*at != NULL)
+        at = &(*at)->next;
+    *at = w;
+    g->queued++;
+    llpy_lock_release(&self->lock);
+    int interrupted = 0;
+    for (;;) {
+        PyLockStatus r;
+        Py_BEGIN_ALLOW_THREADS
+        r = PyThread_acquire_lock_timed(w->wake, -1, interruptible);
+        Py_END_ALLOW_THREADS
+        if (r == PY_LOCK_ACQUIRED)
+            break;
+        if (PyErr_CheckSignals() < 0) {
+            interrupted = 1;
+            break;
+        }
+    }
+    PyObject *exc = interrupted ? PyErr_GetRaisedException() : NULL;
+    while (llpy_lock_acquire(&self->lock) < 0)
+        PyErr_Clear();
+    int state = w->state;
+    if (interrupted) {
+        if (state == WAITING)
+            group_unlink(g, w);
+        group_settle(g); /* a retry meant for it goes to the next one */
+        PyErr_SetRaisedException(exc);
+        state = -1;
+    }
+    PyThread_free_lock(w->wake);
+    return state;
+}
+
+static void raise_failed(llpy_writer *self, int error) {
+    PyObject *msg = PyUnicode_FromFormat(
+        "an fdatasync of this log failed (%s): records handed to the OS "
+        "since the last good sync may be lost, and no later sync can tell",
+        strerror(error));
+    if (msg == NULL)
+        return;
+    PyObject *exc = PyObject_CallFunction(PyExc_OSError, "iOO", error, msg,
+                                          self->name ? self->name : Py_None);
+    Py_DECREF(msg);
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+}
+
+/* The wait of llpy_sync_wait; close() waits without being interrupted, so
+ * that it never closes the descriptor under a flush in flight. */
+static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return -1;
+    llpy_sync_group *g = &self->group;
+    group_check_fork(g);
+    int rc = 0;
+    for (;;) {
+        if (g->failed) {
+            raise_failed(self, g->failed);
+            rc = -1;
+            break;
+        }
+        if (g->durable >= end && self->dir_fd < 0)
+            break;
+        if (self->closed) { /* its descriptor is gone */
+            PyErr_SetString(PyExc_ValueError,
+                            "the writer was closed before these records "
+                            "were made durable");
+            group_settle(g); /* the others learn it too, in turn */
+            rc = -1;
+            break;
+        }
+        if (!g->active) {
+            rc = group_lead(self); /* covers end: it was written before */
+            break;
+        }
+        llpy_sync_waiter w;
+        if (group_wait_settled(self, &w, end, interruptible) < 0) {
+            rc = -1;
+            break;
+        }
+        /* settled: done, failed, or woken to lead: look again */
+    }
+    llpy_lock_release(&self->lock);
+    return rc;
+}
+
+int llpy_sync_wait(llpy_writer *self, uint64_t end) {
+    return sync_wait(self, end, 1);
+}
+
+int llpy_sync_close(llpy_writer *self) {
+    llpy_sync_group *g = &self->group;
+    group_check_fork(g);
+    if (!g->active && g->head == NULL)
+        return 0;
+    /* Threads are waiting: the records they wait for are made durable by
+     * one more flush before the descriptor goes away. */
+    self->closing = 1;
+    uint64_t end = self->written;
+    llpy_lock_release(&self->lock);
+    int rc = sync_wait(self, end, 0);
+    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
+    while (llpy_lock_acquire(&self->lock) < 0)
+        PyErr_Clear();
+    if (exc != NULL)
+        PyErr_SetRaisedException(exc);
+    return rc;
+}
+
+PyObject *llpy_sync_get_waiters(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    group_check_fork(&self->group);
+    Py_ssize_t n = self->group.queued + self->group.active;
+    llpy_lock_release(&self->lock);
+    return PyLong_FromSsize_t(n);
+}
+
+PyObject *llpy_sync_get_flushes(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    uint64_t n = self->group.flushes;
+    llpy_lock_release(&self->lock);
+    return PyLong_FromUnsignedLongLong(n);
+}
+
+PyObject *llpy_sync_get_hook(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    PyObject *hook = self->group.before_sync;
+    hook = Py_NewRef(hook != NULL ? hook : Py_None);
+    llpy_lock_release(&self->lock);
+    return hook;
+}
+
+int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (value != NULL && value != Py_None && !PyCallable_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "_before_sync must be callable");
+        return -1;
+    }
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return -1;
+    PyObject *old = self->group.before_sync;
+    self->group.before_sync =
+        value != NULL && value != Py_None ? Py_NewRef(value) : NULL;
+    llpy_lock_release(&self->lock);
+    Py_XDECREF(old);
+    return 0;
+}
