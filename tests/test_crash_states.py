@@ -24,9 +24,8 @@ loss, a hole followed only by a torn write. Those are counted and printed.
 A scenario is a row: what the directory holds before, the steps (``open``, ``write`` i,
 ``write_sync`` i, ``flush``, ``sync``, ``close``; ``cli`` "replace"/"append" first count),
 and which check applies. ``ACKNOWLEDGES`` says which steps make the records written so far
-durable. ``write_sync`` is ``write(..., sync=True)`` (group commit, on another branch): a
-row using it is all its crash test needs; another new step goes there and into
-tests/crash/workload.py.
+durable. ``write_sync`` is ``write(..., sync=True)`` (group commit): every record written
+before it returns is durable. Another new step goes there and into tests/crash/workload.py.
 """
 
 from __future__ import annotations
@@ -66,8 +65,7 @@ from crashfs import (
 OLD = range(100, 105)  # the records of a log that exists before a scenario
 NEW_RECORD = b"appended after the crash"
 # Steps after which every record written so far is durable. "write_sync" is write(...,
-# sync=True), the group commit being added on another branch: a row using it is all a test
-# of it needs.
+# sync=True), the group commit: it returns once its record, and so every one before it, is.
 ACKNOWLEDGES = {"sync", "write_sync"}
 WRITES = ("write", "write_sync")
 
@@ -140,6 +138,20 @@ SCENARIOS = (
     ),
     Scenario(
         "a_new_unbuffered", "none", "open a 0; write 7 8; sync; write 9; close", "writer", 450
+    ),
+    Scenario(
+        "a_on_log_write_sync",
+        "log",
+        "open a -1; write_sync 0 1; write 2; write_sync 3; write 4 5; close",
+        "writer",
+        180,
+    ),
+    Scenario(
+        "w_new_write_sync_unbuffered",
+        "none",
+        "open w 0; write_sync 0; write 1 2; write_sync 3 4; write 5; close",
+        "writer",
+        280,
     ),
     Scenario("cli_write_new", "none", "cli replace 0 6", "replace", 180),
     Scenario("cli_write_over_log", "log", "cli replace 0 6", "replace", 180),

@@ -29,7 +29,7 @@ def run(directory: str, trace: str, steps: list[list[object]]) -> None:
         elif kind == "write":
             assert writer is not None
             writer.write(payload(int(str(args[0]))))
-        elif kind == "write_sync":  # group commit (another branch): write(..., sync=True)
+        elif kind == "write_sync":  # write(..., sync=True): the group commit
             assert writer is not None
             writer.write(payload(int(str(args[0]))), sync=True)
         elif kind in ("flush", "sync", "close"):
