@@ -119,19 +119,20 @@ def leveldb_file(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return path
 
 
-@pytest.mark.parametrize("command", ["dump", "cat", "verify", "stats", "split"])
+@pytest.mark.parametrize("command", ["dump", "cat", "verify", "stats"])
 def test_every_reading_subcommand_has_dialect(command: str) -> None:
     out = run(command, "--help").stdout.decode()
     assert "--dialect {auto,leveldb,rocksdb,pebble}" in out
 
 
-def test_write_has_no_dialect() -> None:
-    assert "--dialect" not in run("write", "--help").stdout.decode()
+@pytest.mark.parametrize("command", ["write", "split"])
+def test_write_and_split_have_no_dialect(command: str) -> None:
+    # split's ranges are whole blocks, the same in every dialect: an option it would only
+    # accept and ignore is not offered.
+    assert "--dialect" not in run(command, "--help").stdout.decode()
 
 
-@pytest.mark.parametrize(
-    "args", [("dump",), ("cat",), ("verify",), ("stats",), ("split", "-n", "2")]
-)
+@pytest.mark.parametrize("args", [("dump",), ("cat",), ("verify",), ("stats",)])
 def test_dialect_leveldb_and_auto_read_a_leveldb_log_as_before(
     leveldb_file: pathlib.Path, args: tuple[str, ...]
 ) -> None:

@@ -18,20 +18,21 @@ from typing import Any
 
 from leveldb_log._core import BLOCK_SIZE, Reader
 from leveldb_log._detect import Dialect, detect_dialect
+from leveldb_log._dialects import DIALECTS
 from leveldb_log._errors import Corruption
 from leveldb_log.cli import _common
 
-__all__ = ["DIALECTS", "add_dialect", "open_reader", "reader_options", "resolve"]
+__all__ = ["CHOICES", "add_dialect", "open_reader", "reader_options", "resolve"]
 
-#: The choices of ``--dialect``.
-DIALECTS = ("auto", "leveldb", "rocksdb", "pebble")
+#: The choices of ``--dialect``: the package's dialects, and "auto".
+CHOICES = ("auto", *DIALECTS)
 
 
 def add_dialect(p: argparse.ArgumentParser, note: str = "") -> None:
     """Add ``--dialect`` (stored as ``dialect``, default ``auto``) to a subcommand."""
     p.add_argument(
         "--dialect",
-        choices=DIALECTS,
+        choices=CHOICES,
         default="auto",
         help="the engine that wrote the log (default: auto, from its first block where "
         "that is unambiguous, else leveldb)" + note,

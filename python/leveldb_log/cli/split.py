@@ -14,7 +14,6 @@ from leveldb_log.cli._common import (
     source,
     storage_options,
 )
-from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.splits import splits
 
 if TYPE_CHECKING:
@@ -58,7 +57,6 @@ def register(subparsers: Subparsers) -> None:
         metavar="BYTES",
         help="ranges of about BYTES each (whole 32 KiB blocks; suffixes k, M, G)",
     )
-    add_dialect(p, "; the ranges are the same in every dialect: pass it on to the readers")
     p.set_defaults(run=run)
 
 
