@@ -40,11 +40,13 @@ def wait_for(cond, what: str, deadline: float = 15.0) -> None:
 
 
 class Gate:
-    """A _before_sync hook that holds the first flush until opened (optionally raising)."""
+    """A _before_sync hook that holds the first ``hold`` flushes until opened (optionally
+    raising in the first)."""
 
-    def __init__(self, raise_first: BaseException | None = None) -> None:
+    def __init__(self, raise_first: BaseException | None = None, hold: int = 1) -> None:
         self.opened = threading.Event()
         self.calls = 0
+        self.hold = hold
         self.raise_first = raise_first
         self.events: list[tuple[str, int]] = []
         self.lock = threading.Lock()
@@ -54,8 +56,9 @@ class Gate:
             self.calls += 1
             n = self.calls
             self.events.append(("flush", n))
-        if n == 1:
+        if n <= self.hold:
             assert self.opened.wait(15), "the gate was never opened"
+        if n == 1:
             if self.raise_first is not None:
                 raise self.raise_first
 
@@ -233,8 +236,9 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
         t.join()
         assert "error" not in out, out
     assert sorted(done) == list(range(n))
-    # The leader's flush, then one flush for all the waiters: no waiter was acknowledged
-    # by the flush that began before its record was written.
+    # The leader's flush (the first of a new log, with its directory's: it runs alone),
+    # then one flush for all the waiters: no waiter was acknowledged by the flush that
+    # began before its record was written.
     assert w._sync_flushes == 2
     assert gate.calls == 2
     assert w._sync_waiters == 0
@@ -246,6 +250,35 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
 @pytest.mark.parametrize("n", [1, 7])
 def test_group_commit_shares_one_flush(tmp_path, n):
     run_isolated("test_durable", "_body_group_shares_one_flush", str(tmp_path / "a.log"), n)
+
+
+def _body_two_flushes_at_once(path: str) -> None:
+    with open(path, "wb"):
+        pass  # an existing file: no directory to sync, so two flushes may run at once
+    w = Writer(path, "a")
+    gate = Gate(hold=2)
+    w._before_sync = gate
+    first, fout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the first flush began")
+    # Written after the first flush began: not covered by it, so it starts a second.
+    second, sout = start(lambda: w.write(rec(1), sync=True))
+    wait_for(lambda: gate.calls == 2, "a second flush began beside the first")
+    # With two running, a third thread queues instead of starting a third flush.
+    third, tout = start(lambda: w.write(rec(2), sync=True))
+    wait_for(lambda: w._sync_waiters == 3, "the third thread queued")
+    assert gate.calls == 2 and w._sync_flushes == 0
+    gate.opened.set()
+    for t, out in ((first, fout), (second, sout), (third, tout)):
+        t.join()
+        assert "error" not in out, out
+    assert w._sync_flushes == 3 and gate.calls == 3  # the third led its own, after
+    assert w._sync_waiters == 0
+    w.close()
+    assert read_all(path) == [rec(0), rec(1), rec(2)]
+
+
+def test_group_commit_runs_two_flushes_at_once(tmp_path):
+    run_isolated("test_durable", "_body_two_flushes_at_once", str(tmp_path / "a.log"))
 
 
 def _body_leader_raises(path: str) -> None:
@@ -296,21 +329,24 @@ class PipeFileno(io.RawIOBase):
 
 def _body_failed_fdatasync_fails_everyone(path: str) -> None:
     target = PipeFileno(path)
-    w = Writer(target)
-    gate = Gate()
+    w = Writer(target)  # a file object: no directory to sync, so two flushes may run
+    gate = Gate(hold=2)
     w._before_sync = gate
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
-    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    # The first waiter leads a second flush; the other two queue behind the two.
+    wait_for(lambda: w._sync_waiters == 4 and gate.calls == 2, "two flushes, two queued")
     gate.opened.set()
     leader.join()
     assert isinstance(lout.get("error"), OSError) and lout["error"].errno == errno.EINVAL
+    told = 0
     for t, out in waiters:
         t.join()
         e = out.get("error")
         assert isinstance(e, OSError) and e.errno == errno.EINVAL, out
-        assert "no later sync can tell" in str(e)
+        told += "no later sync can tell" in str(e)
+    assert told >= 2  # the queued ones learn of the failed fdatasync (a leader, of its own)
     # Once an fdatasync failed, no later sync can prove anything: they all fail.
     for call in (w.sync, lambda: w.write(b"x", sync=True)):
         try:

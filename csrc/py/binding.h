@@ -356,8 +356,8 @@ typedef struct llpy_sync_waiter {
 
 /* The group commit of one Writer; every field under the Writer's lock. */
 typedef struct llpy_sync_group {
-    int active;             /* a leader is flushing without the lock */
-    uint64_t cover;         /* the offset the active flush covers */
+    int active;             /* flushes leaders run without the lock */
+    uint64_t cover;         /* the offset the last flush started covers */
     uint64_t durable;       /* the offset the last good flush covered */
     int failed;             /* errno of a failed fdatasync: no later */
     llpy_sync_waiter *head; /* sync can prove anything */

@@ -5,16 +5,16 @@
  *
  * Group commit: a durable write first hands its records to the OS under the
  * Writer's lock, then asks for the log to be durable up to where they end.
- * The first such thread to find no flush in flight leads one: it notes the
- * offset written so far (what the flush covers), gives the lock up, and
- * issues one fdatasync without the GIL. Threads arriving meanwhile queue,
- * each on its own semaphore. When the flush ends the leader, under the lock
- * again, settles every waiter whose records end within the offset it
- * covered, and wakes the first one it did not cover to lead the next flush:
- * since that one began after their records were written, it covers every
- * thread still queued. So no thread is acknowledged by a flush that began
- * before its record was written, and none waits behind a flush that does
- * not cover it for longer than that one flush.
+ * A thread whose records no flush in flight covers leads one, if there is
+ * room (group_room: two at once): it notes the offset written so far (what
+ * the flush covers), gives the lock up, and issues one fdatasync without
+ * the GIL. Other threads queue, each on its own semaphore. When a flush ends
+ * its leader, under the lock again, settles every waiter whose records end
+ * within the offset it covered, and wakes the first one no flush in flight
+ * covers to lead the next: since that one begins after their records were
+ * written, it covers every such thread still queued. So no thread is
+ * acknowledged by a flush that began before its record was written, and
+ * none waits behind flushes that do not cover it for longer than one.
  *
  * A failed fdatasync fails every waiter and every later sync: the OS may
  * have dropped the dirty pages it could not write, so a later fdatasync
@@ -103,18 +103,28 @@ static void group_check_fork(llpy_sync_group *g) {
     }
 }
 
+/* Whether one more flush may start (lock held). Two may run at once, so
+ * that records written while one runs start theirs at once (file systems
+ * such as ext4 commit concurrent fdatasyncs together); one only while the
+ * new log's directory is still to be synced, which the first flush does. */
+static int group_room(const llpy_writer *self) {
+    return self->group.active < (self->dir_fd >= 0 ? 1 : 2);
+}
+
 /* Settles what can be settled (lock held): every waiter after a failed
- * fdatasync, the ones the last flush covered, and, with no flush in flight,
- * the first of the others is woken to lead. */
-static void group_settle(llpy_sync_group *g) {
+ * fdatasync, the ones a flush covered, and, where a flush may start, the
+ * first of those no flush in flight covers is woken to lead one. */
+static void group_settle(llpy_writer *self) {
+    llpy_sync_group *g = &self->group;
     llpy_sync_waiter **at = &g->head;
-    int retry_sent = g->active;
+    int retry_sent = !group_room(self);
     while (*at != NULL) {
         llpy_sync_waiter *w = *at;
-        int state = g->failed              ? FAILED
-                    : w->end <= g->durable ? DONE
-                    : !retry_sent          ? RETRY
-                                           : WAITING;
+        int covered = g->active && w->end <= g->cover;
+        int state = g->failed                 ? FAILED
+                    : w->end <= g->durable    ? DONE
+                    : !retry_sent && !covered ? RETRY
+                                              : WAITING;
         if (state == WAITING) {
             at = &w->next;
             continue;
@@ -168,11 +178,12 @@ static int group_lead(llpy_writer *self) {
     llpy_sync_group *g = &self->group;
     int fd = target_fd(self);
     if (fd < 0) {
-        group_settle(g); /* another waiter may do better */
+        group_settle(self); /* another waiter may do better */
         return -1;
     }
-    g->active = 1;
-    g->cover = self->written;
+    g->active++;
+    uint64_t cover = self->written; /* flushes start in order: it only grows */
+    g->cover = cover;
     int dir_fd = self->dir_fd, err;
     PyObject *hook = Py_XNewRef(g->before_sync);
     llpy_lock_release(&self->lock);
@@ -181,11 +192,12 @@ static int group_lead(llpy_writer *self) {
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     while (llpy_lock_acquire(&self->lock) < 0) /* not ours: cannot fail */
         PyErr_Clear();
-    g->active = 0;
+    g->active--;
     if (rc == 0) {
-        g->durable = g->cover;
+        if (cover > g->durable) /* a later flush may have ended first */
+            g->durable = cover;
         g->flushes++;
-        self->core.synced = g->cover; /* what Pebble's walSync headers say */
+        self->core.synced = g->durable; /* what Pebble's walSync headers say */
         if (dir_fd >= 0 && self->dir_fd == dir_fd) {
             llpy_close_fd(dir_fd);
             self->dir_fd = -1;
@@ -193,7 +205,7 @@ static int group_lead(llpy_writer *self) {
     } else if (err != 0) {
         g->failed = err;
     }
-    group_settle(g);
+    group_settle(self);
     if (exc != NULL)
         PyErr_SetRaisedException(exc);
     return rc;
@@ -240,7 +252,7 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     if (interrupted) {
         if (state == WAITING)
             group_unlink(g, w);
-        group_settle(g); /* a retry meant for it goes to the next one */
+        group_settle(self); /* a retry meant for it goes to the next one */
         PyErr_SetRaisedException(exc);
         state = -1;
     }
@@ -284,11 +296,11 @@ static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
             PyErr_SetString(PyExc_ValueError,
                             "the writer was closed before these records "
                             "were made durable");
-            group_settle(g); /* the others learn it too, in turn */
+            group_settle(self); /* the others learn it too, in turn */
             rc = -1;
             break;
         }
-        if (!g->active) {
+        if (group_room(self) && !(g->active && end <= g->cover)) {
             rc = group_lead(self); /* covers end: it was written before */
             break;
         }
