@@ -171,7 +171,7 @@ def block_moves(log: Log) -> Iterator[tuple[str, bytes]]:
     for k in range(len(blocks)):
         yield f"block {k} twice", b"".join(blocks[: k + 1] + blocks[k:])
     for k in range(len(blocks) - 1):
-        swapped = blocks[:k] + [blocks[k + 1], blocks[k]] + blocks[k + 2 :]
+        swapped = [*blocks[:k], blocks[k + 1], blocks[k], *blocks[k + 2 :]]
         yield f"blocks {k} and {k + 1} swapped", b"".join(swapped)
 
 
@@ -197,8 +197,7 @@ def append_and_check(log: Log, path: Path, what: str, damaged: bytes) -> str:
         f"{what}: the append changed bytes before {keep}, the end of the last intact record "
         f"(first difference at {next(i for i in range(keep) if after[i] != damaged[i])})"
     )
-    got = list(
-        leveldb_log.Reader(path, recovery="skip", on_corruption=lambda c: None, **log.dialect.reader)
-    )
-    assert got and got[-1] == NEW, f"{what}: the new record does not read back last: {len(got)} read"
+    options = log.dialect.reader
+    got = list(leveldb_log.Reader(path, recovery="skip", on_corruption=lambda c: None, **options))
+    assert got and got[-1] == NEW, f"{what}: the new record does not read back last ({len(got)})"
     return "appended"
