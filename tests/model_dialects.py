@@ -770,7 +770,8 @@ def read_dialect(
     then acts on them in order: a record is yielded; a corruption is reported, then skip
     goes on, point_in_time stops, tolerate_tail and absolute raise; a torn tail ends the
     read (reported and raised as "truncated" in absolute; in the RocksDB dialect, reported
-    in point_in_time too); an End ends it silently; metadata update the attributes."""
+    in point_in_time too, with the open record after a cut header); an End ends it
+    silently; metadata update the attributes."""
     if recovery not in RECOVERY_MODES:
         raise ValueError(f"unknown recovery mode {recovery!r}")
     events, number, recycled = read_dialect_events(
@@ -790,7 +791,20 @@ def read_dialect(
         if isinstance(event, Meta) and event.kind == "compression":
             if end is None or event.offset < end:
                 out.compression = event.value  # type: ignore[assignment]
-    for event in events:
+    # A cut header with a record open gives two torn-tail events, both reported (RocksDB
+    # reports the header, then the open record); a range that leaves the first out leaves
+    # out the second too.
+    events = [
+        e
+        for i, e in enumerate(events)
+        if not (
+            isinstance(e, TornTail)
+            and i > 0
+            and isinstance(events[i - 1], TornTail)
+            and not (start <= events[i - 1].offset and (end is None or events[i - 1].offset < end))
+        )
+    ]
+    for i, event in enumerate(events):
         if end is not None and event.offset >= end:
             continue
         if isinstance(event, Meta) and event.kind == "recycled":
@@ -820,6 +834,8 @@ def read_dialect(
                 out.error = "truncated"
             elif recovery == "point_in_time" and dialect == "rocksdb":
                 out.corruptions.append(event)
+            if i + 1 < len(events) and isinstance(events[i + 1], TornTail):
+                continue
             break
         else:  # End
             break

@@ -402,6 +402,23 @@ static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     return ev;
 }
 
+static const char ROCKSDB_TRUNCATED_HEADER[] = "truncated header";
+
+int llog_reader_torn_also(const llog_reader *r, const llog_event *torn,
+                          llog_event *also) {
+    /* RocksDB's reader goes on from a cut header to the end of the file,
+     * where it finds the record still open: it reports both. */
+    if (!r->rocksdb || torn->kind != LLOG_EV_EOF || !torn->torn ||
+        torn->reason != ROCKSDB_TRUNCATED_HEADER || !r->in_record ||
+        !in_range(r, r->record_offset))
+        return 0;
+    *also = (llog_event){.kind = LLOG_EV_EOF, .torn = 1};
+    also->offset = r->record_offset;
+    also->size = r->open_size;
+    also->reason = "error reading trailing data due to encountering EOF";
+    return 1;
+}
+
 /* The data ends inside a physical record: a torn tail, unless its whole
  * header is one no writer writes (flagged: no crash left that). */
 COLD_STEP void torn_physical(llog_reader *r, size_t in, size_t left,
@@ -412,7 +429,7 @@ COLD_STEP void torn_physical(llog_reader *r, size_t in, size_t left,
                              : "truncated header at end of file";
     if (r->rocksdb) /* RocksDB's texts */
         reason = whole && left >= h.header_size ? "truncated record body"
-                                                : "truncated header";
+                                                : ROCKSDB_TRUNCATED_HEADER;
     llog_event *ev = end_of_data(r, left, reason);
     unsigned role = whole ? llog_type_role(r->opt.dialect, h.type) : 0;
     ev->implausible = ev->torn && whole &&

@@ -227,6 +227,17 @@ uint64_t llog_reader_position(const llog_reader *r);
 size_t llog_reader_next_length(const llog_reader *r);
 
 /*
+ * A second report for the torn EOF `torn` just returned, as RocksDB's reader
+ * makes it: in RocksDB's dialect, a header cut short while a fragmented
+ * record is open is reported ("truncated header"), then the open record
+ * ("error reading trailing data due to encountering EOF", its payload
+ * bytes, at its first header). Returns 1 and fills *also with that report
+ * (kind EOF, torn) when there is one in this reader's range, else 0.
+ */
+int llog_reader_torn_also(const llog_reader *r, const llog_event *torn,
+                          llog_event *also);
+
+/*
  * Offset just past the last physical record that completed a record
  * (0 if none): where a log can be cut back to drop a torn tail.
  */

@@ -130,6 +130,21 @@ static int reader_notify(llpy_reader *self, PyObject *c) {
     return r == NULL ? -1 : 0;
 }
 
+/* Passes on a further report of the same damage, which the mode then acts
+ * on with the first: 0, or -1 with an exception set. */
+static int reader_report_also(llpy_reader *self, llpy_state *st,
+                              const llog_event *ev) {
+    PyObject *c = PyObject_CallFunction(
+        st->corruption_type, "KKs", (unsigned long long)ev->offset,
+        (unsigned long long)ev->size, ev->reason);
+    if (c == NULL)
+        return -1;
+    self->dropped_bytes += ev->size;
+    int rc = reader_notify(self, c);
+    Py_DECREF(c);
+    return rc;
+}
+
 static void reader_finish(llpy_reader *self) {
     self->finished = 1;
     if (self->kind == LLPY_SRC_BUFFER && self->view.obj != NULL)
@@ -142,6 +157,10 @@ static void reader_finish(llpy_reader *self) {
  * callback, or closed by it. */
 static int reader_on_corruption(llpy_reader *self, llpy_state *st,
                                 const llog_event *ev, int torn) {
+    /* Asked before the callback runs: it may close the reader. */
+    llog_event also;
+    int has_also =
+        self->core != NULL && llog_reader_torn_also(self->core, ev, &also);
     PyObject *c = PyObject_CallFunction(
         st->corruption_type, "KKs", (unsigned long long)ev->offset,
         (unsigned long long)ev->size, ev->reason);
@@ -149,6 +168,8 @@ static int reader_on_corruption(llpy_reader *self, llpy_state *st,
         return -1;
     self->dropped_bytes += ev->size;
     int rc = reader_notify(self, c);
+    if (rc == 0 && has_also) /* RocksDB reports both before it stops */
+        rc = reader_report_also(self, st, &also);
     if (rc == 0 && self->recovery == LLOG_RECOVER_SKIP) {
         rc = !self->closed; /* the callback may have closed the reader */
     } else if (rc == 0) {

@@ -45,7 +45,8 @@
     X(tail)                                                                   \
     X(dialects_reading)                                                       \
     X(dialects_metadata)                                                      \
-    X(dialects_writer)
+    X(dialects_writer)                                                        \
+    X(peer_log_test)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)
