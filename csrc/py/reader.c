@@ -709,16 +709,17 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
                              NULL};
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
     PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
-    PyObject *storage_options = Py_None;
+    PyObject *storage_options = Py_None, *verify_obj = Py_True;
     int verify = 1;
     if (self->core != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOpOOOO:Reader", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOOOOOO:Reader", kwlist,
                                      &source, &dialect, &log_number, &recovery,
-                                     &verify, &start, &end, &on_corruption,
-                                     &storage_options))
+                                     &verify_obj, &start, &end, &on_corruption,
+                                     &storage_options) ||
+        llpy_parse_flag(verify_obj, "verify_checksums", &verify) < 0)
         return -1;
     llog_reader_options opt;
     if (reader_options(self, recovery, verify, start, end, on_corruption,

@@ -294,12 +294,17 @@ static PyMethodDef Reader_methods[] = {
      "Export the records as an Arrow C stream of iter_batches() batches.\n\n"
      "pyarrow.table(reader), polars.DataFrame(reader) and DuckDB's\n"
      "FROM reader read the log through it. Reading the stream advances\n"
-     "the reader; an exception raised while reading ends the stream with\n"
-     "an error whose text (get_last_error) is 'Type: message'.\n\n"
+     "the reader, so a reader partly read exports the rest; one whose\n"
+     "export was read to the end refuses another (ValueError), as a\n"
+     "spent pyarrow reader does. An exception raised while reading ends\n"
+     "the stream with an error whose text (get_last_error) is\n"
+     "'Type: message'.\n\n"
      "Arguments\n"
      "  requested_schema: ignored (the protocol's best effort).\n\n"
      "Returns\n"
-     "  A PyCapsule named \"arrow_array_stream\"."},
+     "  A PyCapsule named \"arrow_array_stream\".\n\n"
+     "Raises\n"
+     "  ValueError: an earlier export was read to the end."},
     {"_restore", llpy_reader_restore, METH_VARARGS,
      "_restore($self, last, dropped, finished, /)\n"
      "--\n\n"

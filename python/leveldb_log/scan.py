@@ -150,10 +150,15 @@ def scan(
     Raises
       FileNotFoundError, OSError: the path cannot be opened (at the call) or
         read (while iterating).
-      TypeError: a source that is none of the above (at the call).
+      TypeError: a source that is none of the above, or a flag that is not
+        a bool (at the call).
       ValueError: an unknown dialect (at the call).
     """
-    opts = _Options(payloads, verify_checksums, _check_dialect(dialect))
+    opts = _Options(
+        _check_flag("payloads", payloads),
+        _check_flag("verify_checksums", verify_checksums),
+        _check_dialect(dialect),
+    )
     if isinstance(source, (str, os.PathLike)):
         return _scan_path(open(source, "rb"), opts)
     if isinstance(source, ReadableFile):
@@ -173,6 +178,13 @@ class _Options(NamedTuple):
     payloads: bool
     verify: bool
     dialect: Dialect
+
+
+def _check_flag(name: str, value: object) -> bool:
+    """A flag argument: True or False only (the string "no" would be true)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
 
 
 def _check_dialect(dialect: object) -> Dialect:
