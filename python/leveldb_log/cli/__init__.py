@@ -7,10 +7,11 @@ Each lives in its own module here, which owns both its parser (``register``) and
 
 Exit status: 0 on success; 1 when the log is corrupt (any corruption reported, a recovery
 mode that refuses the log, a LevelDB payload that does not decode) or is not a log (the
-Reader's warning of a tail no writer leaves, docs/recovery.md "One verdict, every tool"), or when standard output
-is closed early (as Python itself does on a broken pipe); 2 on usage errors and when a file
-cannot be opened, read or written, or the input of ``write`` is malformed; 130 on Ctrl-C;
-128 + the signal's number when SIGTERM or SIGHUP stops ``write`` (rolled back as Ctrl-C).
+Reader's warning of a tail no writer leaves, docs/recovery.md "One verdict, every tool"),
+or when standard output is closed early (as Python itself does on a broken pipe); 2 on
+usage errors and when a file cannot be opened, read or written, or the input of ``write``
+is malformed; 130 on Ctrl-C; 128 + the signal's number when SIGTERM or SIGHUP stops
+``write`` (rolled back as Ctrl-C).
 """
 
 from __future__ import annotations
