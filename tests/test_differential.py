@@ -317,24 +317,27 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
             assert w.tell() == len(first)
             got = write_all(w, second_records, "bytes", how, lay.tells, start=len(first))
         result = path.read_bytes()
-    elif target == "file object at its end":
-        with open(path, "r+b") as f:
+    else:
+        # A file object holds a log from its position: what it holds before is a prefix,
+        # whatever its length, and the log's offsets count from there (as a Reader's do).
+        own = layout(second_records)
+        f = open(path, "r+b") if target == "file object at its end" else io.BytesIO(first)
+        with f:
             f.seek(0, os.SEEK_END)
             with leveldb_log.Writer(f, buffering=buffering) as w:
-                assert w.tell() == len(first)
-                got = write_all(w, second_records, "bytes", how, lay.tells, start=len(first))
+                assert w.tell() == 0
+                got = write_all(w, second_records, "bytes", how, own.tells)
             assert not f.closed
-        result = path.read_bytes()
-    else:
-        f = io.BytesIO(first)
-        f.seek(0, os.SEEK_END)
-        with leveldb_log.Writer(f, buffering=buffering) as w:
-            assert w.tell() == len(first)
-            got = write_all(w, second_records, "bytes", how, lay.tells, start=len(first))
-        result = f.getvalue()
+            f.seek(len(first))
+            assert list(leveldb_log.Reader(f, recovery="absolute")) == second_records
+            f.seek(0)
+            result = f.read()
+        expected_tail, expected_offsets = own.data, own.offsets
     if how == "write":
         assert got == expected_offsets
     assert result == first + expected_tail
+    if target != "append-mode path":
+        return  # (the log after the prefix was read back from the object above)
     # and the whole reads back as one clean log, even in absolute mode
     out = c_read(result, recovery="absolute")
     assert out.records == first_records + second_records

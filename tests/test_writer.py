@@ -418,18 +418,30 @@ def test_writer_into_bytesio_and_fileio_writes_the_model_bytes(tmp_path):
     assert bio.getvalue() == read_file(tmp_path / "raw.log") == model.encode(recs)[0]
 
 
-def test_writer_into_a_fileio_that_refuses_raises_its_error(tmp_path):
+def test_writer_into_a_file_object_opened_for_reading_is_refused_at_once(tmp_path):
     p = tmp_path / "ro.log"
     p.write_bytes(b"")
-    with open(p, "rb", buffering=0) as raw:
-        w = Writer(raw)
-        w.write(b"abc")
-        with pytest.raises(io.UnsupportedOperation):
-            w.flush()
-        with pytest.raises(io.UnsupportedOperation):
-            w.close()  # the records are still not written: said again
-        assert w.closed
+    for buffering in (0, -1):
+        with open(p, "rb", buffering=buffering) as f, pytest.raises(TypeError, match="writable"):
+            Writer(f)
     assert read_file(p) == b""
+
+
+def test_writer_into_a_target_that_refuses_raises_its_error():
+    class Refusing(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, b):
+            raise io.UnsupportedOperation("refused")
+
+    w = Writer(Refusing())
+    w.write(b"abc")
+    with pytest.raises(io.UnsupportedOperation):
+        w.flush()
+    with pytest.raises(io.UnsupportedOperation):
+        w.close()  # the records are still not written: said again
+    assert w.closed
 
 
 def test_writer_sync_on_path(tmp_path):
@@ -633,17 +645,17 @@ def test_writer_and_reader_accept_pathlike(tmp_path):
     assert list(Reader(MyPath(str(p)))) == [b"pathlib", b"fspath"]
 
 
-def test_writer_file_object_resumes_alignment_at_its_position():
-    existing, _ = model.encode(records_of([32700], b"e"))
-    bio = io.BytesIO(existing)
+def test_writer_file_object_starts_the_log_at_its_position():
+    prefix = b"p" * 32700  # whatever the object holds before the log
+    bio = io.BytesIO(prefix)
     bio.seek(0, io.SEEK_END)
     new = records_of([100, 40000], b"n")
     with Writer(bio) as w:
-        assert w.tell() == len(existing)
+        assert w.tell() == 0
         offsets = [w.write(r) for r in new]
-    enc, exp_offsets = model.encode(new, start=len(existing))
+    enc, exp_offsets = model.encode(new)
     assert offsets == exp_offsets
-    assert bio.getvalue() == existing + enc
+    assert bio.getvalue() == prefix + enc
 
 
 def test_writer_non_seekable_pipe_target_starts_at_zero_and_round_trips():
@@ -730,17 +742,30 @@ def test_writer_write_rejects_non_bytes_like(tmp_path, bad):
     assert list(Reader(p)) == [b"before", b"after"]
 
 
-def test_writer_write_many_bad_item_keeps_earlier_records(tmp_path):
+def test_writer_write_many_bad_item_of_an_iterator_keeps_earlier_records(tmp_path):
     p = tmp_path / "wm.log"
     with Writer(p) as w:
-        with pytest.raises(TypeError):
-            w.write_many([b"a", 5])
+        with pytest.raises(TypeError) as raised:
+            w.write_many(iter([b"a", 5]))
+        assert raised.value.written == 1
         assert w.tell() == len(model.encode([b"a"])[0])
     assert list(Reader(p)) == [b"a"]
     with Writer(p, buffering=0) as w:
-        with pytest.raises(TypeError):
-            w.write_many([b"a", b"b", "c", b"d"])
+        with pytest.raises(TypeError) as raised:
+            w.write_many(iter([b"a", b"b", "c", b"d"]))
+        assert raised.value.written == 2
         assert list(Reader(p)) == [b"a", b"b"]  # already handed to the OS
+
+
+def test_writer_write_many_bad_item_of_a_sequence_writes_nothing(tmp_path):
+    p = tmp_path / "wm.log"
+    for records in ([b"a", 5], (b"a", b"b", "c", b"d")):
+        with Writer(p) as w:
+            with pytest.raises(TypeError, match="none of the") as raised:
+                w.write_many(records)
+            assert raised.value.written == 0
+            assert w.tell() == 0
+        assert read_file(p) == b""
 
 
 def test_writer_write_many_rejects_non_iterable(tmp_path):

@@ -279,6 +279,20 @@ int llog_checksum_ok_dialect(const uint8_t *p, const llog_header *h,
 #define LLOG_REASON_BAD_LENGTH "bad record length"
 #define LLOG_REASON_CHECKSUM "checksum mismatch"
 
+/* A torn tail's cut physical record whose whole header (h, `in` bytes into
+ * its block) no writer of the dialect writes: a type that is no fragment,
+ * or a length that cannot fit its block. No crash leaves that: the file is
+ * likely no log. The reader (its warning) and the scan (the region's
+ * reason, LLOG_REASON_IMPLAUSIBLE_TAIL) judge a tail by this one rule. */
+static inline int llog_torn_implausible(llog_dialect dialect,
+                                        const llog_header *h, size_t in) {
+    unsigned role = llog_type_role(dialect, h->type);
+    return role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
+           h->header_size + h->length > LLOG_BLOCK_SIZE - in;
+}
+#define LLOG_REASON_IMPLAUSIBLE_TAIL                                          \
+    "a torn tail no writer leaves (not a log?)"
+
 /* 1 when the payload's CRC-32C, from the type byte on, is the one stored in
  * the header (h->length bytes at payload). Inline: the reader's hot path. */
 static inline int llog_checksum_ok(const llog_header *h,

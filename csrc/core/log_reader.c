@@ -431,10 +431,8 @@ COLD_STEP void torn_physical(llog_reader *r, size_t in, size_t left,
         reason = whole && left >= h.header_size ? "truncated record body"
                                                 : ROCKSDB_TRUNCATED_HEADER;
     llog_event *ev = end_of_data(r, left, reason);
-    unsigned role = whole ? llog_type_role(r->opt.dialect, h.type) : 0;
-    ev->implausible = ev->torn && whole &&
-                      (role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
-                       h.header_size + h.length > LLOG_BLOCK_SIZE - in);
+    ev->implausible =
+        ev->torn && whole && llog_torn_implausible(r->opt.dialect, &h, in);
 }
 
 /* A bad physical record or zero fill: the rest of the block goes. */

@@ -116,6 +116,9 @@ void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
 /* Converts a non-negative Python int to uint64_t (TypeError, ValueError
  * naming `what`). */
 int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out);
+/* A flag argument, True or False only: TypeError naming `what` for anything
+ * else (a string such as "no" would be true). 0, or -1. */
+int llpy_parse_flag(PyObject *obj, const char *what, int *out);
 
 /* The types (reader_type.c, writer.c) and _scan_block (scan.c). */
 extern PyType_Spec llpy_reader_spec;
@@ -151,6 +154,9 @@ PyObject *llpy_new_object(PyTypeObject *type, size_t lock_at, size_t fd_at);
 
 /* 1 for str and os.PathLike, which name files; 0 otherwise. */
 int llpy_is_path(PyObject *obj);
+/* A Writer's target path: a str, an os.PathLike, or bytes (which a Reader
+ * reads as a log's data, but a Writer cannot write into). */
+int llpy_is_target_path(PyObject *obj);
 /* 1 for a str (or os.PathLike giving one) of the form scheme://...: a URL
  * for leveldb_log._storage; 0 otherwise; -1 with an exception set. */
 int llpy_is_url(PyObject *obj);
@@ -239,6 +245,7 @@ typedef struct llpy_reader {
     uint64_t block_offset;
     int finished;    /* no more records, ever */
     int warned_tail; /* a torn tail no writer leaves was warned of */
+    int arrow_spent; /* an Arrow stream export was read to the end */
     int in_callback; /* on_corruption is running (events still queued) */
     int closed;
     int has_last;

@@ -19,6 +19,10 @@ int llpy_is_path(PyObject *obj) {
            PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__fspath__");
 }
 
+int llpy_is_target_path(PyObject *obj) {
+    return PyBytes_Check(obj) || llpy_is_path(obj);
+}
+
 /* Opens with os.open, so that errors carry the file name. */
 int llpy_open_path(llpy_state *st, PyObject *path, int flags) {
 #ifdef O_BINARY
@@ -70,6 +74,8 @@ void llpy_close_fd(int fd) {
 /* Reads up to n bytes at offset; returns the count (0 at end) or -1 with
  * errno set. Called without the GIL. */
 static Py_ssize_t pread_some(int fd, uint8_t *buf, size_t n, uint64_t offset) {
+    if (offset > (uint64_t)INT64_MAX - n)
+        return 0; /* no file reaches offsets its off_t cannot hold */
 #ifdef _WIN32
     if (_lseeki64(fd, (__int64)offset, SEEK_SET) < 0)
         return -1;

@@ -81,6 +81,16 @@ int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out) {
     return 0;
 }
 
+int llpy_parse_flag(PyObject *obj, const char *what, int *out) {
+    if (!PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be True or False, not %.100s",
+                     what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = obj == Py_True;
+    return 0;
+}
+
 /* ====================================================================== */
 /* Module functions                                                       */
 /* ====================================================================== */

@@ -25,6 +25,11 @@
  * the next one's, sizing the bytes object it is assembled in. */
 #define ASSEMBLY_HINT_MAX ((size_t)64 << 20)
 
+/* What a warning of damage advises (a tail no writer leaves has its own). */
+#define DAMAGE_ADVICE                                                         \
+    " (pass on_corruption to hear of each corruption, or filter "             \
+    "CorruptionWarning)"
+
 /* With no on_corruption, a corruption that is skipped or ends the log
  * quietly (skip, point_in_time) is never silent: it warns. */
 static PyObject *reader_warn(llpy_reader *self, PyObject *c,
@@ -39,11 +44,7 @@ static PyObject *reader_warn(llpy_reader *self, PyObject *c,
     /* The same text for every corruption of a source: the warnings filter
      * then shows it once per place; the corruption rides along. */
     PyObject *text =
-        source
-            ? PyUnicode_FromFormat("%U %s (pass on_corruption to hear of each "
-                                   "corruption, or filter CorruptionWarning)",
-                                   source, what)
-            : NULL;
+        source ? PyUnicode_FromFormat("%U %s", source, what) : NULL;
     PyObject *warning =
         text ? PyObject_CallFunction(st->corruption_warning, "OO", text, c)
              : NULL;
@@ -83,15 +84,17 @@ static void callback_leave(llpy_reader *self, const redirect_saved *saved) {
         llpy_reader_redirect(self, saved->fn, saved->ctx);
 }
 
-/* A torn tail no writer leaves, with no on_corruption: warned of once (the
- * records and reports stay LevelDB's; this is only a warning). */
+/* A torn tail no writer leaves: warned of once, in every mode and with or
+ * without on_corruption (the records and reports stay LevelDB's, which end
+ * a log there silently; this judgement is only a warning). */
 static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
-    if (self->warned_tail || self->on_corruption != NULL)
+    if (self->warned_tail)
         return 0;
     self->warned_tail = 1;
-    PyObject *c = Py_BuildValue("(KKs)", (unsigned long long)ev->offset,
-                                (unsigned long long)ev->size,
-                                "a torn tail no writer leaves (not a log?)");
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    PyObject *c = PyObject_CallFunction(
+        st->corruption_type, "KKs", (unsigned long long)ev->offset,
+        (unsigned long long)ev->size, LLOG_REASON_IMPLAUSIBLE_TAIL);
     if (c == NULL)
         return -1;
     redirect_saved saved;
@@ -99,8 +102,10 @@ static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
         Py_DECREF(c);
         return -1;
     }
-    PyObject *r = reader_warn(
-        self, c, "ends in bytes no writer of this format leaves: not a log?");
+    PyObject *r = reader_warn(self, c,
+                              "ends in bytes no writer of this format leaves: "
+                              "not a log? (filter CorruptionWarning to "
+                              "silence this)");
     callback_leave(self, &saved);
     Py_DECREF(c);
     Py_XDECREF(r);
@@ -121,9 +126,10 @@ static int reader_notify(llpy_reader *self, PyObject *c) {
     PyObject *r = cb ? PyObject_CallOneArg(cb, c)
                      : reader_warn(self, c,
                                    self->recovery == LLOG_RECOVER_SKIP
-                                       ? "is damaged: the damage was skipped"
+                                       ? "is damaged: the damage was "
+                                         "skipped" DAMAGE_ADVICE
                                        : "is damaged: reading stopped before "
-                                         "the damage");
+                                         "the damage" DAMAGE_ADVICE);
     Py_XDECREF(cb);
     callback_leave(self, &saved);
     Py_XDECREF(r);
@@ -433,6 +439,8 @@ static PyObject *reader_record(llpy_reader *self, const llog_event *ev) {
  * mode; otherwise a buffer, which never grows, is finished. */
 static void reader_eof(llpy_reader *self, llpy_state *st,
                        const llog_event *ev) {
+    if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
+        return;
     if (ev->torn && self->recovery == LLOG_RECOVER_ABSOLUTE) {
         reader_on_corruption(self, st, ev, 1);
         return;
@@ -442,8 +450,6 @@ static void reader_eof(llpy_reader *self, llpy_state *st,
         reader_on_corruption(self, st, ev, 0); /* RocksDB reports it */
         return;
     }
-    if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
-        return;
     if (self->kind == LLPY_SRC_BUFFER)
         reader_finish(self); /* a buffer never grows */
 }
@@ -743,16 +749,17 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
                              NULL};
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
     PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
-    PyObject *storage_options = Py_None;
+    PyObject *storage_options = Py_None, *verify_obj = Py_True;
     int verify = 1;
     if (self->core != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOpOOOO:Reader", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOOOOOO:Reader", kwlist,
                                      &source, &dialect, &log_number, &recovery,
-                                     &verify, &start, &end, &on_corruption,
-                                     &storage_options))
+                                     &verify_obj, &start, &end, &on_corruption,
+                                     &storage_options) ||
+        llpy_parse_flag(verify_obj, "verify_checksums", &verify) < 0)
         return -1;
     llog_reader_options opt;
     if (reader_options(self, recovery, verify, start, end, on_corruption,

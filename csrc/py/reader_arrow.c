@@ -762,6 +762,8 @@ static int stream_get_next(struct ArrowArrayStream *s,
         rc = EIO;
     } else {
         memset(out, 0, sizeof *out); /* released: the end of the stream */
+        batches_object *it = (batches_object *)p->batches;
+        ((llpy_reader *)it->reader)->arrow_spent = 1;
     }
     PyGILState_Release(gil);
     return rc;
@@ -821,6 +823,14 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
     if (parse_requested(args, kwds, "__arrow_c_stream__") < 0)
         return NULL;
+    if (((llpy_reader *)reader)->arrow_spent) {
+        /* As a spent pyarrow RecordBatchReader refuses: an empty table
+         * would pass for an empty log. */
+        PyErr_SetString(PyExc_ValueError,
+                        "this Reader was already exported to Arrow and read "
+                        "to its end: open a new Reader to read the log again");
+        return NULL;
+    }
     PyObject *batches =
         batches_make(reader, DEFAULT_MAX_RECORDS, DEFAULT_MAX_BYTES);
     return batches ? stream_capsule(batches) : NULL;

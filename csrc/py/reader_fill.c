@@ -31,15 +31,41 @@ static int fill_buffer(llpy_reader *self, uint64_t want) {
 typedef Py_ssize_t (*read_at_fn)(llpy_reader *self, uint8_t *buf, size_t n,
                                  uint64_t at);
 
+/* A seek to log offset `at` failed: past the end of the file (a file system
+ * refuses offsets beyond its largest file), it is the end, 0; else the
+ * error stands, -1. */
+static int seek_failed_past_end(llpy_reader *self, uint64_t at) {
+    if (!PyErr_ExceptionMatches(PyExc_OSError) &&
+        !PyErr_ExceptionMatches(PyExc_OverflowError) &&
+        !PyErr_ExceptionMatches(PyExc_ValueError))
+        return -1;
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *end = PyObject_CallMethod(self->file, "seek", "ii", 0, 2);
+    uint64_t size = 0;
+    int past = end != NULL && llpy_parse_offset(end, "seek()", &size) == 0 &&
+               self->base + at >= size;
+    Py_XDECREF(end);
+    if (past) {
+        PyErr_Clear();
+        Py_DECREF(exc);
+        return 0;
+    }
+    PyErr_Clear();
+    PyErr_SetRaisedException(exc); /* the seek's own error */
+    return -1;
+}
+
 /* Brings a file object to log offset `at`: a seek, or for a stream, which
  * only goes forward, reading and discarding. 1 when there, 0 when the
  * stream ended first, -1 with an exception set. */
 static int file_seek_to(llpy_reader *self, uint64_t at) {
     if (self->seekable) {
+        if (at > (uint64_t)INT64_MAX - self->base)
+            return 0; /* past any file: no offset type holds it */
         PyObject *r = PyObject_CallMethod(
             self->file, "seek", "K", (unsigned long long)(self->base + at));
         if (r == NULL)
-            return -1;
+            return seek_failed_past_end(self, at);
         Py_DECREF(r);
         return 1;
     }

@@ -56,9 +56,14 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
             return add_region(list, p, "trailer", -1, left, -1, NULL,
                               NO_HEADER);
         case LLOG_REGION_TRUNCATED: /* a type when a whole header is there */
-            return add_region(list, p, "truncated",
-                              left < LLOG_HEADER_SIZE ? -1 : (long)h.type,
-                              left, -1, NULL, NO_HEADER);
+            if (left < LLOG_HEADER_SIZE)
+                return add_region(list, p, "truncated", -1, left, -1, NULL,
+                                  NO_HEADER);
+            return add_region(list, p, "truncated", (long)h.type, left, -1,
+                              llog_torn_implausible(d, &h, p)
+                                  ? LLOG_REASON_IMPLAUSIBLE_TAIL
+                                  : NULL,
+                              NO_HEADER);
         case LLOG_REGION_BAD_LENGTH:
             return add_region(list, p, "garbage", (long)h.type, left, -1,
                               LLOG_REASON_BAD_LENGTH, NO_HEADER);

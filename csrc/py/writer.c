@@ -264,6 +264,41 @@ static PyObject *Writer_write(PyObject *op, PyObject *const *args,
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
+/* The exception being raised by write_many learns, as .written, how many
+ * records the call took before it: they stay written. */
+static void raise_with_written(Py_ssize_t count) {
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *n = PyLong_FromSsize_t(count);
+    if (n == NULL || PyObject_SetAttrString(exc, "written", n) < 0)
+        PyErr_Clear(); /* (an exception without a __dict__ goes as it is) */
+    Py_XDECREF(n);
+    PyErr_SetRaisedException(exc);
+}
+
+/* A list or tuple is checked whole before its first record is written, as
+ * Arrow data is: a bad item then leaves the log as it was. */
+static int check_records(PyObject *seq) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        Py_buffer view;
+        if (PyObject_GetBuffer(item, &view, PyBUF_SIMPLE) == 0) {
+            PyBuffer_Release(&view);
+            continue;
+        }
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "record %zd must be a bytes-like object, not %.100s "
+                         "(none of the %zd records was written)",
+                         i, Py_TYPE(item)->tp_name, n);
+        }
+        raise_with_written(0);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Writer_write_many(PyObject *op, PyObject *const *args,
                                    Py_ssize_t nargs, PyObject *kwnames) {
     llpy_writer *self = (llpy_writer *)op;
@@ -277,6 +312,9 @@ static PyObject *Writer_write_many(PyObject *op, PyObject *const *args,
                             llpy_state_of(Py_TYPE(op))->reader_type) &&
         llpy_arrow_exportable(iterable))
         return writer_write_arrow(self, iterable, sync);
+    if ((PyList_Check(iterable) || PyTuple_Check(iterable)) &&
+        check_records(iterable) < 0)
+        return NULL;
     PyObject *it = PyObject_GetIter(iterable);
     if (it == NULL)
         return NULL;
@@ -301,8 +339,11 @@ static PyObject *Writer_write_many(PyObject *op, PyObject *const *args,
     uint64_t end = self->written;
     llpy_lock_release(&self->lock);
     Py_DECREF(it);
-    if (rc < 0 || flushed < 0 || (sync && llpy_sync_wait(self, end) < 0))
+    if (rc < 0 || flushed < 0 || (sync && llpy_sync_wait(self, end) < 0)) {
+        if (rc < 0 || flushed < 0)
+            raise_with_written(count);
         return NULL;
+    }
     return PyLong_FromSsize_t(count);
 }
 
@@ -523,23 +564,80 @@ static int check_takes_bytes(PyObject *file) {
     return -1;
 }
 
-/* The log starts at the object's offset 0: resume alignment at tell(). */
-static int writer_open_file(llpy_writer *self, PyObject *file) {
-    if (check_takes_bytes(file) < 0)
-        return -1;
-    self->file = Py_NewRef(file);
-    self->written = 0;
+/* A file object opened for reading would fail at the first flush, losing
+ * the records: refused now, as writable() says (an object without one is
+ * left to check_takes_bytes and the writes). */
+static int check_writable(PyObject *file) {
+    PyObject *r = PyObject_CallMethod(file, "writable", NULL);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int writable = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (writable == 0)
+        PyErr_Format(PyExc_TypeError,
+                     "Writer needs a file object open for writing: %R is not "
+                     "writable (open it with 'wb')",
+                     file);
+    return writable > 0 ? 0 : -1;
+}
+
+/* The position of a file object, or 0 for one that cannot tell (a pipe);
+ * -1 with an exception set. */
+static int file_position(PyObject *file, uint64_t *at) {
+    *at = 0;
     PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
-    if (pos == NULL) { /* pipes and other streams cannot tell */
+    if (pos == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_OSError) &&
             !PyErr_ExceptionMatches(PyExc_AttributeError))
             return -1;
         PyErr_Clear();
         return 0;
     }
-    int rc = llpy_parse_offset(pos, "tell()", &self->written);
+    int rc = llpy_parse_offset(pos, "tell()", at);
     Py_DECREF(pos);
     return rc;
+}
+
+/* A file object opened for appending ('ab') to bytes already there: the log
+ * would start at their end with block alignment of its own, not continue
+ * theirs, so it is refused (Writer(path, "a") appends to a log). */
+static int check_not_appending(PyObject *file) {
+    PyObject *mode = PyObject_GetAttrString(file, "mode");
+    if (mode == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int appending = PyUnicode_Check(mode) &&
+                    PyUnicode_FindChar(mode, 'a', 0, PY_SSIZE_T_MAX, 1) >= 0;
+    Py_DECREF(mode);
+    uint64_t at = 0;
+    if (!appending || file_position(file, &at) < 0 || at == 0)
+        return PyErr_Occurred() ? -1 : 0;
+    PyErr_Format(PyExc_ValueError,
+                 "%R is opened for appending to %llu bytes: a Writer starts a "
+                 "new log at a file object's position, so append to a log "
+                 "with Writer(path, 'a')",
+                 file, (unsigned long long)at);
+    return -1;
+}
+
+/* A file object given by the user holds the log from its position: offsets
+ * and block alignment count from there, as a Reader given the object at
+ * that position counts them. One a store opened for mode "a" (`resume`)
+ * holds the log from its offset 0 and continues it at its end. */
+static int writer_open_file(llpy_writer *self, PyObject *file, int resume) {
+    if (check_writable(file) < 0 || check_takes_bytes(file) < 0 ||
+        (!resume && check_not_appending(file) < 0))
+        return -1;
+    self->file = Py_NewRef(file);
+    self->written = 0;
+    return resume ? file_position(file, &self->written) : 0;
 }
 
 /* buffering: -1 (the default size), 0 (none) or a size up to 1 GiB. */
@@ -601,7 +699,7 @@ static int writer_open_url(llpy_writer *self, PyObject *url,
         rc = writer_open_path(self, llpy_state_of(Py_TYPE(self)), opened);
     } else {
         self->closefd = 1;
-        rc = writer_open_file(self, opened);
+        rc = writer_open_file(self, opened, self->mode == 'a');
     }
     Py_DECREF(opened);
     return rc;
@@ -619,7 +717,7 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
                         "storage_options applies to URLs (scheme://...)");
         return -1;
     }
-    if (llpy_is_path(target)) {
+    if (llpy_is_target_path(target)) {
         self->name = Py_NewRef(target);
         return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
     }
@@ -632,7 +730,7 @@ static int writer_open_target(llpy_writer *self, PyObject *target,
         }
         self->name = Py_NewRef(target);
         self->closefd = closefd;
-        return writer_open_file(self, target);
+        return writer_open_file(self, target, 0);
     }
     PyErr_Format(
         PyExc_TypeError,
@@ -653,16 +751,20 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     PyObject *log_number = NULL, *compression = NULL;
     PyObject *storage_options = Py_None, *sync = NULL, *per_sync = NULL;
     PyObject *preallocate = NULL, *lock = Py_True;
+    PyObject *flags[3] = {Py_False, Py_False, Py_False};
     int closefd = 0, recycle = 0, sync_offsets = 0;
     if (self->buf != NULL || self->closed) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwds, "O|O$OpOOpOpOOOOO!:Writer", kwlist, &target, &mode,
-            &buffering, &closefd, &dialect, &log_number, &recycle,
-            &compression, &sync_offsets, &storage_options, &sync, &per_sync,
-            &preallocate, &PyBool_Type, &lock))
+            args, kwds, "O|O$OOOOOOOOOOOO!:Writer", kwlist, &target, &mode,
+            &buffering, &flags[0], &dialect, &log_number, &flags[1],
+            &compression, &flags[2], &storage_options, &sync, &per_sync,
+            &preallocate, &PyBool_Type, &lock) ||
+        llpy_parse_flag(flags[0], "closefd", &closefd) < 0 ||
+        llpy_parse_flag(flags[1], "recycle", &recycle) < 0 ||
+        llpy_parse_flag(flags[2], "sync_offsets", &sync_offsets) < 0)
         return -1;
     self->mode = 'w';
     self->use_lock = lock == Py_True;
@@ -840,7 +942,9 @@ static PyMethodDef Writer_methods[] = {
      "  How many records were written.\n\n"
      "Raises\n"
      "  As write(), and whatever the iterable raises; the records before\n"
-     "  the error are written all the same.\n"
+     "  the error are written all the same, and the exception's .written\n"
+     "  says how many. A list or a tuple is checked whole first: an item\n"
+     "  that is not bytes-like is a TypeError before any is written.\n"
      "  TypeError: Arrow data of another type (the message names it).\n"
      "  ValueError: Arrow data holding a null: nothing is written."},
     {"flush", Writer_flush, METH_NOARGS,
@@ -949,9 +1053,11 @@ PyDoc_STRVAR(
     "Write records to a LevelDB log.\n"
     "\n"
     "Arguments\n"
-    "  target: a path (str or os.PathLike), or a binary file object with\n"
-    "    write() that holds the log from its offset 0: the writer resumes\n"
-    "    block alignment at target.tell() when it can tell, else at 0.\n"
+    "  target: a path (str, bytes or os.PathLike), or a binary file object\n"
+    "    open for writing, which holds the log from its position now: the\n"
+    "    log's offsets and blocks count from there, as a Reader given the\n"
+    "    object at that position counts them (one opened for appending to\n"
+    "    bytes already there is refused: use mode 'a' with its path).\n"
     "  mode: for a path ('w' only for a file object):\n"
     "    'w'  create the file, or truncate it;\n"
     "    'x'  create it; FileExistsError if it exists;\n"
@@ -961,7 +1067,8 @@ PyDoc_STRVAR(
     "    each record to the OS (or the file object) before write()\n"
     "    returns; n > 0 a buffer of about n bytes (n at most 2**30).\n"
     "  closefd: True also closes a file object when the writer closes (a\n"
-    "    path the writer opened is always closed).\n"
+    "    path the writer opened is always closed). closefd, recycle and\n"
+    "    sync_offsets must be bools (TypeError).\n"
     "  dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see\n"
     "    \"Dialects\".\n"
     "  log_number: the number recyclable records carry; None takes it\n"

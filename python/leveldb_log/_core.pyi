@@ -155,9 +155,11 @@ class Writer:
     """Write records to a LevelDB log.
 
     Arguments
-      target: a path (str or os.PathLike), or a binary file object with
-        write() that holds the log from its offset 0: the writer resumes
-        block alignment at target.tell() when it can tell, else at 0.
+      target: a path (str, bytes or os.PathLike), or a binary file object
+        open for writing, which holds the log from its position now: the
+        log's offsets and blocks count from there, as a Reader given the
+        object at that position counts them (one opened for appending to
+        bytes already there is refused: use mode 'a' with its path).
       mode: for a path ('w' only for a file object):
         'w'  create the file, or truncate it;
         'x'  create it; FileExistsError if it exists;
@@ -167,7 +169,8 @@ class Writer:
         each record to the OS (or the file object) before write()
         returns; n > 0 a buffer of about n bytes (n at most 2**30).
       closefd: True also closes a file object when the writer closes (a
-        path the writer opened is always closed).
+        path the writer opened is always closed). closefd, recycle and
+        sync_offsets must be bools (TypeError).
       dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see
         "Dialects".
       log_number: the number recyclable records carry; None takes it
@@ -278,7 +281,7 @@ class Writer:
 
     def __init__(
         self,
-        target: StrPath | _WritableFile,
+        target: StrPath | bytes | os.PathLike[bytes] | _WritableFile,
         mode: Literal["w", "a", "x"] = "w",
         *,
         buffering: int = -1,
@@ -370,7 +373,9 @@ class Writer:
 
         Raises
           As write(), and whatever the iterable raises; the records before
-          the error are written all the same.
+          the error are written all the same, and the exception's .written
+          says how many. A list or a tuple is checked whole first: an item
+          that is not bytes-like is a TypeError before any is written.
           TypeError: Arrow data of another type (the message names it).
           ValueError: Arrow data holding a null: nothing is written.
         """
@@ -525,7 +530,9 @@ class Reader(Iterator[bytes]):
       warning: it is called for every corruption (in 'absolute', for the
       torn tail too) before the mode acts on it, without the reader's
       lock held, so it may use the reader; what it raises propagates
-      from next().
+      from next(). A file that ends in bytes no writer of the format
+      leaves (not a log?) warns once in every mode, with or without
+      on_corruption: LevelDB's reader reports no corruption there.
 
     Ranges
       A record belongs to the range that holds its first header: the
@@ -695,14 +702,20 @@ class Reader(Iterator[bytes]):
 
         pyarrow.table(reader), polars.DataFrame(reader) and DuckDB's
         FROM reader read the log through it. Reading the stream advances
-        the reader; an exception raised while reading ends the stream with
-        an error whose text (get_last_error) is 'Type: message'.
+        the reader, so a reader partly read exports the rest; one whose
+        export was read to the end refuses another (ValueError), as a
+        spent pyarrow reader does. An exception raised while reading ends
+        the stream with an error whose text (get_last_error) is
+        'Type: message'.
 
         Arguments
           requested_schema: ignored (the protocol's best effort).
 
         Returns
           A PyCapsule named "arrow_array_stream".
+
+        Raises
+          ValueError: an earlier export was read to the end.
         """
     def __iter__(self) -> Reader: ...
     def __next__(self) -> bytes: ...

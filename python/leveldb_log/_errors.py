@@ -37,7 +37,8 @@ class CorruptionWarning(UserWarning):
     ``corruption`` holds that corruption's `Corruption`. ``python -W error`` (or
     ``warnings.simplefilter("error", CorruptionWarning)``) turns the first into an
     exception, and a filter silences them. Passing ``on_corruption`` replaces the warning
-    with the callback.
+    with the callback, except for a file that ends in bytes no writer leaves: no corruption
+    is reported there (LevelDB's reader ends the log silently), so it warns in every mode.
     """
 
     def __init__(self, message: str, corruption: Corruption | None = None) -> None:

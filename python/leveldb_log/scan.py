@@ -21,6 +21,9 @@ kind                  region
                       of the block. ``reason`` holds the reader's reason.
 ``"truncated"``       the cut-short end of the file (a torn tail): a partial header or
                       a payload that runs past the end of the final, short block.
+                      ``reason`` is ``"a torn tail no writer leaves (not a log?)"`` when
+                      its whole header has a type no writer writes or a length that
+                      cannot fit its block (the Reader warns of that), else None.
 ``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): an empty
                       recyclable record with checksum 0, and what follows it in its
                       block (an older log's bytes, in a recycled file).
@@ -85,7 +88,8 @@ class PhysicalRecord(NamedTuple):
     payload: the payload bytes of a record with scan(payloads=True), else
       None.
     reason: for "garbage", why the reader drops it (CHECKSUM_MISMATCH or
-      BAD_RECORD_LENGTH), else None.
+      BAD_RECORD_LENGTH); for "truncated", "a torn tail no writer leaves (not
+      a log?)" when its whole header is one no writer writes; else None.
     header_size: a record's header size: 7, or 11 (recyclable records, which
       carry a log number) or 19 (Pebble's walSync chunks) in other dialects.
     log_number: the log number in a recyclable record's header, else None.
@@ -146,10 +150,15 @@ def scan(
     Raises
       FileNotFoundError, OSError: the path cannot be opened (at the call) or
         read (while iterating).
-      TypeError: a source that is none of the above (at the call).
+      TypeError: a source that is none of the above, or a flag that is not
+        a bool (at the call).
       ValueError: an unknown dialect (at the call).
     """
-    opts = _Options(payloads, verify_checksums, _check_dialect(dialect))
+    opts = _Options(
+        _check_flag("payloads", payloads),
+        _check_flag("verify_checksums", verify_checksums),
+        _check_dialect(dialect),
+    )
     if isinstance(source, (str, os.PathLike)):
         return _scan_path(open(source, "rb"), opts)
     if isinstance(source, ReadableFile):
@@ -169,6 +178,13 @@ class _Options(NamedTuple):
     payloads: bool
     verify: bool
     dialect: Dialect
+
+
+def _check_flag(name: str, value: object) -> bool:
+    """A flag argument: True or False only (the string "no" would be true)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
 
 
 def _check_dialect(dialect: object) -> Dialect:

@@ -9,7 +9,9 @@ crosses its end).
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -65,9 +67,12 @@ def splits(
 
     Raises
       ValueError: not exactly one of n and size given, or one below 1;
-        storage_options with a source that is no URL.
+        storage_options with a source that is no URL; a source that
+        cannot seek (a FIFO, a pipe's file object), whose ranges no worker
+        could reach.
       TypeError: a source or a count of the wrong type.
-      FileNotFoundError, OSError: the path or URL cannot be read.
+      FileNotFoundError, OSError: the path or URL cannot be read;
+        IsADirectoryError for a directory.
       ImportError: a URL without fsspec (the message names the extra).
     """
     if (n is None) == (size is None):
@@ -87,6 +92,21 @@ def splits(
     return list(zip(cuts, ends, strict=True))
 
 
+def _file_size(path: str | os.PathLike[str]) -> int:
+    """The length of the regular file at ``path``: a directory is IsADirectoryError, and
+    anything else that is no regular file (a FIFO, a device) a ValueError, since workers
+    could not seek in it to their ranges."""
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "splits() needs a log file, not a directory", path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(
+            f"splits() needs a regular file that readers can seek in, and {os.fspath(path)!r} "
+            "is not one (a FIFO or a device?): copy it to a file first"
+        )
+    return info.st_size
+
+
 def _check_positive(name: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -104,8 +124,14 @@ def _length(
     if storage_options is not None:
         raise ValueError("storage_options applies to URLs (scheme://...)")
     if isinstance(source, (str, os.PathLike)):
-        return os.stat(source).st_size
+        return _file_size(source)
     if isinstance(source, SeekableFile):
+        seekable = getattr(source, "seekable", None)
+        if seekable is not None and not seekable():
+            raise ValueError(
+                "splits() needs a source it can seek in, and this file object cannot "
+                "seek (a pipe?): copy it to a file first"
+            )
         here = source.tell()
         try:
             return source.seek(0, os.SEEK_END) - here

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
 
 from leveldb_log._core import RECORD_TYPES, Reader
 from leveldb_log._dialects import Dialect
-from leveldb_log.scan import PhysicalRecord, scan
+from leveldb_log.scan import PhysicalRecord, _check_flag, scan
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -200,8 +200,9 @@ def stats(
 
     Raises
       FileNotFoundError, OSError: the file cannot be opened or read.
+      TypeError: verify_checksums is not a bool.
     """
-    opts = _Opts(verify_checksums, dialect)
+    opts = _Opts(_check_flag("verify_checksums", verify_checksums), dialect)
     if isinstance(source, (str, os.PathLike)):
         return _of(source, opts)
     try:

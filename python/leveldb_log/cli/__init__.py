@@ -6,9 +6,12 @@ Each lives in its own module here, which owns both its parser (``register``) and
 (``run``); ``_common`` holds what several share.
 
 Exit status: 0 on success; 1 when the log is corrupt (any corruption reported, a recovery
-mode that refuses the log, a LevelDB payload that does not decode), or when standard output
-is closed early (as Python itself does on a broken pipe); 2 on usage errors and when a file
-cannot be opened, read or written, or the input of ``write`` is malformed; 130 on Ctrl-C.
+mode that refuses the log, a LevelDB payload that does not decode) or is not a log (the
+Reader's warning of a tail no writer leaves, docs/recovery.md "One verdict, every tool"),
+or when standard output is closed early (as Python itself does on a broken pipe); 2 on
+usage errors and when a file cannot be opened, read or written, or the input of ``write``
+is malformed; 130 on Ctrl-C; 128 + the signal's number when SIGTERM or SIGHUP stops
+``write`` (rolled back as Ctrl-C).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from leveldb_log.cli._common import (
     UsageError,
     err,
 )
+from leveldb_log.cli._signals import Terminated
 
 __all__ = ["build_parser", "main"]
 
@@ -80,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except Terminated as e:  # SIGTERM or SIGHUP during write, rolled back
+        return 128 + e.signum
 
 
 def _silence_stdout() -> None:

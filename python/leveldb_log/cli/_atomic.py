@@ -1,9 +1,10 @@
 """All or nothing for ``leveldb-log write``: a command that fails leaves its log as it was.
 
 - Replacing a log (no ``--append``): the records go into a temporary file beside the log,
-  which is synced and renamed over the log only once every record is in. A target that
-  exists and is not a regular file (``/dev/null``, a FIFO) is written in place: it cannot
-  be replaced by a rename.
+  which is synced and renamed over the log only once every record is in. Its name says
+  whose it is (``_leftovers``), so that one a killed command left is removed by the next.
+  A target that exists and is not a regular file (``/dev/null``, a FIFO) is written in
+  place: it cannot be replaced by a rename.
 - Appending (``--append``): the input is parsed completely first (into a spool), so that
   bad input never touches the log. Mode "a" may cut a crashed writer's leftovers before
   the first record: those bytes are saved first, and if writing then fails (a full disk,
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from leveldb_log._core import Writer, _append_point, _lock_fd
-from leveldb_log.cli import _undo
+from leveldb_log.cli import _leftovers, _undo
 from leveldb_log.cli._common import LENGTH_PREFIX, err
 
 __all__ = ["append", "replace"]
@@ -38,14 +39,16 @@ def replace(path: str, records: Iterable[bytes]) -> None:
             w.write_many(records)
         return
     directory = os.path.dirname(path)
+    _leftovers.remove_for(path)
     with _locked(path):  # a Writer holding the log refuses the command, not its records
         _roll_back_interrupted(path)
-        fd, tmp = tempfile.mkstemp(
-            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-        )
+        with _leftovers.naming(path):
+            fd, tmp = tempfile.mkstemp(
+                dir=directory, prefix=_leftovers.prefix(path), suffix=".tmp"
+            )
         os.close(fd)
         try:
-            with Writer(tmp, "w") as w:
+            with _leftovers.naming(path, tmp), Writer(tmp, "w") as w:
                 w.write_many(records)
                 w.sync()
             os.chmod(tmp, _mode_for(path))

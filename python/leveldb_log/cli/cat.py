@@ -18,6 +18,7 @@ from leveldb_log.cli._common import (
     records,
 )
 from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
+from leveldb_log.cli._verdict import reader_warnings
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     damage = Damage(err)
     out = sys.stdout.buffer
     delimiter = _DELIMITERS[args.delimiter]
-    with open_reader(args, damage, resolve(args)) as reader:
+    with reader_warnings(args.log) as not_a_log, open_reader(args, damage, resolve(args)) as reader:
         for _, payload in records(reader, args.log):
             if args.length_prefixed:
                 if len(payload) > 0xFFFFFFFF:
@@ -66,4 +67,4 @@ def run(args: argparse.Namespace) -> int:
             else:
                 out.write(payload)
                 out.write(delimiter)
-    return EXIT_CORRUPT if damage.found else EXIT_OK
+    return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK

@@ -31,6 +31,7 @@ from leveldb_log.cli._common import (
 )
 from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
 from leveldb_log.cli._payloads import decoder
+from leveldb_log.cli._verdict import reader_warnings
 from leveldb_log.leveldb import (
     Delete,
     InternalKey,
@@ -95,14 +96,14 @@ def run(args: argparse.Namespace) -> int:
     damage = Damage(err)
     undecodable = 0
     out = sys.stdout
-    with open_reader(args, damage, dialect) as reader:
+    with reader_warnings(args.log) as not_a_log, open_reader(args, damage, dialect) as reader:
         for offset, payload in records(reader, args.log):
             try:
                 out.write(format_record(offset, payload) + "\n")
             except ValueError as e:
                 undecodable += 1
                 err(f"record at offset {offset}: {e}")
-    return EXIT_CORRUPT if damage.found or undecodable else EXIT_OK
+    return EXIT_CORRUPT if damage.found or undecodable or not_a_log else EXIT_OK
 
 
 def _formatter(args: argparse.Namespace, dialect: str) -> Callable[[int, bytes], str]:

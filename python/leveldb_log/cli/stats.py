@@ -15,6 +15,7 @@ from leveldb_log.cli._common import (
     storage_options,
 )
 from leveldb_log.cli._dialect import add_dialect, reader_options, resolve
+from leveldb_log.cli._verdict import reader_warnings
 from leveldb_log.stats import LogStats, stats
 
 if TYPE_CHECKING:
@@ -41,16 +42,17 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the statistics of LOG; exit status 1 if it is corrupt."""
     options = reader_options(resolve(args))
-    figures = stats(
-        source(args.log, storage_options(args)),
-        verify_checksums=args.verify_checksums,
-        **options,
-    )
+    with reader_warnings(args.log) as not_a_log:
+        figures = stats(
+            source(args.log, storage_options(args)),
+            verify_checksums=args.verify_checksums,
+            **options,
+        )
     if args.json:
         print(json.dumps(_json(figures)))
     else:
         print("\n".join(_text(figures)))
-    return EXIT_CORRUPT if figures.corrupt else EXIT_OK
+    return EXIT_CORRUPT if figures.corrupt or not_a_log else EXIT_OK
 
 
 def _json(s: LogStats) -> dict[str, Any]:

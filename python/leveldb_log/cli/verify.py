@@ -22,6 +22,7 @@ from leveldb_log.cli._common import (
     records,
 )
 from leveldb_log.cli._dialect import add_dialect, open_reader, reader_options, resolve
+from leveldb_log.cli._verdict import ends_in_zero_fill, reader_warnings
 
 if TYPE_CHECKING:
     from leveldb_log._detect import Dialect
@@ -114,7 +115,10 @@ def run(args: argparse.Namespace) -> int:
     count = 0
     dialect = resolve(args)
     try:
-        with open_reader(args, damage, dialect) as reader:
+        with (
+            reader_warnings(args.log, lambda line: None) as heard,
+            open_reader(args, damage, dialect) as reader,
+        ):
             for _ in records(reader, args.log):
                 count += 1
                 if progress.bar is not None:
@@ -125,12 +129,15 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     seen = len(damage.found)
     not_a_log = _check_the_end(args, damage, dialect)
+    if len(damage.found) == seen and not not_a_log:  # where that check could not look
+        for c in heard:  # the Reader's warning: a tail no writer leaves
+            damage(c)
     if args.quiet:
         return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK
     if not_a_log:
         print(f"{args.log}: NOT A LOG: {not_a_log}")
         return EXIT_CORRUPT
-    if len(damage.found) == seen:  # (an implausible tail was reported instead)
+    if len(damage.found) == seen:  # (a tail no writer leaves was reported instead)
         _note_torn_tail(args, damage, size, position)
     return _summary(args.log, damage, count)
 
@@ -172,7 +179,9 @@ def _note_torn_tail(
     # The reader stops before a torn tail; other modes may have stopped earlier (at damage).
     finished = args.recovery == "skip" or not damage.found
     torn = args.end is None and size is not None and position is not None and position < size
-    if torn and finished:
+    if torn and finished and ends_in_zero_fill(args.log):  # (stats counts it as zero-fill)
+        print("note: the log ends in zero fill (preallocated space)")
+    elif torn and finished:
         assert size is not None and position is not None  # for mypy: torn says so
         print(f"note: the log ends in a torn tail at offset {position} ({size - position} bytes)")
 

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 from leveldb_log import _storage
 from leveldb_log._core import Writer
-from leveldb_log.cli import _atomic
+from leveldb_log.cli import _atomic, _signals
 from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log, write_url
 
 if TYPE_CHECKING:
@@ -107,11 +107,12 @@ def run(args: argparse.Namespace) -> int:
     records = _INPUT_FORMATS[fmt]
     if args.log == "-" and (args.append or _appends_to_a_log(sys.stdout)):
         raise UsageError("to append to a log, give its name and --append (not '>>')")
-    if args.input == "-":
-        _write_records(args, records(sys.stdin.buffer))
-    else:
-        with open(args.input, "rb") as f:
-            _write_records(args, records(f))
+    with _signals.as_exceptions():  # SIGTERM, SIGHUP: rolled back as Ctrl-C is
+        if args.input == "-":
+            _write_records(args, records(sys.stdin.buffer))
+        else:
+            with open(args.input, "rb") as f:
+                _write_records(args, records(f))
     return EXIT_OK
 
 
