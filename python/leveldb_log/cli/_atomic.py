@@ -43,9 +43,7 @@ def replace(path: str, records: Iterable[bytes]) -> None:
     with _locked(path):  # a Writer holding the log refuses the command, not its records
         _roll_back_interrupted(path)
         with _leftovers.naming(path):
-            fd, tmp = tempfile.mkstemp(
-                dir=directory, prefix=_leftovers.prefix(path), suffix=".tmp"
-            )
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=_leftovers.prefix(path), suffix=".tmp")
         os.close(fd)
         try:
             with _leftovers.naming(path, tmp), Writer(tmp, "w") as w:
