@@ -51,6 +51,11 @@ def the_file(kind: str) -> bytes:
         damaged = bytearray(log)
         damaged[offsets[1] + 100] ^= 0x10  # inside the second record's payload
         return bytes(damaged)
+    if kind == "a length past the end, records after it":
+        small, at = model.encode([b"a" * 10, b"b" * 20, b"c" * 30, b"d" * 40])
+        damaged = bytearray(small)
+        damaged[at[1] + 5] ^= 0x10  # the second record's length, + 4096: past the end
+        return bytes(damaged)
     assert kind == "a text file"
     return b"shopping: eggs, milk\n" * 40
 
@@ -170,7 +175,7 @@ def test_the_table_covers_every_kind_of_file_and_every_tool() -> None:
         "damage",
         "not a log",
     }
-    assert len(CASES) == 6 * 9
+    assert len(CASES) == 7 * 9
 
 
 @pytest.mark.parametrize(("kind", "tool", "judge", "verdict"), CASES)
