@@ -6,7 +6,7 @@ from typing import Any
 
 def _setup(
     entity: type[dict[str, Any]],
-    make_key: Callable[..., Any],
+    key: type,
     geopoint: Callable[..., Any],
     raw_value: Callable[..., Any],
     user: Callable[..., Any],

@@ -22,13 +22,15 @@
 
 typedef struct {
     PyTypeObject *entity; /* leveldb_log.datastore.Entity, a dict subclass */
-    PyObject *make_key;   /* (app, namespace, path, database) -> Key */
+    PyTypeObject *key;    /* Key, whose slots _app, _namespace, _path and
+                             _database are set here */
     PyObject *geopoint;   /* (latitude, longitude) -> GeoPoint */
     PyObject *raw_value;  /* (meaning, value) -> RawValue */
     PyObject *user;       /* (email, auth_domain, nickname, user_id,
                              federated_identity, federated_provider) */
     PyObject *utc;        /* datetime.timezone.utc */
     PyObject *str_key;    /* "key", the Entity's slot */
+    PyObject *key_slots[4]; /* "_app", "_namespace", "_path", "_database" */
     PyObject *empty_tuple;
 } llds_py_state;
 
@@ -41,7 +43,7 @@ PyObject *llds_py_fail(int status);
 /* Text of a field that must be UTF-8 (names, kinds, apps): ValueError if
  * it is not. */
 PyObject *llds_py_text(llds_span s);
-/* A key (ds_keys.c): Key of make_key(app, namespace, path, database). */
+/* A key (ds_keys.c): a Key of app, namespace, path and database. */
 PyObject *llds_py_key(llds_py_state *st, const llds_key *k);
 /* A UserValue group's body as a User. */
 PyObject *llds_py_user(llds_py_state *st, llds_span body);

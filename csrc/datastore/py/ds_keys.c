@@ -1,7 +1,7 @@
 /*
  * ds_keys.c - keys (an entity's own, and keys as values) and users as
- * Python values: a Key through make_key(app, namespace, path, database),
- * whose path is a tuple of (kind, id or name) pairs.
+ * Python values: a Key (allocated here, its four slots set, not through its
+ * Python __init__), whose path is a tuple of (kind, id or name) pairs.
  */
 #include "ds_binding.h"
 
@@ -61,8 +61,10 @@ PyObject *llds_py_key(llds_py_state *st, const llds_key *k) {
         args[2] = path(k);
     if (args[2] != NULL)
         args[3] = llds_py_text(k->database);
-    PyObject *r =
-        args[3] ? PyObject_Vectorcall(st->make_key, args, 4, NULL) : NULL;
+    PyObject *r = args[3] ? st->key->tp_alloc(st->key, 0) : NULL;
+    for (int i = 0; r != NULL && i < 4; i++)
+        if (PyObject_SetAttr(r, st->key_slots[i], args[i]) < 0)
+            Py_CLEAR(r);
     for (int i = 0; i < 4; i++)
         Py_XDECREF(args[i]);
     return r;

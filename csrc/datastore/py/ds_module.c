@@ -23,7 +23,11 @@ static PyObject *mod_setup(PyObject *module, PyObject *const *args,
         return NULL;
     }
     Py_XSETREF(st->entity, (PyTypeObject *)Py_NewRef(args[0]));
-    Py_XSETREF(st->make_key, Py_NewRef(args[1]));
+    if (!PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_setup(): Key must be a class");
+        return NULL;
+    }
+    Py_XSETREF(st->key, (PyTypeObject *)Py_NewRef(args[1]));
     Py_XSETREF(st->geopoint, Py_NewRef(args[2]));
     Py_XSETREF(st->raw_value, Py_NewRef(args[3]));
     Py_XSETREF(st->user, Py_NewRef(args[4]));
@@ -54,7 +58,7 @@ static PyObject *mod_decode(PyObject *module, PyObject *record) {
 
 static PyMethodDef module_methods[] = {
     {"_setup", (PyCFunction)(void (*)(void))mod_setup, METH_FASTCALL,
-     "_setup(Entity, make_key, GeoPoint, RawValue, User, utc): the classes "
+     "_setup(Entity, Key, GeoPoint, RawValue, User, utc): the classes "
      "decode() builds."},
     {"decode", mod_decode, METH_O,
      "decode(record) -> Entity: one serialized EntityProto, decoded."},
@@ -67,13 +71,17 @@ static int module_exec(PyObject *module) {
         return -1;
     st->str_key = PyUnicode_InternFromString("key");
     st->empty_tuple = PyTuple_New(0);
+    static const char *slots[4] = {"_app", "_namespace", "_path", "_database"};
+    for (int i = 0; i < 4; i++)
+        if ((st->key_slots[i] = PyUnicode_InternFromString(slots[i])) == NULL)
+            return -1;
     return st->str_key && st->empty_tuple ? 0 : -1;
 }
 
 static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     llds_py_state *st = state_of(module);
     Py_VISIT(st->entity);
-    Py_VISIT(st->make_key);
+    Py_VISIT(st->key);
     Py_VISIT(st->geopoint);
     Py_VISIT(st->raw_value);
     Py_VISIT(st->user);
@@ -84,7 +92,9 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
 static int module_clear(PyObject *module) {
     llds_py_state *st = state_of(module);
     Py_CLEAR(st->entity);
-    Py_CLEAR(st->make_key);
+    Py_CLEAR(st->key);
+    for (int i = 0; i < 4; i++)
+        Py_CLEAR(st->key_slots[i]);
     Py_CLEAR(st->geopoint);
     Py_CLEAR(st->raw_value);
     Py_CLEAR(st->user);

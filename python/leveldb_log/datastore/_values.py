@@ -218,4 +218,4 @@ def _rebuild(properties: dict[str, Any], key: Key | None) -> Entity:
     return Entity(properties, key=key)
 
 
-_datastore._setup(Entity, _make_key, GeoPoint, RawValue, User, datetime.timezone.utc)
+_datastore._setup(Entity, Key, GeoPoint, RawValue, User, datetime.timezone.utc)
