@@ -1,0 +1,96 @@
+"""Firestore / Datastore exports on the command line: ``dump --decode`` prints entities as
+JSON lines, ``stats`` counts them per kind (leveldb_log.datastore)."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from leveldb_log import _storage
+from leveldb_log.cli._common import EXIT_CORRUPT, EXIT_OK, Damage, err, storage_options
+
+_OUTPUT = re.compile(r"output-\d+")
+_METADATA = (".overall_export_metadata", ".export_metadata")
+
+
+def is_export(args: argparse.Namespace) -> bool:
+    """Whether LOG names an export: ``--kind export``, a folder, a metadata file or a file
+    named ``output-N``."""
+    path = args.log
+    if getattr(args, "kind", None) == "export":
+        return True
+    if path == "-":
+        return False
+    if not _storage.is_url(path) and os.path.isdir(path):
+        return True
+    return path.endswith(_METADATA) or _OUTPUT.fullmatch(os.path.basename(path)) is not None
+
+
+def is_one_file(path: str) -> bool:
+    """An output file (not a folder or a metadata file): it is a log with figures too."""
+    return not path.endswith(_METADATA) and (_storage.is_url(path) or not os.path.isdir(path))
+
+
+def _entities(args: argparse.Namespace, damage: Damage) -> Iterator[Any]:
+    from leveldb_log.datastore import read_export
+
+    return iter(read_export(args.log, on_corruption=damage, storage_options=storage_options(args)))
+
+
+def dump(args: argparse.Namespace) -> int:
+    """Every entity as one JSON line: {"key": path, "namespace": ..., "properties": ...}."""
+    from leveldb_log.datastore import EntityDecodeError
+    from leveldb_log.datastore._json import entity_json
+
+    damage = Damage(err)
+    try:
+        for e in _entities(args, damage):
+            print(json.dumps(entity_json(e), ensure_ascii=False))
+    except EntityDecodeError as e:
+        err(str(e))
+        return EXIT_CORRUPT
+    return EXIT_CORRUPT if damage.found else EXIT_OK
+
+
+def counts(args: argparse.Namespace) -> tuple[collections.Counter[str], Damage, str | None]:
+    """Entities per kind; the damage met; the error that stopped the count, if any."""
+    from leveldb_log.datastore import EntityDecodeError
+
+    kinds: collections.Counter[str] = collections.Counter()
+    damage = Damage(err)
+    try:
+        for e in _entities(args, damage):
+            kinds[e.key.kind] += 1
+    except EntityDecodeError as e:
+        return kinds, damage, str(e)
+    return kinds, damage, None
+
+
+def count_lines(kinds: collections.Counter[str]) -> list[str]:
+    """The counts as table rows: the total, then each kind (most first)."""
+    lines = [f"{'entities':<18}{sum(kinds.values()):>12}"]
+    lines += [
+        f"  {kind:<16}{n:>12}" for kind, n in sorted(kinds.items(), key=lambda x: (-x[1], x[0]))
+    ]
+    return lines
+
+
+def count_json(kinds: collections.Counter[str]) -> dict[str, Any]:
+    return {"entities": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))}
+
+
+def stats(args: argparse.Namespace) -> int:
+    """Entity counts of an export folder or metadata file (no log figures: many files)."""
+    kinds, damage, error = counts(args)
+    if error is not None:
+        err(error)
+    if args.json:
+        print(json.dumps(count_json(kinds)))
+    else:
+        print("\n".join(count_lines(kinds)))
+    return EXIT_CORRUPT if damage.found or error else EXIT_OK
