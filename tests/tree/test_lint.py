@@ -58,7 +58,16 @@ def test_c_sources_follow_the_committed_clang_format() -> None:
     # .ci/run installs clang-format; a missing one fails here rather than skipping.
     sources = sorted(
         str(p.relative_to(ROOT))
-        for folder in ("csrc/core", "csrc/py", "tests/c", "tests/fuzz", "bench", "bench/callgrind")
+        for folder in (
+            "csrc/core",
+            "csrc/py",
+            "csrc/datastore",
+            "csrc/datastore/py",
+            "tests/c",
+            "tests/fuzz",
+            "bench",
+            "bench/callgrind",
+        )
         for p in (ROOT / folder).glob("*")
         if p.suffix in {".c", ".h"}
     )
