@@ -21,15 +21,15 @@
 #define LLDS_PY_MAX_DEPTH 64
 
 typedef struct {
-    PyTypeObject *entity; /* leveldb_log.datastore.Entity, a dict subclass */
-    PyTypeObject *key;    /* Key, whose slots _app, _namespace, _path and
-                             _database are set here */
-    PyObject *geopoint;   /* (latitude, longitude) -> GeoPoint */
-    PyObject *raw_value;  /* (meaning, value) -> RawValue */
-    PyObject *user;       /* (email, auth_domain, nickname, user_id,
-                             federated_identity, federated_provider) */
-    PyObject *utc;        /* datetime.timezone.utc */
-    PyObject *str_key;    /* "key", the Entity's slot */
+    PyTypeObject *entity;   /* leveldb_log.datastore.Entity, a dict subclass */
+    PyTypeObject *key;      /* Key, whose slots _app, _namespace, _path and
+                               _database are set here */
+    PyObject *geopoint;     /* (latitude, longitude) -> GeoPoint */
+    PyObject *raw_value;    /* (meaning, value) -> RawValue */
+    PyObject *user;         /* (email, auth_domain, nickname, user_id,
+                               federated_identity, federated_provider) */
+    PyObject *utc;          /* datetime.timezone.utc */
+    PyObject *str_key;      /* "key", the Entity's slot */
     PyObject *key_slots[4]; /* "_app", "_namespace", "_path", "_database" */
     PyObject *empty_tuple;
 } llds_py_state;

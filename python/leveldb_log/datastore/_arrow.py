@@ -104,9 +104,7 @@ def _column(pa: Any, name: str, values: list[Any]) -> tuple[Any, Any]:
         array = pa.nulls(len(values))
     elif len(types) == 1 and next(iter(types)) in simple:
         array = pa.array(values, simple[next(iter(types))])
-    elif types == {int, float} and all(
-        -_EXACT <= v <= _EXACT for v in values if type(v) is int
-    ):
+    elif types == {int, float} and all(-_EXACT <= v <= _EXACT for v in values if type(v) is int):
         array = pa.array([None if v is None else float(v) for v in values], pa.float64())
     elif types == {GeoPoint}:
         array = _points(pa, values)

@@ -41,7 +41,7 @@ class _Store:
         self.url = _storage.is_url(path)
         if not self.url and storage_options is not None:
             raise ValueError("storage_options is for a path given as a URL")
-        self.fs = _storage.filesystem(path, storage_options)[0] if self.url else None
+        self.fs: Any = _storage.filesystem(path, storage_options)[0] if self.url else None
 
     def join(self, folder: str, name: str) -> str:
         return posixpath.join(folder, name) if self.url else os.path.join(folder, name)

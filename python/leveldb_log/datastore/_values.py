@@ -205,7 +205,7 @@ class Entity(dict[str, Any]):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"Entity({dict.__repr__(self)}, key={self.key!r})"
