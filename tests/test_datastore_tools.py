@@ -197,3 +197,44 @@ def test_cli_stats_counts_entities_per_kind(export: Path) -> None:
     one = run_cli("stats", "--json", export / "all_namespaces" / "all_kinds" / "output-0")
     figures = json.loads(one.stdout)
     assert figures["records"] == 4 and figures["entities"] == 4 and figures["kinds"] == {"users": 4}
+
+
+def both_ways(path: Path | str) -> tuple[Any, Any]:
+    """The table of decode_columns (no filter) and the one built from Entity objects (a
+    filter naming every kind takes that path)."""
+    kinds = {e.key.kind for e in ds.read_export(path)}
+    return ds.read_export(path).to_arrow(), ds.read_export(path, kinds=kinds).to_arrow()
+
+
+def test_the_columnar_decoder_builds_the_table_the_entities_build(export: Path) -> None:
+    fast, slow = both_ways(export)
+    assert fast.schema == slow.schema and fast.equals(slow)
+
+
+EXPORTS = Path(__file__).resolve().parents[1].parent / "shared" / "datastore_exports"
+
+
+@pytest.mark.skipif(not EXPORTS.is_dir(), reason="no ../shared/datastore_exports")
+def test_the_two_table_builders_agree_on_every_real_export() -> None:
+    for folder in sorted(p for p in EXPORTS.iterdir() if p.is_dir()):
+        if not list(folder.glob("*.overall_export_metadata")):
+            continue
+        fast, slow = both_ways(folder)
+        assert fast.schema == slow.schema and fast.equals(slow), folder.name
+        assert fast.num_rows == len(list(ds.read_export(folder)))
+
+
+def test_to_arrow_names_the_offset_of_a_bad_record(tmp_path: Path) -> None:
+    key = ds.Key([("k", "a")])
+    good = ds.encode_entity(ds.Entity({"v": 1}, key=key))
+    write_log(tmp_path / "output-0", [good, good, b"\x08\x01"])
+    with pytest.raises(ds.EntityDecodeError) as info:
+        ds.read_export(tmp_path / "output-0").to_arrow()
+    assert info.value.offset == 2 * (len(good) + 7)
+    assert info.value.path == str(tmp_path / "output-0")
+    twice = ds.encode_entity(ds.Entity({"v": 1}, key=key))
+    twice += twice[twice.index(b"\x7a") :]  # the property again, not repeated
+    write_log(tmp_path / "output-1", [twice])
+    for how in (lambda p: list(ds.read_export(p)), lambda p: ds.read_export(p).to_arrow()):
+        with pytest.raises(ds.EntityDecodeError, match="appears twice"):
+            how(tmp_path / "output-1")

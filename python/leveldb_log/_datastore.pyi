@@ -17,3 +17,9 @@ def _setup(
 
 def decode(record: Any, /) -> Any:
     """decode(record) -> Entity: one serialized EntityProto, decoded."""
+
+def decode_columns(records: Any, /) -> tuple[int, tuple[list[Any], ...], list[str], list[Any]]:
+    """decode_columns(records) -> (rows, keys, names, columns): records decoded into
+    columns. keys: lists of app, namespace, database, path offsets (rows + 1), kinds, ids
+    and names; columns: a (values, type mask) pair per name, each list `rows` long (None
+    where a record lacks it)."""

@@ -6,6 +6,7 @@
  *   ds_module.c  module init and state, _setup(), decode()
  *   ds_values.c  an EntityProto's properties as Python values
  *   ds_keys.c    keys and users as Python values
+ *   ds_columns.c records decoded straight into columns, for Arrow tables
  *
  * Every non-static symbol starts with llds_py_.
  */
@@ -48,7 +49,16 @@ PyObject *llds_py_key(llds_py_state *st, const llds_key *k);
 /* A UserValue group's body as a User. */
 PyObject *llds_py_user(llds_py_state *st, llds_span body);
 
+/* A property's value as its meaning says (ds_values.c). */
+PyObject *llds_py_value(llds_py_state *st, const llds_property *p, int depth);
+
 /* Imports the datetime C API; -1 with an exception set. */
 int llds_py_import_datetime(void);
+/* Whether v is exactly a datetime.datetime. */
+int llds_py_is_datetime(PyObject *v);
+
+/* Records (an iterable of bytes-like objects) decoded into columns
+ * (ds_columns.c): see decode_columns' docstring in ds_module.c. */
+PyObject *llds_py_columns(llds_py_state *st, PyObject *records);
 
 #endif

@@ -56,12 +56,27 @@ static PyObject *mod_decode(PyObject *module, PyObject *record) {
     return r;
 }
 
+static PyObject *mod_decode_columns(PyObject *module, PyObject *records) {
+    llds_py_state *st = state_of(module);
+    if (st->entity == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_setup() was not called");
+        return NULL;
+    }
+    return llds_py_columns(st, records);
+}
+
 static PyMethodDef module_methods[] = {
     {"_setup", (PyCFunction)(void (*)(void))mod_setup, METH_FASTCALL,
      "_setup(Entity, Key, GeoPoint, RawValue, User, utc): the classes "
      "decode() builds."},
     {"decode", mod_decode, METH_O,
      "decode(record) -> Entity: one serialized EntityProto, decoded."},
+    {"decode_columns", mod_decode_columns, METH_O,
+     "decode_columns(records) -> (rows, keys, names, columns): records "
+     "decoded "
+     "into columns. keys: lists of app, namespace, database, path offsets "
+     "(rows + 1), kinds, ids and names; columns: a (values, type mask) pair "
+     "per name, each list `rows` long (None where a record lacks it)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -19,6 +19,8 @@
 #define MIN_MICROS (-62135596800000000LL)
 #define MAX_MICROS 253402300799999999LL
 
+int llds_py_is_datetime(PyObject *v) { return PyDateTime_CheckExact(v); }
+
 int llds_py_import_datetime(void) {
     if (PyDateTimeAPI == NULL)
         PyDateTime_IMPORT;
@@ -133,9 +135,7 @@ static PyObject *reference_value(llds_py_state *st, llds_span body) {
     return rc < 0 ? llds_py_fail(rc) : llds_py_key(st, &k);
 }
 
-/* A property's value as its meaning says. */
-static PyObject *value_of(llds_py_state *st, const llds_property *p,
-                          int depth) {
+PyObject *llds_py_value(llds_py_state *st, const llds_property *p, int depth) {
     uint64_t m = p->meaning;
     int plain = m == 0 || m == LLDS_MEANING_INDEX_VALUE;
     PyObject *v;
@@ -199,7 +199,7 @@ static int add_property(llds_py_state *st, PyObject *props,
     PyObject *name = llds_py_text(p->name);
     if (name == NULL)
         return -1;
-    PyObject *v = value_of(st, p, depth);
+    PyObject *v = llds_py_value(st, p, depth);
     int rc = v == NULL ? -1 : put(props, name, v, p->multiple);
     Py_DECREF(name);
     Py_XDECREF(v);

@@ -12,12 +12,13 @@ _json.py writes it, in a large_string column whose field metadata says
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gc
 import importlib
 import itertools
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
 
 from leveldb_log.datastore._json import dumps
 from leveldb_log.datastore._values import Entity, GeoPoint, Key
@@ -51,33 +52,59 @@ def _key_type(pa: Any) -> Any:
     )
 
 
-def _keys(pa: Any, keys: list[Key | None]) -> Any:
-    """The key struct array (null where a key is None), built column by column."""
+class _KeyLists(NamedTuple):
+    """Keys as flat lists: per key its app, namespace and database; per path element its
+    kind, id and name; offsets[i]:offsets[i + 1] are key i's elements."""
+
+    apps: list[str | None]
+    namespaces: list[str | None]
+    databases: list[str | None]
+    offsets: list[int]
+    kinds: list[str]
+    ids: list[int | None]
+    names: list[str | None]
+
+
+def _flatten(keys: list[Key | None]) -> _KeyLists:
+    """Key objects (None for none) as _KeyLists."""
     paths = [k.path if k is not None else () for k in keys]
-    offsets = [0, *itertools.accumulate(map(len, paths))]
     flat = list(itertools.chain.from_iterable(paths))
     ions = [e[1] for e in flat]
+    return _KeyLists(
+        [k.app if k is not None else None for k in keys],
+        [k.namespace if k is not None else None for k in keys],
+        [k.database if k is not None else None for k in keys],
+        [0, *itertools.accumulate(map(len, paths))],
+        [e[0] for e in flat],
+        [v if type(v) is int else None for v in ions],
+        [v if type(v) is str else None for v in ions],
+    )
+
+
+def _keys(pa: Any, k: _KeyLists) -> Any:
+    """The key struct array (null where a key's app is None), built column by column."""
     typ = _key_type(pa)
     elements = pa.StructArray.from_arrays(
         [
-            pa.array([e[0] for e in flat], pa.string()),
-            pa.array([v if type(v) is int else None for v in ions], pa.int64()),
-            pa.array([v if type(v) is str else None for v in ions], pa.string()),
+            pa.array(k.kinds, pa.string()),
+            pa.array(k.ids, pa.int64()),
+            pa.array(k.names, pa.string()),
         ],
         fields=list(typ.field("path").type.value_type),
     )
-    apps = [k.app if k is not None else None for k in keys]
-    projects = {a: Key((), app=a).project for a in set(apps) if a is not None}
-    last = [p[-1] if p else (None, None) for p in paths]
+    projects = {a: Key((), app=a).project for a in set(k.apps) if a is not None}
+    offsets = k.offsets
+    last = [b - 1 if b > a else None for a, b in itertools.pairwise(offsets)]
     children = [
-        pa.array([projects.get(a) for a in apps], pa.string()),  # type: ignore[arg-type]
-        pa.array([k.namespace if k is not None else None for k in keys], pa.string()),
+        pa.array([projects.get(a) for a in k.apps], pa.string()),  # type: ignore[arg-type]
+        pa.array(k.namespaces, pa.string()),
         pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), elements),
-        pa.array([e[0] for e in last], pa.string()),
-        pa.array([e[1] if type(e[1]) is int else None for e in last], pa.int64()),
-        pa.array([e[1] if type(e[1]) is str else None for e in last], pa.string()),
+        pa.array([k.kinds[i] if i is not None else None for i in last], pa.string()),
+        pa.array([k.ids[i] if i is not None else None for i in last], pa.int64()),
+        pa.array([k.names[i] if i is not None else None for i in last], pa.string()),
     ]
-    mask = pa.array([k is None for k in keys], pa.bool_()) if None in keys else None
+    missing = [a is None for a in k.apps]
+    mask = pa.array(missing, pa.bool_()) if any(missing) else None
     return pa.StructArray.from_arrays(children, fields=list(typ), mask=mask)
 
 
@@ -88,10 +115,9 @@ def _points(pa: Any, values: list[Any]) -> Any:
     return pa.StructArray.from_arrays([lat, lon], names=["latitude", "longitude"], mask=mask)
 
 
-def _column(pa: Any, name: str, values: list[Any]) -> tuple[Any, Any]:
-    """(array, field) of one property's values, typed as the module docstring says."""
-    types = {type(v) for v in values}
-    types.discard(type(None))
+def _column(pa: Any, name: str, values: list[Any], types: set[type]) -> tuple[Any, Any]:
+    """(array, field) of one property's values, whose types (None's left out) are
+    ``types``, typed as the module docstring says."""
     simple = {
         bool: pa.bool_(),
         int: pa.int64(),
@@ -109,7 +135,7 @@ def _column(pa: Any, name: str, values: list[Any]) -> tuple[Any, Any]:
     elif types == {GeoPoint}:
         array = _points(pa, values)
     elif types == {Key}:
-        array = _keys(pa, values)
+        array = _keys(pa, _flatten(values))
     else:
         text = [None if v is None else dumps(v) for v in values]
         array = pa.array(text, pa.large_string())
@@ -117,22 +143,64 @@ def _column(pa: Any, name: str, values: list[Any]) -> tuple[Any, Any]:
     return array, pa.field(name, array.type)
 
 
+def _no_gc() -> Any:
+    """A context that holds off the cyclic collector: while many new objects stay alive,
+    each collection would walk all the others."""
+
+    @contextlib.contextmanager
+    def held() -> Iterator[None]:
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if collecting:
+                gc.enable()
+
+    return held()
+
+
 def table(entities: Iterable[Entity]) -> Any:
-    """The entities as a pyarrow.Table (see the module docstring)."""
+    """Entities as a pyarrow.Table (see the module docstring)."""
     pa = _pyarrow()
-    collecting = gc.isenabled()
-    gc.disable()  # entities kept alive would make each collection walk all the others
-    try:
+    with _no_gc():
         rows = list(entities)
-    finally:
-        if collecting:
-            gc.enable()
     names: dict[str, Any] = {}
     for e in rows:
         names.update(e)  # only the keys matter: every name, in order of first appearance
-    arrays, fields = [_keys(pa, [e.key for e in rows])], [pa.field("__key__", _key_type(pa))]
+    arrays = [_keys(pa, _flatten([e.key for e in rows]))]
+    fields = [pa.field("__key__", _key_type(pa))]
     for name in names:
-        array, field = _column(pa, name, [e.get(name) for e in rows])
+        values = [e.get(name) for e in rows]
+        array, field = _column(pa, name, values, {type(v) for v in values} - {type(None)})
+        arrays.append(array)
+        fields.append(field)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+# The type bits of decode_columns' masks (csrc/datastore/py/ds_columns.c), as Python types.
+_BITS: tuple[tuple[int, type], ...] = (
+    (2, bool),
+    (4, int),
+    (8, float),
+    (16, str),
+    (32, bytes),
+    (64, datetime.datetime),
+    (128, object),  # anything else: JSON
+    (256, GeoPoint),
+    (512, Key),
+)
+
+
+def columns_table(decoded: tuple[int, tuple[list[Any], ...], list[str], list[Any]]) -> Any:
+    """A pyarrow.Table of what _datastore.decode_columns returns."""
+    pa = _pyarrow()
+    _, keys, names, columns = decoded
+    arrays = [_keys(pa, _KeyLists(*keys))]
+    fields = [pa.field("__key__", _key_type(pa))]
+    for name, (values, mask) in zip(names, columns, strict=True):
+        types = {t for bit, t in _BITS if mask & bit}
+        array, field = _column(pa, name, values, types)
         arrays.append(array)
         fields.append(field)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

@@ -8,7 +8,7 @@ from typing import Any
 
 from leveldb_log import _datastore
 from leveldb_log._core import Reader
-from leveldb_log._errors import Corruption
+from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log.datastore._metadata import layout
 from leveldb_log.datastore._values import Entity
 
@@ -74,16 +74,19 @@ class Export:
         for path in self.files:
             yield from self.read_file(path)
 
-    def read_file(self, path: str, start: int = 0, end: int | None = None) -> Iterator[Entity]:
-        """The entities of one output file (of records whose first header lies in
-        [start, end)), filtered by kinds and namespaces."""
-        decode, kinds, namespaces = _datastore.decode, self._kinds, self._namespaces
+    def _reader(self, path: str, start: int = 0, end: int | None = None) -> Reader:
         options: dict[str, Any] = {"start": start, "end": end}
         if self._on_corruption is not None:
             options["on_corruption"] = self._on_corruption
         if self._storage_options is not None:
             options["storage_options"] = self._storage_options
-        with Reader(path, **options) as reader:
+        return Reader(path, **options)
+
+    def read_file(self, path: str, start: int = 0, end: int | None = None) -> Iterator[Entity]:
+        """The entities of one output file (of records whose first header lies in
+        [start, end)), filtered by kinds and namespaces."""
+        decode, kinds, namespaces = _datastore.decode, self._kinds, self._namespaces
+        with self._reader(path, start, end) as reader:
             for record in reader:
                 try:
                     entity = decode(record)
@@ -101,9 +104,34 @@ class Export:
         """The entities as a pyarrow.Table (needs pyarrow: pip install
         'leveldb-log[arrow]'): a ``__key__`` struct column and one column per property
         name; docs/datastore.md says how each value type maps."""
-        from leveldb_log.datastore._arrow import table
+        from leveldb_log.datastore import _arrow
 
-        return table(self)
+        _arrow._pyarrow()  # ImportError naming the extra before any reading
+        if self._kinds is not None or self._namespaces is not None:
+            return _arrow.table(self)
+        with _arrow._no_gc():
+            decoded = self._columns()
+        return _arrow.columns_table(decoded)
+
+    def _columns(self) -> Any:
+        """Every record decoded by _datastore.decode_columns (no object per entity)."""
+        at: list[tuple[str, Reader]] = []
+
+        def records() -> Iterator[bytes]:
+            for path in self.files:
+                with self._reader(path) as reader:
+                    at[:] = [(path, reader)]
+                    yield from reader
+
+        try:
+            return _datastore.decode_columns(records())
+        except CorruptionError:
+            raise
+        except ValueError as e:
+            if not at:
+                raise
+            path, reader = at[0]
+            raise EntityDecodeError(path, reader.last_record_offset or 0, str(e)) from None
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """The table of to_arrow() as an Arrow C stream: pyarrow.table(export),
