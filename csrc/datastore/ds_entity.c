@@ -222,7 +222,7 @@ static int element(llds_span body, int group_form, llds_element *e) {
     memset(e, 0, sizeof *e);
     while (c.p < c.end) {
         uint32_t f, w;
-        uint64_t u;
+        uint64_t u = 0;
         int rc = llds_tag(&c, &f, &w);
         if (rc == LLDS_OK && (f == base || f == base + 2)) {
             rc = want(w, LLDS_LEN) < 0
