@@ -243,3 +243,22 @@ def test_to_arrow_names_the_offset_of_a_bad_record(tmp_path: Path) -> None:
     for how in (lambda p: list(ds.read_export(p)), lambda p: ds.read_export(p).to_arrow()):
         with pytest.raises(ds.EntityDecodeError, match="appears twice"):
             how(tmp_path / "output-1")
+
+
+def test_cli_reads_an_export_folder_given_as_a_url(
+    export: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    from datastore_build import files_of
+    from leveldb_log.cli import main
+
+    fs = fsspec.filesystem("memory")
+    for rel, data in files_of(export).items():
+        fs.pipe(f"/cli-ds/{rel}", data)
+    try:
+        assert main(["stats", "--json", "memory://cli-ds"]) == 0
+        assert json.loads(capsys.readouterr().out) == {"entities": 6, "kinds": {"users": 6}}
+        assert main(["dump", "--decode", "memory://cli-ds"]) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 6
+    finally:
+        fs.rm("/cli-ds", recursive=True)

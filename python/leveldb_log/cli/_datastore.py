@@ -26,14 +26,20 @@ def is_export(args: argparse.Namespace) -> bool:
         return True
     if path == "-":
         return False
-    if not _storage.is_url(path) and os.path.isdir(path):
+    if path.endswith(_METADATA) or _OUTPUT.fullmatch(os.path.basename(path.rstrip("/"))):
         return True
-    return path.endswith(_METADATA) or _OUTPUT.fullmatch(os.path.basename(path)) is not None
+    if not _storage.is_url(path):
+        return os.path.isdir(path)
+    try:  # a folder on a store (gs://bucket/export): its file system says
+        fs, inner = _storage.filesystem(path, storage_options(args))
+        return bool(fs.isdir(inner))
+    except (ImportError, ValueError, OSError):
+        return False  # the log's own reading reports what is wrong
 
 
 def is_one_file(path: str) -> bool:
     """An output file (not a folder or a metadata file): it is a log with figures too."""
-    return not path.endswith(_METADATA) and (_storage.is_url(path) or not os.path.isdir(path))
+    return _OUTPUT.fullmatch(os.path.basename(path)) is not None
 
 
 def _entities(args: argparse.Namespace, damage: Damage) -> Iterator[Any]:
