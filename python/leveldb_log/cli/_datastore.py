@@ -8,7 +8,7 @@ import collections
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from leveldb_log import _storage
@@ -29,12 +29,20 @@ def is_export(args: argparse.Namespace) -> bool:
     if path.endswith(_METADATA) or _OUTPUT.fullmatch(os.path.basename(path.rstrip("/"))):
         return True
     if not _storage.is_url(path):
-        return os.path.isdir(path)
+        return os.path.isdir(path) and _holds_metadata(os.listdir(path))
     try:  # a folder on a store (gs://bucket/export): its file system says
         fs, inner = _storage.filesystem(path, storage_options(args))
-        return bool(fs.isdir(inner))
+        if not fs.isdir(inner):
+            return False
+        return _holds_metadata(os.path.basename(p.rstrip("/")) for p in fs.ls(inner, detail=False))
     except (ImportError, ValueError, OSError):
         return False  # the log's own reading reports what is wrong
+
+
+def _holds_metadata(names: Iterable[str]) -> bool:
+    """Whether a folder's names include an overall metadata file (other folders are no
+    export: reading them as a log says what is wrong)."""
+    return any(n.endswith(_METADATA[0]) and not n.startswith("._") for n in names)
 
 
 def is_one_file(path: str) -> bool:
