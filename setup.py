@@ -12,6 +12,9 @@ from setuptools.command.build_ext import build_ext
 # csrc/core: the plain C library (no Python.h); csrc/py: the CPython binding.
 SOURCES = sorted(glob("csrc/core/*.c")) + sorted(glob("csrc/py/*.c"))
 HEADERS = sorted(glob("csrc/core/*.h")) + sorted(glob("csrc/py/*.h"))
+# csrc/datastore: the EntityProto decoder (plain C), and its binding leveldb_log._datastore.
+DS_SOURCES = sorted(glob("csrc/datastore/*.c")) + sorted(glob("csrc/datastore/py/*.c"))
+DS_HEADERS = sorted(glob("csrc/datastore/*.h")) + sorted(glob("csrc/datastore/py/*.h"))
 
 if sys.platform == "win32":
     extra_compile_args = ["/O2", "/W3"]
@@ -62,6 +65,16 @@ setup(
             extra_link_args=[f"-fsanitize={os.environ['LEVELDB_LOG_SANITIZE']}"]
             if os.environ.get("LEVELDB_LOG_SANITIZE") and sys.platform != "win32"
             else [],
-        )
+        ),
+        Extension(
+            "leveldb_log._datastore",
+            sources=DS_SOURCES,
+            depends=DS_HEADERS,
+            include_dirs=["csrc/datastore", "csrc/datastore/py"],
+            extra_compile_args=extra_compile_args,
+            extra_link_args=[f"-fsanitize={os.environ['LEVELDB_LOG_SANITIZE']}"]
+            if os.environ.get("LEVELDB_LOG_SANITIZE") and sys.platform != "win32"
+            else [],
+        ),
     ]
 )

@@ -5,8 +5,8 @@
 #   bash .ci/fuzz.sh [--build-only] [--runs N] [SECONDS] [HARNESS ...]
 #
 # SECONDS per harness (default 60), or --runs N inputs per harness (a budget that does
-# not depend on the machine's speed); HARNESS among reader, roundtrip, crc32c, tail
-# (default: all). Exit status 0 when no harness crashed or broke an invariant.
+# not depend on the machine's speed); HARNESS among reader, roundtrip, crc32c, tail,
+# datastore (default: all). Exit status 0 when no harness crashed or broke an invariant.
 # A failing input is saved as tests/fuzz/build/artifacts/<harness>-crash-*;
 # rerun it with tests/fuzz/build/fuzz_<harness> <that file>.
 # Installs clang and its runtime (Debian: clang, libclang-rt-14-dev) if missing.
@@ -27,7 +27,7 @@ else
     [ $# -gt 0 ] && shift
 fi
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(reader roundtrip crc32c tail)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(reader roundtrip crc32c tail datastore)
 
 out=tests/fuzz/build
 mkdir -p "$out/artifacts"
@@ -54,9 +54,10 @@ if ! can_fuzz; then
     can_fuzz || { echo "fuzz.sh: clang cannot build a libFuzzer target" >&2; exit 1; }
 fi
 
-core=(csrc/core/*.c)
+core=(csrc/core/*.c csrc/datastore/*.c)
 flags=(-g -O1 -std=c11 -Wall -Wextra -Werror -fno-omit-frame-pointer
-       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icsrc/core)
+       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Icsrc/core
+       -Icsrc/datastore)
 for h in "${harnesses[@]}"; do
     clang "${flags[@]}" "tests/fuzz/fuzz_$h.c" "${core[@]}" -o "$out/fuzz_$h"
 done

@@ -13,6 +13,7 @@ from typing import Any
 from bench.cases.arrow import arrow_long_read_case, arrow_read_case, arrow_write_case
 from bench.cases.crc import crc_cases
 from bench.cases.dask import dask_scaling
+from bench.cases.datastore import datastore_case
 from bench.cases.dialects import compressed_case, recycled_case
 from bench.cases.durable import durable_rates
 from bench.cases.memory import peak_memory
@@ -22,7 +23,7 @@ from bench.cases.write import write_case
 from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
-SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "memory")
+SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "datastore", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
 OPT_IN = ("dask", "durable")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
@@ -78,6 +79,8 @@ def run_suite(
             cases += _extra_cases(makers, data, cfg, progress)
         if "rocksdb" in only:
             cases += _extra_cases((recycled_case, compressed_case), data, cfg, progress)
+        if "datastore" in only:
+            cases += _extra_cases((datastore_case,), data, cfg, progress)
         cases.sort(key=lambda c: (ORDER[c.op], c.size))  # stable: CRC paths keep their order
         if "memory" in only:
             peaks = peak_memory(data, cfg)

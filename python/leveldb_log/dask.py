@@ -5,7 +5,9 @@
 - ``read_logs_dataframe(...)``: the same as an Arrow-backed ``dask.dataframe`` with the
   columns ``offset`` (uint64), ``data`` (large_binary) and ``path`` (string), built from
   ``Reader.iter_batches`` (no Python object per record);
-- ``to_logs(bag, "out/part-*.log")``: one log per partition, written in parallel.
+- ``to_logs(bag, "out/part-*.log")``: one log per partition, written in parallel;
+- ``read_export(path)``: the entities of a Firestore/Datastore export, one partition per
+  output file (docs/datastore.md).
 
 A record belongs to the range that holds its first header, so every record is read exactly
 once and every corruption reported exactly once, whatever the partitioning.
@@ -23,11 +25,13 @@ from typing import Any, NamedTuple
 from leveldb_log import _storage
 from leveldb_log._core import RECOVERY_MODES, Reader, Writer
 from leveldb_log._errors import Corruption
+from leveldb_log.datastore._dask import read_export
 from leveldb_log.splits import splits
 
 __all__ = [
     "DEFAULT_BLOCKSIZE",
     "FileCorruption",
+    "read_export",
     "read_logs",
     "read_logs_dataframe",
     "to_logs",

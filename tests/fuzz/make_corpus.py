@@ -14,7 +14,9 @@ Input formats (see each harness's header comment):
 - roundtrip: flags, prefix end:2, first-list count, writer start:8, seed, then 2 bytes a record;
 - crc32c: one byte (split point and alignment), then the data;
 - tail: how many records to append, their size seed, then the log; or (bit 7 of the first
-  byte) a crash: a seed, where to cut, zero fill, then record sizes.
+  byte) a crash: a seed, where to cut, zero fill, then record sizes;
+- datastore: one EntityProto record, as leveldb_log.datastore.encode_entity writes it
+  (entities made here, of every value type).
 """
 
 from __future__ import annotations
@@ -323,6 +325,40 @@ def crc_seeds() -> dict[str, bytes]:
     return seeds
 
 
+def datastore_seeds() -> dict[str, bytes]:
+    """Records of entities of every value type, nested, and some cut short."""
+    import datetime
+
+    from leveldb_log import datastore as ds
+
+    utc = datetime.timezone.utc
+    key = ds.Key([("users", "alice"), ("posts", 7)], app="dev~seed", namespace="ns")
+    values = {
+        "none": None,
+        "bool": True,
+        "int": -5,
+        "float": 2.5,
+        "text": "héllo",
+        "bytes": b"\x00\xff",
+        "when": datetime.datetime(1843, 5, 1, tzinfo=utc),
+        "where": ds.GeoPoint(1.5, -2.5),
+        "ref": key,
+        "user": ds.User("a@b.c", "gmail.com", "nick", "42"),
+        "map": {"a": {"b": {"c": [1, "x"]}}},
+        "embedded": ds.Entity({"x": 1}, key=ds.Key([("k", "v")], app="s~p")),
+        "array": [1, "two", None, {"m": 3}],
+        "empty": [],
+        "raw": ds.RawValue(99, 1),
+    }
+    seeds = {
+        "every-value": ds.encode_entity(ds.Entity(values, key=key)),
+        "no-properties": ds.encode_entity(ds.Entity({}, key=ds.Key([("k", 1)], app="dev~x"))),
+        "long-text": ds.encode_entity(ds.Entity({"t": "y" * 3000}, key=key)),
+    }
+    seeds["cut"] = seeds["every-value"][: len(seeds["every-value"]) // 2]
+    return seeds
+
+
 def write(out: Path, harness: str, seeds: dict[str, bytes]) -> None:
     folder = out / harness
     folder.mkdir(parents=True, exist_ok=True)
@@ -340,6 +376,7 @@ def main() -> None:
     write(out, "roundtrip", roundtrip_seeds())
     write(out, "crc32c", crc_seeds())
     write(out, "tail", tail_seeds())
+    write(out, "datastore", datastore_seeds())
 
 
 if __name__ == "__main__":

@@ -49,7 +49,12 @@ def test_the_copy_window_benchmark_builds_cleanly_and_runs(tmp_path: Path) -> No
 
 #: What one smoke run must show: a case of each kind, and the targets of the issues.
 SMOKE_OPS = {"crc32c", "write", "read"}
-SMOKE_CASES = {"read/100 B/arrow", "write/100 B/arrow", "read/1 MiB/arrow"}
+SMOKE_CASES = {
+    "read/100 B/arrow",
+    "write/100 B/arrow",
+    "read/1 MiB/arrow",
+    "read/entities/datastore",
+}
 
 
 def test_the_bench_suite_runs_every_case_on_a_little_data(tmp_path: Path) -> None:
@@ -75,6 +80,7 @@ def test_the_bench_suite_runs_every_case_on_a_little_data(tmp_path: Path) -> Non
     judged = [t for t, st in statuses.items() if st in ("PASS", "MISS")]
     assert any("Reader(path) vs readinto" in t for t in judged), statuses
     assert any("write_many(Arrow array)" in t for t in judged), statuses
+    assert sum("vs ndb codec + values" in t for t in judged) == 2, statuses
 
 
 def test_the_durable_bench_runs_every_contender_at_every_thread_count(tmp_path: Path) -> None:

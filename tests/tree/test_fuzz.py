@@ -21,7 +21,13 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ = ROOT / "tests" / "fuzz"
-HARNESSES = {"reader": 40_000, "roundtrip": 3_000, "crc32c": 150_000, "tail": 5_000}
+HARNESSES = {
+    "reader": 40_000,
+    "roundtrip": 3_000,
+    "crc32c": 150_000,
+    "tail": 5_000,
+    "datastore": 250_000,
+}
 
 
 def runs(harness: str) -> int:

@@ -117,6 +117,22 @@ def test_the_binding_exports_one_prefix() -> None:
     assert stray == []
 
 
+def test_the_datastore_extension_exports_its_own_prefix() -> None:
+    import leveldb_log._datastore
+
+    nm = shutil.which("nm")
+    assert nm is not None, "nm (binutils) is needed to list the extension's symbols"
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", leveldb_log._datastore.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.split()[-2] in "TDBR"]
+    assert "PyInit__datastore" in names
+    assert [n for n in names if not n.startswith(("llds_", "PyInit__datastore"))] == []
+
+
 def test_the_tree_checks_and_only_they_are_marked_slow() -> None:
     """`python -m pytest` leaves out the slow marker; tests/tree/ is exactly what it leaves."""
     tree = sorted((ROOT / "tests" / "tree").glob("test_*.py"))

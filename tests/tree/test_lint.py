@@ -63,6 +63,8 @@ def test_c_sources_follow_the_committed_clang_format() -> None:
             "csrc/py",
             "tests/c",
             "tests/crash",
+            "csrc/datastore",
+            "csrc/datastore/py",
             "tests/fuzz",
             "bench",
             "bench/callgrind",

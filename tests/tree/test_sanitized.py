@@ -90,13 +90,19 @@ def test_c_unit_tests_have_no_memcheck_errors_or_leaks(
     assert " 0 failed" in proc.stdout, proc.stdout[-3000:]
 
 
-@pytest.mark.parametrize("harness", ["reader", "roundtrip", "crc32c", "tail"])
+@pytest.mark.parametrize("harness", ["reader", "roundtrip", "crc32c", "tail", "datastore"])
 def test_fuzz_seed_corpus_replays_clean_under_valgrind_memcheck(
     tmp_path: Path, harness: str
 ) -> None:
     fuzz = ROOT / "tests" / "fuzz"
+    # the datastore harness takes csrc/datastore's decoder too
+    decoder = sorted(str(p) for p in (ROOT / "csrc" / "datastore").glob("*.c"))
+    extra = [*decoder, f"-I{ROOT / 'csrc' / 'datastore'}"] if harness == "datastore" else []
     binary = compile_c(
-        tmp_path / f"replay_{harness}", str(fuzz / "replay.c"), str(fuzz / f"fuzz_{harness}.c")
+        tmp_path / f"replay_{harness}",
+        str(fuzz / "replay.c"),
+        str(fuzz / f"fuzz_{harness}.c"),
+        *extra,
     )
     proc = valgrind(str(binary), str(fuzz / "corpus" / harness))
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -75,10 +76,12 @@ def register(subparsers: Subparsers) -> None:
     )
     p.add_argument(
         "--kind",
-        choices=("wal", "manifest", "auto"),
+        choices=("wal", "manifest", "export", "auto"),
         default="auto",
         help="with --decode: what the log holds (default: auto, from the file name: "
-        "MANIFEST-* a MANIFEST, *.log a WAL)",
+        "MANIFEST-* a MANIFEST, *.log a WAL; a folder, *.overall_export_metadata, "
+        "*.export_metadata or output-N a Firestore/Datastore export, printed as one JSON "
+        "object per entity)",
     )
     add_reading_options(p)
     add_dialect(p)
@@ -91,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         if args.dialect not in ("auto", "leveldb"):
             raise UsageError(f"--leveldb means --dialect leveldb, not {args.dialect}")
         args.dialect, args.decode = "leveldb", True
+    if args.decode and _datastore.is_export(args):
+        return _datastore.dump(args)
     dialect = resolve(args)
     format_record = _formatter(args, dialect)
     damage = Damage(err)

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -30,7 +31,9 @@ def register(subparsers: Subparsers) -> None:
         description="Walk every physical record once and report record and byte counts, "
         "fragment types, trailer, zero-fill, torn-tail (from the first header of the record "
         "cut short), garbage and dropped bytes (as the reader in skip mode drops them) and a "
-        "histogram of record sizes (power-of-two buckets). Exit status 1 if the log is corrupt.",
+        "histogram of record sizes (power-of-two buckets). Exit status 1 if the log is corrupt. "
+        "For a Firestore/Datastore export (a folder or a metadata file: entity counts only) or "
+        "one of its output-N files: the entities per kind.",
     )
     add_log(p)
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
@@ -41,6 +44,9 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the statistics of LOG; exit status 1 if it is corrupt."""
+    export = _datastore.is_export(args)
+    if export and not _datastore.is_one_file(args.log):
+        return _datastore.stats(args)
     options = reader_options(resolve(args))
     with reader_warnings(args.log) as not_a_log:
         figures = stats(
@@ -48,11 +54,16 @@ def run(args: argparse.Namespace) -> int:
             verify_checksums=args.verify_checksums,
             **options,
         )
+    kinds, error = None, None
+    if export:  # an export's output file: its entities per kind too
+        kinds, _, error = _datastore.counts(args)
     if args.json:
-        print(json.dumps(_json(figures)))
+        extra = _datastore.count_json(kinds) if kinds is not None else {}
+        print(json.dumps({**_json(figures), **extra}))
     else:
-        print("\n".join(_text(figures)))
-    return EXIT_CORRUPT if figures.corrupt or not_a_log else EXIT_OK
+        extra_lines = _datastore.count_lines(kinds) if kinds is not None else []
+        print("\n".join(_text(figures) + extra_lines))
+    return EXIT_CORRUPT if figures.corrupt or not_a_log or error else EXIT_OK
 
 
 def _json(s: LogStats) -> dict[str, Any]:
