@@ -85,6 +85,16 @@ struct llog_tail {
     uint8_t buf[LLOG_BLOCK_SIZE];
 };
 
+/* Asks for the bytes from `at` to the end of its block, or to `limit` if
+ * that comes first: returns 1 (for the *_step functions). */
+static int want_rest_of_block(llog_tail *t, uint64_t at, uint64_t limit) {
+    uint64_t block_end = at - at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
+    uint64_t end = block_end < limit ? block_end : limit;
+    t->want_at = at;
+    t->want_len = (size_t)(end - at);
+    return 1;
+}
+
 static void fail(llog_tail *t, llog_status status) {
     llog_reader_free(t->reader);
     t->reader = NULL;
@@ -429,20 +439,15 @@ static int search_step(llog_tail *t) {
             t->phase = PHASE_DONE;
         return 0;
     }
-    uint64_t block_end =
-        t->search_at - t->search_at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
-    uint64_t end = block_end < t->size ? block_end : t->size;
-    t->want_at = t->search_at;
-    t->want_len = (size_t)(end - t->search_at);
-    return 1;
+    return want_rest_of_block(t, t->search_at, t->size);
 }
 
 /* A valid record follows the one the walk took for the last thing written:
  * that one is damage, not a torn tail, and the log goes on. The records from
  * intact_at on are stepped over, and any damage between them (resync_got);
  * what follows the last of them is checked as the part to be cut, as
- * before. New records start a fresh block, so that
- * they never share one with the damage. */
+ * before. New records start a fresh block, never sharing one with the
+ * damage. */
 static void damage_found(llog_tail *t, uint64_t intact_at) {
     if (t->stopped_at_trailer) { /* every reader stops at the trailer */
         refuse_for_good(t, t->stopped_at,
@@ -509,12 +514,7 @@ static int resync_step(llog_tail *t) {
         resync_done(t);
         return 0;
     }
-    uint64_t block_end =
-        t->skip_at - t->skip_at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
-    uint64_t end = block_end < t->size ? block_end : t->size;
-    t->want_at = t->skip_at;
-    t->want_len = (size_t)(end - t->skip_at);
-    return 1;
+    return want_rest_of_block(t, t->skip_at, t->size);
 }
 
 /* Steps over the span's records of the log (and zero trailers) from i, as
@@ -591,12 +591,7 @@ static int walk_step(llog_tail *t) {
         walk_done(t);
         return 0;
     }
-    uint64_t block_end =
-        t->walk_at - t->walk_at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
-    uint64_t end = block_end < t->written ? block_end : t->written;
-    t->want_at = t->walk_at;
-    t->want_len = (size_t)(end - t->walk_at);
-    return 1;
+    return want_rest_of_block(t, t->walk_at, t->written);
 }
 
 static void walk_from(llog_tail *t, uint64_t written) {

@@ -136,18 +136,27 @@ static int reader_notify(llpy_reader *self, PyObject *c) {
     return r == NULL ? -1 : 0;
 }
 
+/* A Corruption for the event, counted in dropped_bytes and passed to the
+ * callback (or warned of): *c holds it (NULL on failure); 0, or -1 with an
+ * exception set. */
+static int reader_report(llpy_reader *self, llpy_state *st,
+                         const llog_event *ev, PyObject **c) {
+    *c = PyObject_CallFunction(st->corruption_type, "KKs",
+                               (unsigned long long)ev->offset,
+                               (unsigned long long)ev->size, ev->reason);
+    if (*c == NULL)
+        return -1;
+    self->dropped_bytes += ev->size;
+    return reader_notify(self, *c);
+}
+
 /* Passes on a further report of the same damage, which the mode then acts
  * on with the first: 0, or -1 with an exception set. */
 static int reader_report_also(llpy_reader *self, llpy_state *st,
                               const llog_event *ev) {
-    PyObject *c = PyObject_CallFunction(
-        st->corruption_type, "KKs", (unsigned long long)ev->offset,
-        (unsigned long long)ev->size, ev->reason);
-    if (c == NULL)
-        return -1;
-    self->dropped_bytes += ev->size;
-    int rc = reader_notify(self, c);
-    Py_DECREF(c);
+    PyObject *c;
+    int rc = reader_report(self, st, ev, &c);
+    Py_XDECREF(c);
     return rc;
 }
 
@@ -167,13 +176,10 @@ static int reader_on_corruption(llpy_reader *self, llpy_state *st,
     llog_event also;
     int has_also =
         self->core != NULL && llog_reader_torn_also(self->core, ev, &also);
-    PyObject *c = PyObject_CallFunction(
-        st->corruption_type, "KKs", (unsigned long long)ev->offset,
-        (unsigned long long)ev->size, ev->reason);
+    PyObject *c;
+    int rc = reader_report(self, st, ev, &c);
     if (c == NULL)
         return -1;
-    self->dropped_bytes += ev->size;
-    int rc = reader_notify(self, c);
     if (rc == 0 && has_also) /* RocksDB reports both before it stops */
         rc = reader_report_also(self, st, &also);
     if (rc == 0 && self->recovery == LLOG_RECOVER_SKIP) {

@@ -54,7 +54,7 @@ def replace(path: str, records: Iterable[bytes]) -> None:
         except BaseException:
             _remove(tmp)
             raise
-    _sync_directory(directory)
+    _undo.sync_directory(directory)
 
 
 def append(path: str, records: Iterable[bytes]) -> None:
@@ -131,20 +131,6 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-def _sync_directory(directory: str) -> None:
-    """Make the rename durable (POSIX); where a directory cannot be opened, nothing to do."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems refuse fsync on a directory
-    finally:
-        os.close(fd)
 
 
 def _spool(records: Iterable[bytes]) -> IO[bytes]:

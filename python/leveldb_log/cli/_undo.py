@@ -29,7 +29,7 @@ from typing import IO
 
 from leveldb_log._core import Reader
 
-__all__ = ["discard", "path_for", "roll_back_interrupted", "write"]
+__all__ = ["discard", "path_for", "roll_back_interrupted", "sync_directory", "write"]
 
 MAGIC = b"leveldb-log append undo 1\n"
 _HEADER = struct.Struct("<qqqq")
@@ -59,7 +59,7 @@ def write(log: str, cut: int, tail: IO[bytes], size: int, records: Iterable[byte
         f.write(_CRC.pack(crc))
         f.flush()
         os.fsync(f.fileno())
-    _sync_directory(undo)
+    sync_directory(os.path.dirname(undo))
     return undo
 
 
@@ -69,7 +69,7 @@ def discard(undo: str) -> None:
         os.unlink(undo)
     except FileNotFoundError:
         return
-    _sync_directory(undo)
+    sync_directory(os.path.dirname(undo))
 
 
 def roll_back_interrupted(log: str) -> str | None:
@@ -115,7 +115,7 @@ def _put_back(log: str, cut: int, size: int, saved: bytes) -> None:
             os.unlink(log)
         except FileNotFoundError:
             pass
-        _sync_directory(log)
+        sync_directory(os.path.dirname(log))
         return
     with open(log, "r+b") as f:
         f.truncate(cut)
@@ -160,10 +160,11 @@ def _last_non_zero(tail: IO[bytes]) -> int:
     return kept
 
 
-def _sync_directory(path: str) -> None:
-    """Make a name's creation or removal durable (POSIX); elsewhere nothing to do."""
+def sync_directory(directory: str) -> None:
+    """Make a name's creation, rename or removal in ``directory`` durable (POSIX); where a
+    directory cannot be opened, nothing to do."""
     try:
-        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        fd = os.open(directory or ".", os.O_RDONLY)
     except OSError:
         return
     try:
