@@ -448,6 +448,17 @@ PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
 /* Before closing: Pebble's end-of-log trailer. */
 int llpy_writer_finish(llpy_writer *self);
 
+/* writer_open.c: the target opened (a path, a file object or a URL) and
+ * the Writer's written offset set from it; "w" truncates once locked. 0, or
+ * -1 with an exception. */
+int llpy_writer_open_target(llpy_writer *self, PyObject *target,
+                            PyObject *mode, int closefd,
+                            PyObject *storage_options);
+/* The mode argument ("w", "a", "x") and the buffering argument (-1, 0 or a
+ * size), parsed as Writer() takes them. */
+int llpy_writer_parse_mode(PyObject *mode, char *out);
+int llpy_writer_parse_buffering(PyObject *obj, size_t *limit);
+
 /* Mode "a" on an open path (writer_append.c): where the log resumes and
  * whether a block must be started; the log cut back to *offset. `dialect`
  * holds the log's dialect and log number (llpy_dialect_options). 0, or -1

@@ -1,8 +1,9 @@
 /*
- * writer.c - the Writer type: arguments and targets, locking, writing a
- * record (whose bytes go out through writer_output.c), rolling back a failed
- * write so that a record lands whole or not at all, flush, sync and close.
- * Mode "a" starts where writer_append.c says.
+ * writer.c - the Writer type: its arguments, locking, writing a record
+ * (whose bytes go out through writer_output.c), rolling back a failed write
+ * so that a record lands whole or not at all, flush, sync and close. The
+ * target is opened by writer_open.c; mode "a" starts where writer_append.c
+ * says.
  */
 #include "arrow.h"
 #include "binding.h"
@@ -483,262 +484,6 @@ static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
     return NULL;
 }
 
-/* Truncates a regular file ("w"), once its lock is held. */
-static int truncate_regular(llpy_writer *self) {
-    struct stat info;
-    if (fstat(self->fd, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG ||
-        info.st_size == 0)
-        return 0; /* devices and FIFOs: written in place, as before */
-#ifdef _WIN32
-    int rc = _chsize_s(self->fd, 0);
-#else
-    int rc = ftruncate(self->fd, 0);
-#endif
-    if (rc != 0) {
-        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
-        return -1;
-    }
-    return 0;
-}
-
-static int writer_open_path(llpy_writer *self, llpy_state *st,
-                            PyObject *path) {
-    int flags = self->mode == 'a' ? O_RDWR : O_WRONLY; /* "a" reads its tail */
-    if (self->mode == 'x')
-        flags |= O_EXCL;
-    int created;
-    self->fd = llpy_sync_open(st, path, flags, &created);
-    if (self->fd < 0)
-        return -1;
-    /* Nothing is cut before the lock is held: a refused Writer changes
-     * nothing. */
-    if (self->use_lock) {
-        self->locked = llpy_file_lock(st, self->fd, self->name);
-        if (self->locked < 0) {
-            self->locked = 0;
-            return -1;
-        }
-    }
-    struct stat info;
-    self->regular =
-        fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
-    if (self->mode == 'w' && truncate_regular(self) < 0)
-        return -1;
-    if (created && llpy_sync_remember_dir(self, path) < 0)
-        return -1;
-    if (self->mode != 'a')
-        return 0;
-    if (fstat(self->fd, &info) == 0 &&
-        llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
-        return -1;
-    llog_reader_options dialect = {.dialect = self->dialect,
-                                   .has_log_number = self->has_log_number,
-                                   .log_number = self->log_number};
-    return llpy_append_open(st, self->fd, self->name, &dialect, &self->written,
-                            &self->pad_next);
-}
-
-/* A text file (or anything whose write() refuses bytes) would lose every
- * record at the first flush: refuse it now, with an empty write. Any other
- * failure of that write tells nothing about bytes: it is left to the real
- * writes to report (a target may fail on every write, on purpose). */
-static int check_takes_bytes(PyObject *file) {
-    PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
-    if (empty == NULL)
-        return -1;
-    PyObject *r = PyObject_CallMethod(file, "write", "O", empty);
-    Py_DECREF(empty);
-    Py_XDECREF(r);
-    if (r != NULL || !PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        return 0;
-    }
-    PyObject *cause = PyErr_GetRaisedException();
-    PyErr_Format(PyExc_TypeError,
-                 "Writer needs a binary file object: %R.write() refused bytes "
-                 "(a text file? open it with 'wb' or 'ab')",
-                 file);
-    PyObject *exc = PyErr_GetRaisedException();
-    PyException_SetCause(exc, cause);
-    PyErr_SetRaisedException(exc);
-    return -1;
-}
-
-/* A file object opened for reading would fail at the first flush, losing
- * the records: refused now, as writable() says (an object without one is
- * left to check_takes_bytes and the writes). */
-static int check_writable(PyObject *file) {
-    PyObject *r = PyObject_CallMethod(file, "writable", NULL);
-    if (r == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    int writable = PyObject_IsTrue(r);
-    Py_DECREF(r);
-    if (writable == 0)
-        PyErr_Format(PyExc_TypeError,
-                     "Writer needs a file object open for writing: %R is not "
-                     "writable (open it with 'wb')",
-                     file);
-    return writable > 0 ? 0 : -1;
-}
-
-/* The position of a file object, or 0 for one that cannot tell (a pipe);
- * -1 with an exception set. */
-static int file_position(PyObject *file, uint64_t *at) {
-    *at = 0;
-    PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
-    if (pos == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_OSError) &&
-            !PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    int rc = llpy_parse_offset(pos, "tell()", at);
-    Py_DECREF(pos);
-    return rc;
-}
-
-/* A file object opened for appending ('ab') to bytes already there: the log
- * would start at their end with block alignment of its own, not continue
- * theirs, so it is refused (Writer(path, "a") appends to a log). */
-static int check_not_appending(PyObject *file) {
-    PyObject *mode = PyObject_GetAttrString(file, "mode");
-    if (mode == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    int appending = PyUnicode_Check(mode) &&
-                    PyUnicode_FindChar(mode, 'a', 0, PY_SSIZE_T_MAX, 1) >= 0;
-    Py_DECREF(mode);
-    uint64_t at = 0;
-    if (!appending || file_position(file, &at) < 0 || at == 0)
-        return PyErr_Occurred() ? -1 : 0;
-    PyErr_Format(PyExc_ValueError,
-                 "%R is opened for appending to %llu bytes: a Writer starts a "
-                 "new log at a file object's position, so append to a log "
-                 "with Writer(path, 'a')",
-                 file, (unsigned long long)at);
-    return -1;
-}
-
-/* A file object given by the user holds the log from its position: offsets
- * and block alignment count from there, as a Reader given the object at
- * that position counts them. One a store opened for mode "a" (`resume`)
- * holds the log from its offset 0 and continues it at its end. */
-static int writer_open_file(llpy_writer *self, PyObject *file, int resume) {
-    if (check_writable(file) < 0 || check_takes_bytes(file) < 0 ||
-        (!resume && check_not_appending(file) < 0))
-        return -1;
-    self->file = Py_NewRef(file);
-    self->written = 0;
-    return resume ? file_position(file, &self->written) : 0;
-}
-
-/* buffering: -1 (the default size), 0 (none) or a size up to 1 GiB. */
-static int parse_buffering(PyObject *obj, size_t *limit) {
-    if (obj == NULL) {
-        *limit = LLPY_DEFAULT_BUFFER;
-        return 0;
-    }
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "buffering must be an int, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    if (overflow != 0 || v < -1 || v > LLPY_MAX_BUFFER) {
-        PyErr_Format(PyExc_ValueError,
-                     "buffering must be -1, 0 or a size up to %d, not %R",
-                     LLPY_MAX_BUFFER, obj);
-        return -1;
-    }
-    *limit = v < 0 ? LLPY_DEFAULT_BUFFER : (size_t)v;
-    return 0;
-}
-
-static int parse_mode(PyObject *mode, char *out) {
-    const char *m = PyUnicode_Check(mode) ? PyUnicode_AsUTF8(mode) : NULL;
-    if (m == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError, "mode must be a str, not %.100s",
-                         Py_TYPE(mode)->tp_name);
-        return -1;
-    }
-    if (strcmp(m, "w") != 0 && strcmp(m, "a") != 0 && strcmp(m, "x") != 0) {
-        PyErr_Format(PyExc_ValueError, "mode must be 'w', 'a' or 'x', not %R",
-                     mode);
-        return -1;
-    }
-    *out = m[0];
-    return 0;
-}
-
-/* A URL, opened by leveldb_log._storage: a local file system's path is
- * written as a path; any other store's file object is the writer's own. */
-static int writer_open_url(llpy_writer *self, PyObject *url,
-                           PyObject *storage_options) {
-    PyObject *opened = llpy_open_url(url,
-                                     self->mode == 'a'   ? "ab"
-                                     : self->mode == 'x' ? "xb"
-                                                         : "wb",
-                                     storage_options);
-    if (opened == NULL)
-        return -1;
-    self->name = Py_NewRef(url);
-    int rc;
-    if (PyUnicode_Check(opened)) {
-        rc = writer_open_path(self, llpy_state_of(Py_TYPE(self)), opened);
-    } else {
-        self->closefd = 1;
-        rc = writer_open_file(self, opened, self->mode == 'a');
-    }
-    Py_DECREF(opened);
-    return rc;
-}
-
-/* Opens a path or takes a file object; `mode` is NULL when not given. */
-static int writer_open_target(llpy_writer *self, PyObject *target,
-                              PyObject *mode, int closefd,
-                              PyObject *storage_options) {
-    int url = llpy_is_url(target);
-    if (url != 0)
-        return url < 0 ? -1 : writer_open_url(self, target, storage_options);
-    if (storage_options != Py_None) {
-        PyErr_SetString(PyExc_ValueError,
-                        "storage_options applies to URLs (scheme://...)");
-        return -1;
-    }
-    if (llpy_is_target_path(target)) {
-        self->name = Py_NewRef(target);
-        return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
-    }
-    if (PyObject_HasAttrString(target, "write")) {
-        if (mode != NULL && self->mode != 'w') {
-            PyErr_SetString(
-                PyExc_ValueError,
-                "mode applies to paths; open the file object yourself");
-            return -1;
-        }
-        self->name = Py_NewRef(target);
-        self->closefd = closefd;
-        return writer_open_file(self, target, 0);
-    }
-    PyErr_Format(
-        PyExc_TypeError,
-        "Writer target must be a path or a binary file object, not %.100s",
-        Py_TYPE(target)->tp_name);
-    return -1;
-}
-
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
     static char *kwlist[] = {
@@ -768,15 +513,16 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     self->mode = 'w';
     self->use_lock = lock == Py_True;
-    if ((mode != NULL && parse_mode(mode, &self->mode) < 0) ||
-        parse_buffering(buffering, &self->limit) < 0 ||
+    if ((mode != NULL && llpy_writer_parse_mode(mode, &self->mode) < 0) ||
+        llpy_writer_parse_buffering(buffering, &self->limit) < 0 ||
         llpy_sync_options(self, target, sync, per_sync, preallocate) < 0 ||
         llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
                                     compression, sync_offsets) < 0)
         return -1;
     self->cap =
         self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
-    if (writer_open_target(self, target, mode, closefd, storage_options) < 0)
+    if (llpy_writer_open_target(self, target, mode, closefd, storage_options) <
+        0)
         return -1;
     llog_writer_init(&self->core, self->written);
     self->range_start = self->prealloc_end = self->written;
