@@ -20,14 +20,7 @@
 #include "log_reader.h"
 #include "log_writer.h"
 
-#define FUZZ_CHECK(cond)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__,        \
-                    __LINE__, #cond);                                         \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_check.h"
 
 /* ---- consuming the fuzz input ----------------------------------------- */
 

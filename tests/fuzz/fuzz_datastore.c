@@ -18,15 +18,7 @@
 #include <string.h>
 
 #include "ds_entity.h"
-
-#define FUZZ_CHECK(cond)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__,        \
-                    __LINE__, #cond);                                         \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_check.h"
 
 static const uint8_t *lo, *hi; /* the input */
 
