@@ -64,22 +64,31 @@ def wait_for_temporary_file(folder: pathlib.Path, proc: subprocess.Popen[bytes])
     raise AssertionError("write made no temporary file")
 
 
+def a_replacing_write_under_way(
+    target: pathlib.Path, output: int
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``leveldb-log write TARGET`` in a child, fed 5,000 lines with its input left open, once
+    it is writing (its temporary file exists): (the child, that file's name). ``output``:
+    where its standard output and error go."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "leveldb_log", "write", str(target)],
+        stdin=subprocess.PIPE,
+        stdout=output,
+        stderr=output,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(lines(5000))
+    proc.stdin.flush()
+    return proc, wait_for_temporary_file(target.parent, proc)
+
+
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_a_signal_during_a_replacing_write_leaves_the_target_as_it_was(
     tmp_path: pathlib.Path, signum: int
 ) -> None:
     target = tmp_path / "t.log"
     before = a_log(target, torn=False)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "leveldb_log", "write", str(target)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(lines(5000))
-    proc.stdin.flush()
-    wait_for_temporary_file(tmp_path, proc)  # the command is writing: input still open
+    proc, _ = a_replacing_write_under_way(target, subprocess.PIPE)
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=120)
     assert b"Traceback" not in stderr, stderr.decode()
@@ -116,16 +125,7 @@ def test_a_temporary_file_sigkill_left_is_removed_by_the_next_write(
 ) -> None:
     target = tmp_path / "t.log"
     before = a_log(target, torn=False)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "leveldb_log", "write", str(target)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(lines(5000))
-    proc.stdin.flush()
-    left = wait_for_temporary_file(tmp_path, proc)
+    proc, left = a_replacing_write_under_way(target, subprocess.DEVNULL)
     proc.kill()
     proc.wait(timeout=120)
     proc.stdin.close()

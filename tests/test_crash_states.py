@@ -377,11 +377,10 @@ def describe(failures: Sequence[tuple[State, list[str]]]) -> str:
     return "\n".join(f"{s.how} (steps done {s.steps_done}): {p}" for s, p in failures[:10])
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
-def test_every_crash_state_keeps_what_was_promised(
-    scenario: Scenario, shim: Path, tmp_path: Path
+def check_scenario(
+    scenario: Scenario, counts: Counts, failures: list[tuple[State, list[str]]], seconds: float
 ) -> None:
-    counts, failures, seconds = run_scenario(scenario, shim, tmp_path)
+    """Print how many states a run checked, then assert it checked enough, all good."""
     print(
         f"{scenario.name}: {counts.distinct} distinct crash states checked "
         f"({counts.generated} built; {counts.sampled_points} crash points sampled; "
@@ -389,6 +388,13 @@ def test_every_crash_state_keeps_what_was_promised(
     )
     assert counts.distinct >= scenario.min_states
     assert not failures, f"{len(failures)} states fail:\n{describe(failures)}"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_every_crash_state_keeps_what_was_promised(
+    scenario: Scenario, shim: Path, tmp_path: Path
+) -> None:
+    check_scenario(scenario, *run_scenario(scenario, shim, tmp_path))
 
 
 # The checks can fail: states that break each promise are caught.

@@ -17,9 +17,8 @@ from test_crash_states import (
     SCENARIOS,
     Scenario,
     build_shim,
-    describe,
+    check_scenario,
     run_scenario,
-    state_counts,
 )
 
 pytestmark = pytest.mark.slow
@@ -63,13 +62,5 @@ def test_every_crash_state_enumerated_further(
 ) -> None:
     # CI installs strace (.ci/run); a missing one fails here rather than skipping.
     assert shutil.which("strace"), "strace is needed to cross-check the shim"
-    counts, failures, seconds = run_scenario(
-        scenario, shim, tmp_path, limit=12, samples=3000, strace=tmp_path / "strace"
-    )
-    print(
-        f"{scenario.name}: {counts.distinct} distinct crash states checked "
-        f"({counts.generated} built; {counts.sampled_points} crash points sampled; "
-        f"{dict(state_counts)}) in {seconds:.1f} s"
-    )
-    assert counts.distinct >= scenario.min_states
-    assert not failures, f"{len(failures)} states fail:\n{describe(failures)}"
+    run = run_scenario(scenario, shim, tmp_path, limit=12, samples=3000, strace=tmp_path / "strace")
+    check_scenario(scenario, *run)
