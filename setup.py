@@ -53,6 +53,13 @@ class BuildExt(build_ext):
             raise
 
 
+# A sanitized build links the sanitizers' runtime into both extensions.
+extra_link_args = (
+    [f"-fsanitize={os.environ['LEVELDB_LOG_SANITIZE']}"]
+    if os.environ.get("LEVELDB_LOG_SANITIZE") and sys.platform != "win32"
+    else []
+)
+
 setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
@@ -62,9 +69,7 @@ setup(
             depends=HEADERS,
             include_dirs=["csrc/core", "csrc/py"],
             extra_compile_args=extra_compile_args,
-            extra_link_args=[f"-fsanitize={os.environ['LEVELDB_LOG_SANITIZE']}"]
-            if os.environ.get("LEVELDB_LOG_SANITIZE") and sys.platform != "win32"
-            else [],
+            extra_link_args=extra_link_args,
         ),
         Extension(
             "leveldb_log._datastore",
@@ -72,9 +77,7 @@ setup(
             depends=DS_HEADERS,
             include_dirs=["csrc/datastore", "csrc/datastore/py"],
             extra_compile_args=extra_compile_args,
-            extra_link_args=[f"-fsanitize={os.environ['LEVELDB_LOG_SANITIZE']}"]
-            if os.environ.get("LEVELDB_LOG_SANITIZE") and sys.platform != "win32"
-            else [],
+            extra_link_args=extra_link_args,
         ),
-    ]
+    ],
 )
