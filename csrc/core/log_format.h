@@ -117,6 +117,15 @@ const char *llog_dialect_name(unsigned dialect);
 #define LLOG_SYNC_HEADER_SIZE 19
 #define LLOG_MAX_HEADER_SIZE LLOG_SYNC_HEADER_SIZE
 
+/* Pebble's end of a closed log: a recyclable header of the next log number
+ * (its low 32 bits, as the header holds them) where a record would start.
+ * The reader ends the log there; mode "a" cuts it. */
+static inline int llog_pebble_trailer(llog_dialect dialect, uint32_t number,
+                                      uint64_t log_number) {
+    return dialect == LLOG_DIALECT_PEBBLE &&
+           number == (uint32_t)(log_number + 1);
+}
+
 /* RocksDB's metadata types, and the bit that lets a reader skip a type it
  * does not know. */
 #define LLOG_RDB_SET_COMPRESSION 9

@@ -53,9 +53,10 @@ static int damage_ends_log(const llog_reader *r) {
  */
 static enum step_result old_record(llog_reader *r, const llog_header *h) {
     /* (a record it cut short made it no trailer, for good: ended_at) */
-    int trailer = r->opt.dialect == LLOG_DIALECT_PEBBLE && !r->in_record &&
-                  h->log_number == (uint32_t)(r->log_number + 1) &&
-                  r->ended_at != r->pos + 1;
+    int trailer =
+        !r->in_record &&
+        llog_pebble_trailer(r->opt.dialect, h->log_number, r->log_number) &&
+        r->ended_at != r->pos + 1;
     if ((r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) ||
         r->pos < r->opt.start) { /* (an end before a range ends nothing) */
         llog_reader_bad_physical(r);

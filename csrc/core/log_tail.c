@@ -320,13 +320,13 @@ static int older_log(const llog_tail *t, const uint8_t *b, size_t have,
  * of the next log number, outside an open record. */
 static int pebble_trailer(const llog_tail *t, const uint8_t *b, size_t have,
                           int open) {
-    if (t->dialect != LLOG_DIALECT_PEBBLE || open || !t->has_log_number ||
-        have < LLOG_HEADER_SIZE)
+    if (open || !t->has_log_number || have < LLOG_HEADER_SIZE)
         return 0;
     llog_header h = llog_header_decode(b);
     h.header_size = llog_type_header_size(t->dialect, h.type);
     return h.header_size > LLOG_HEADER_SIZE && have >= h.header_size &&
-           llog_load32(b + LLOG_HEADER_SIZE) == (uint32_t)(t->log_number + 1);
+           llog_pebble_trailer(t->dialect, llog_load32(b + LLOG_HEADER_SIZE),
+                               t->log_number);
 }
 
 /*
