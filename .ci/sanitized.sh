@@ -20,7 +20,7 @@ root=$PWD
 python=${PYTHON:-python3}
 work=$root/build/sanitized
 
-default_tests=(tests/test_writer.py tests/test_reader.py tests/test_module.py
+default_tests=(tests/test_writer.py tests/test_writer_modes.py tests/test_reader.py tests/test_module.py
                tests/test_differential.py tests/test_corruption.py tests/test_model.py
                tests/test_faults.py tests/test_threads_stress.py tests/test_in_place.py
                tests/test_dialects.py tests/test_dialect_api.py tests/test_arrow.py)
