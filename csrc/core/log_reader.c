@@ -31,12 +31,38 @@ static enum phase read_phase(const llog_reader *r) {
                                                   : PHASE_READ_DIALECT;
 }
 
+/* The recovery mode's verdicts (the table in log_reader.h): what a
+ * corruption, and a torn tail, mean in each mode. RocksDB reports a torn
+ * tail in point-in-time recovery, and ends the log there. */
+static void decide_verdicts(llog_reader *r) {
+    switch (r->opt.recovery) {
+    case LLOG_RECOVER_SKIP:
+        r->corruption_verdict = LLOG_READ_ON;
+        r->torn_verdict = LLOG_READ_ON;
+        break;
+    case LLOG_RECOVER_TOLERATE_TAIL:
+        r->corruption_verdict = LLOG_FAIL;
+        r->torn_verdict = LLOG_READ_ON;
+        break;
+    case LLOG_RECOVER_POINT_IN_TIME:
+        r->corruption_verdict = LLOG_STOP;
+        r->torn_verdict = r->rocksdb ? LLOG_STOP : LLOG_READ_ON;
+        break;
+    case LLOG_RECOVER_ABSOLUTE:
+    default:
+        r->corruption_verdict = LLOG_FAIL;
+        r->torn_verdict = LLOG_FAIL;
+        break;
+    }
+}
+
 llog_reader *llog_reader_new(const llog_reader_options *options) {
     llog_reader *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
     r->opt = *options;
     r->rocksdb = r->opt.dialect == LLOG_DIALECT_ROCKSDB;
+    decide_verdicts(r);
     for (unsigned t = 0; t < 256; t++)
         r->types[t] = (uint8_t)(llog_type_role(r->opt.dialect, t) |
                                 llog_type_header_size(r->opt.dialect, t) << 3);
@@ -151,6 +177,7 @@ static void report(llog_reader *r, uint64_t offset, uint64_t size,
     if (!in_range(r, offset))
         return;
     llog_event *ev = push(r, LLOG_EV_CORRUPTION);
+    ev->verdict = r->corruption_verdict;
     ev->offset = offset;
     ev->size = size;
     ev->reason = reason;
@@ -392,6 +419,7 @@ static llog_event *end_of_data(llog_reader *r, size_t left, const char *tail) {
     }
     if (tail != NULL && in_range(r, at)) {
         ev->torn = 1;
+        ev->verdict = r->torn_verdict;
         ev->offset = at;
         ev->size = size;
         ev->reason = tail;
@@ -412,7 +440,8 @@ int llog_reader_torn_also(const llog_reader *r, const llog_event *torn,
         torn->reason != ROCKSDB_TRUNCATED_HEADER || !r->in_record ||
         !in_range(r, r->record_offset))
         return 0;
-    *also = (llog_event){.kind = LLOG_EV_EOF, .torn = 1};
+    *also =
+        (llog_event){.kind = LLOG_EV_EOF, .torn = 1, .verdict = torn->verdict};
     also->offset = r->record_offset;
     also->size = r->open_size;
     also->reason = "error reading trailing data due to encountering EOF";

@@ -27,6 +27,10 @@
  * mode. A reader of a range past the first block reads block 0 first, for
  * what a log states at its start (compression, log number).
  *
+ * The recovery mode (options.recovery) is decided here: each report of
+ * damage says whether reading goes on past it, ends cleanly before it, or
+ * fails (llog_verdict below).
+ *
  * Where dropped bytes begin: at the bad physical record's header for
  * "checksum mismatch", "bad record length", "missing start of fragmented
  * record" and an unknown type outside a record; at the open record's first
@@ -52,10 +56,36 @@ typedef enum llog_event_kind {
                            len; size holds its type byte */
 } llog_event_kind;
 
+/*
+ * What the recovery mode (options.recovery, docs/recovery.md) decides about
+ * a piece of damage: each CORRUPTION event, and each torn EOF, carries it.
+ *
+ *   mode            corruption        torn tail
+ *   skip            LLOG_READ_ON      LLOG_READ_ON
+ *   tolerate_tail   LLOG_FAIL         LLOG_READ_ON
+ *   point_in_time   LLOG_STOP         LLOG_READ_ON (RocksDB's dialect:
+ *                                     LLOG_STOP, as RocksDB reports it)
+ *   absolute        LLOG_FAIL         LLOG_FAIL
+ *
+ * LLOG_STOP and LLOG_FAIL also mean the damage is reported (a torn tail
+ * with LLOG_READ_ON ends the log quietly). A caller applying the mode reads
+ * no further after LLOG_STOP or LLOG_FAIL; the reader itself would go on
+ * as it always reads (where the log ends still depends on the mode: an
+ * older log's record), which is what a caller mapping the damage wants.
+ * A torn EOF is the end of the data fed so far: its verdict holds once the
+ * caller believes that the log ends there (it may still grow).
+ */
+typedef enum llog_verdict {
+    LLOG_READ_ON, /* skipped and reading goes on; a quiet end of the log */
+    LLOG_STOP,    /* the log ends cleanly before this damage */
+    LLOG_FAIL     /* the read fails at this damage: an error */
+} llog_verdict;
+
 typedef struct llog_event {
     llog_event_kind kind;
     /* Flags, small so that the event stays six words (the reader clears one
      * per event: its size shows in the per-record cost). */
+    uint8_t verdict;     /* CORRUPTION, torn EOF: an llog_verdict */
     uint8_t torn;        /* EOF: 1 when an incomplete tail is left */
     uint8_t implausible; /* torn EOF: the cut physical record's header is whole
                             but has a type no writer writes or a length that
@@ -110,7 +140,8 @@ typedef struct llog_reader_options {
     void *reserve_ctx;
     /* The dialects (docs/rocksdb.md); all zero: LevelDB's reader. */
     llog_dialect dialect;
-    llog_recovery recovery; /* RocksDB decides some endings by mode */
+    llog_recovery recovery; /* the verdicts on damage (llog_verdict), and
+                               where other dialects' logs end */
     int has_log_number;     /* else learnt from the first recyclable record */
     uint64_t log_number;    /* recyclable records of another number are old */
     llog_decode_fn decode;  /* for compressed logs; NULL: records as stored */
@@ -232,7 +263,8 @@ size_t llog_reader_next_length(const llog_reader *r);
  * record is open is reported ("truncated header"), then the open record
  * ("error reading trailing data due to encountering EOF", its payload
  * bytes, at its first header). Returns 1 and fills *also with that report
- * (kind EOF, torn) when there is one in this reader's range, else 0.
+ * (kind EOF, torn, the same verdict) when there is one in this reader's
+ * range, else 0. Both are reported before the verdict is acted on.
  */
 int llog_reader_torn_also(const llog_reader *r, const llog_event *torn,
                           llog_event *also);

@@ -61,6 +61,10 @@ struct llog_reader {
     int queue_len;
     llog_status failure;
     char reason[32]; /* "unknown record type N" */
+    /* The recovery mode's verdicts (llog_verdict) on a corruption and on a
+     * torn tail, for the reader's mode and dialect. */
+    uint8_t corruption_verdict;
+    uint8_t torn_verdict;
 
     /* Other dialects (docs/rocksdb.md) */
     int rocksdb;           /* RocksDB's dialect: its texts and endings */

@@ -1,7 +1,8 @@
 /*
  * reader.c - the Reader's work: iteration (the per-record hot path, kept in
  * this one file so that the compiler can inline it), assembling fragmented
- * records into bytes, recovery modes and on_corruption, and opening a
+ * records into bytes, acting on the core's verdicts on damage (the
+ * recovery modes) and on_corruption, and opening a
  * Reader (tp_init: its options and source). Blocks come from reader_fill.c;
  * the type's other slots, properties, methods and docstring are
  * reader_type.c's.
@@ -113,19 +114,18 @@ static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
 }
 
 /* Passes a corruption to on_corruption, or warns (without holding the
- * lock, so the callback or a warning hook may use the reader). */
-static int reader_notify(llpy_reader *self, PyObject *c) {
-    int raises = self->recovery == LLOG_RECOVER_TOLERATE_TAIL ||
-                 self->recovery == LLOG_RECOVER_ABSOLUTE;
-    if (self->on_corruption == NULL && raises)
-        return 0; /* the exception says it */
+ * lock, so the callback or a warning hook may use the reader). A failing
+ * read needs no warning: its exception says it. */
+static int reader_notify(llpy_reader *self, PyObject *c, unsigned verdict) {
+    if (self->on_corruption == NULL && verdict == LLOG_FAIL)
+        return 0;
     redirect_saved saved;
     if (callback_enter(self, &saved) < 0)
         return -1;
     PyObject *cb = self->on_corruption ? Py_NewRef(self->on_corruption) : NULL;
     PyObject *r = cb ? PyObject_CallOneArg(cb, c)
                      : reader_warn(self, c,
-                                   self->recovery == LLOG_RECOVER_SKIP
+                                   verdict == LLOG_READ_ON
                                        ? "is damaged: the damage was "
                                          "skipped" DAMAGE_ADVICE
                                        : "is damaged: reading stopped before "
@@ -137,8 +137,8 @@ static int reader_notify(llpy_reader *self, PyObject *c) {
 }
 
 /* A Corruption for the event, counted in dropped_bytes and passed to the
- * callback (or warned of): *c holds it (NULL on failure); 0, or -1 with an
- * exception set. */
+ * callback (or warned of, as the verdict on it says): *c holds it (NULL on
+ * failure); 0, or -1 with an exception set. */
 static int reader_report(llpy_reader *self, llpy_state *st,
                          const llog_event *ev, PyObject **c) {
     *c = PyObject_CallFunction(st->corruption_type, "KKs",
@@ -147,7 +147,7 @@ static int reader_report(llpy_reader *self, llpy_state *st,
     if (*c == NULL)
         return -1;
     self->dropped_bytes += ev->size;
-    return reader_notify(self, *c);
+    return reader_notify(self, *c, ev->verdict);
 }
 
 /* Passes on a further report of the same damage, which the mode then acts
@@ -166,12 +166,13 @@ static void reader_finish(llpy_reader *self) {
         PyBuffer_Release(&self->view); /* exhausted: let the buffer go */
 }
 
-/* Applies the recovery mode to a corruption; returns 1 to keep reading,
- * 0 to end iteration cleanly, -1 with an exception set. The event's reason
- * is copied first: the core may be used by another thread during the
- * callback, or closed by it. */
+/* Reports damage and acts on the core's verdict on it (the recovery mode,
+ * log_reader.h): returns 1 to keep reading, 0 to end iteration cleanly, -1
+ * with an exception set (a torn tail's is TruncatedRecordError). The
+ * event's reason is copied first: the core may be used by another thread
+ * during the callback, or closed by it. */
 static int reader_on_corruption(llpy_reader *self, llpy_state *st,
-                                const llog_event *ev, int torn) {
+                                const llog_event *ev) {
     /* Asked before the callback runs: it may close the reader. */
     llog_event also;
     int has_also =
@@ -182,12 +183,12 @@ static int reader_on_corruption(llpy_reader *self, llpy_state *st,
         return -1;
     if (rc == 0 && has_also) /* RocksDB reports both before it stops */
         rc = reader_report_also(self, st, &also);
-    if (rc == 0 && self->recovery == LLOG_RECOVER_SKIP) {
+    if (rc == 0 && ev->verdict == LLOG_READ_ON) {
         rc = !self->closed; /* the callback may have closed the reader */
     } else if (rc == 0) {
         reader_finish(self);
-        if (self->recovery != LLOG_RECOVER_POINT_IN_TIME) {
-            llpy_raise_corruption(st, torn, c);
+        if (ev->verdict == LLOG_FAIL) {
+            llpy_raise_corruption(st, ev->kind == LLOG_EV_EOF, c);
             rc = -1;
         }
     }
@@ -441,19 +442,15 @@ static PyObject *reader_record(llpy_reader *self, const llog_event *ev) {
     return rec;
 }
 
-/* The end of the data fed so far: a torn tail is damage in "absolute"
- * mode; otherwise a buffer, which never grows, is finished. */
+/* The end of the data fed so far: a torn tail is reported and acted on
+ * when the verdict on it is to stop or fail; otherwise a buffer, which
+ * never grows, is finished. */
 static void reader_eof(llpy_reader *self, llpy_state *st,
                        const llog_event *ev) {
     if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
         return;
-    if (ev->torn && self->recovery == LLOG_RECOVER_ABSOLUTE) {
-        reader_on_corruption(self, st, ev, 1);
-        return;
-    }
-    if (ev->torn && self->recovery == LLOG_RECOVER_POINT_IN_TIME &&
-        self->dialect == LLOG_DIALECT_ROCKSDB) {
-        reader_on_corruption(self, st, ev, 0); /* RocksDB reports it */
+    if (ev->torn && ev->verdict != LLOG_READ_ON) {
+        reader_on_corruption(self, st, ev);
         return;
     }
     if (self->kind == LLPY_SRC_BUFFER)
@@ -483,7 +480,7 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
         case LLOG_EV_RECORD:
             return reader_record(self, &ev);
         case LLOG_EV_CORRUPTION:
-            if (reader_on_corruption(self, st, &ev, 0) <= 0)
+            if (reader_on_corruption(self, st, &ev) <= 0)
                 return NULL;
             break;
         case LLOG_EV_NEED_BLOCK:
@@ -536,7 +533,7 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
             self->last_record_offset = ev->offset;
             return 1;
         case LLOG_EV_CORRUPTION: {
-            int rc = reader_on_corruption(self, st, ev, 0);
+            int rc = reader_on_corruption(self, st, ev);
             if (rc <= 0)
                 return rc;
             break;

@@ -46,7 +46,8 @@
     X(dialects_reading)                                                       \
     X(dialects_metadata)                                                      \
     X(dialects_writer)                                                        \
-    X(peer_log_test)
+    X(peer_log_test)                                                          \
+    X(recovery)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)

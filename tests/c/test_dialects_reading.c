@@ -8,10 +8,10 @@
  * Expected events are written from docs/rocksdb.md and log_reader.h; the
  * records are encoded here, with the reference CRC (ref_crc32c.h).
  *
- * At the core's level a recovery mode changes only where a log ends (an
- * old record, damage in a recycled log in "tolerate_tail", the trailer):
- * raising in "absolute" and stopping at the first report in
- * "point_in_time" are the binding's, so the core's events for those rows
+ * Besides its verdicts on damage (llog_verdict: tests/c/test_recovery.c),
+ * a recovery mode changes only where a log ends (an old record, damage in
+ * a recycled log in "tolerate_tail", the trailer): a reader called on past
+ * a verdict to stop or fail reads on, so the core's events for those rows
  * are the ones of "skip" up to the end of the log.
  */
 #include <stdio.h>

@@ -171,6 +171,22 @@ static inline size_t take_run(llog_reader *r, const llog_reader_options *opt,
     return k;
 }
 
+/* The recovery mode's verdict (docs/recovery.md's table) on a corruption,
+ * or on a torn tail (`torn`), in the reader's dialect. */
+static inline unsigned mode_verdict(const llog_reader_options *opt, int torn) {
+    switch (opt->recovery) {
+    case LLOG_RECOVER_SKIP:
+        return LLOG_READ_ON;
+    case LLOG_RECOVER_TOLERATE_TAIL:
+        return torn ? LLOG_READ_ON : LLOG_FAIL;
+    case LLOG_RECOVER_POINT_IN_TIME:
+        return !torn || opt->dialect == LLOG_DIALECT_ROCKSDB ? LLOG_STOP
+                                                             : LLOG_READ_ON;
+    default:
+        return LLOG_FAIL;
+    }
+}
+
 static inline int drive(llog_reader *r, const llog_reader_options *opt,
                         const uint8_t *log, size_t visible, seen_log *s,
                         uint64_t *last_record, uint64_t *last_fed,
@@ -261,6 +277,7 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
             FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
             FUZZ_CHECK(ev.offset + ev.size <= visible);
             FUZZ_CHECK(ev.reason != NULL && ev.reason[0] != '\0');
+            FUZZ_CHECK(ev.verdict == mode_verdict(opt, 0));
             seen_event e = {0, ev.offset, ev.size, 0, ""};
             /* The text may be reader-owned: copy it before the next call. */
             snprintf(e.reason, sizeof e.reason, "%s", ev.reason);
@@ -272,6 +289,10 @@ static inline int drive(llog_reader *r, const llog_reader_options *opt,
             if (ev.torn) {
                 FUZZ_CHECK(ev.offset >= opt->start && ev.offset < opt->end);
                 FUZZ_CHECK(ev.reason != NULL);
+                FUZZ_CHECK(ev.verdict == mode_verdict(opt, 1));
+                llog_event also;
+                if (llog_reader_torn_also(r, &ev, &also))
+                    FUZZ_CHECK(also.verdict == ev.verdict);
                 /* RocksDB sizes a file that ends between fragments by the
                  * open record's payload (log_reader.h); every other torn
                  * tail drops the bytes up to the end. */

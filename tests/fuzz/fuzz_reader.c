@@ -16,7 +16,8 @@
  *              when one is given
  *
  * An all-zero header is the default read: whole log, checksums on, in
- * LevelDB's dialect (whose reading does not depend on bits 5-7).
+ * LevelDB's dialect (whose events depend on bits 5-6 only through their
+ * verdicts, and not at all on bit 7).
  *
  * Checks, besides what fuzz_common.h's drive() checks on every event:
  * - reading again at EOF changes nothing;
@@ -33,7 +34,11 @@
  *   before a range's start ends nothing for that range, so a later range
  *   may read what a whole read never reaches);
  * - reads of the same range learn the same log number, and see a
- *   recyclable record or not alike (but see the known core bugs below).
+ *   recyclable record or not alike (but see the known core bugs below);
+ * - every corruption and torn tail carries its recovery mode's verdict
+ *   (drive() checks it against docs/recovery.md's table), and in LevelDB's
+ *   dialect the mode changes nothing else: a read in each other mode sees
+ *   the same events.
  */
 #include "fuzz_common.h"
 
@@ -188,6 +193,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_same(&whole, &runs, SAME_SIZES | SAME_NUMBERS,
                "reading in runs and reading record by record differ");
     seen_free(&runs);
+
+    /* In LevelDB's dialect a mode decides only its verdicts on damage. */
+    for (unsigned m = 0;
+         opt.dialect == LLOG_DIALECT_LEVELDB && m < LLOG_RECOVERY_COUNT; m++) {
+        if (m == (unsigned)opt.recovery)
+            continue;
+        llog_reader_options mode = opt;
+        mode.recovery = (llog_recovery)m;
+        seen_log in_mode = {0};
+        read_all(&mode, log, len, &in_mode);
+        check_same(&whole, &in_mode, SAME_SIZES | SAME_NUMBERS,
+                   "reading in two recovery modes differs");
+        seen_free(&in_mode);
+    }
 
     seen_log grown = {0};
     read_growing(&opt, log, len, seed, &grown);
