@@ -72,10 +72,6 @@ PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
 /* Reader.__arrow_c_stream__(requested_schema=None). */
 PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
                                    PyObject *kwds);
-/* The next record for a batch, under the reader's lock: 1 with the record
- * in *ev (ev->data valid until the next call), 0 at the end (no
- * exception), -1 with an exception set (reader.c). */
-int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev);
 
 /* ---- import (writer_arrow.c) ------------------------------------------ */
 

@@ -6,6 +6,7 @@
  */
 #include "arrow.h"
 #include "binding.h"
+#include "reader.h"
 
 /* ---- one place that raises ------------------------------------------- */
 

@@ -8,6 +8,7 @@
  * record-by-record iteration: both read through the same reader.
  */
 #include "arrow.h"
+#include "reader.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -516,7 +517,7 @@ typedef struct {
  * count, 0 (none: the general path goes on), or -1 with MemoryError. */
 static int batches_fill_run(batches_object *it, llpy_reader *r,
                             arrow_cols *c) {
-    if (r->finished || r->closed || r->in_redirect)
+    if (!llpy_reader_runs_possible(r))
         return 0; /* (the general path says so; no record moves) */
     /* Room for the records it may take, and a block's bytes (a run lies
      * in one block). */
@@ -536,12 +537,10 @@ static int batches_fill_run(batches_object *it, llpy_reader *r,
                     c->n + room,
                     c->len,
                     it->max_bytes > rows ? it->max_bytes - rows : 0};
-    size_t n = llog_reader_next_run(r->core, &run);
+    size_t n = llpy_reader_next_run(r, &run);
     if (n > 0) {
         c->n = run.n;
         c->len = run.data_len;
-        r->has_last = 1;
-        r->last_record_offset = c->offsets[c->n - 1];
     }
     return (int)n;
 }
@@ -581,13 +580,12 @@ static arrow_cols *batches_next_cols(batches_object *it) {
     /* (every row takes ROW_BYTES of max_bytes, the last one past it) */
     size_t rows = it->max_bytes / ROW_BYTES + 1;
     c->rows_limit = rows < it->max_records ? rows : it->max_records;
-    if (llpy_lock_acquire(&r->lock) < 0) {
+    if (llpy_reader_acquire(r) < 0) {
         cols_unref(c);
         return NULL;
     }
     int rc = 0;
-    if (r->closed) {
-        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+    if (llpy_reader_check_open(r) < 0) {
         rc = -1;
     } else {
         llpy_reader_redirect(r, cols_reserve, c);
@@ -595,7 +593,7 @@ static arrow_cols *batches_next_cols(batches_object *it) {
         if (llpy_reader_redirect_end(r) < 0)
             rc = -1;
     }
-    llpy_lock_release(&r->lock);
+    llpy_reader_release(r);
     if (rc < 0 && c->n > 0) {
         it->pending = PyErr_GetRaisedException();
         rc = 0;
@@ -763,7 +761,7 @@ static int stream_get_next(struct ArrowArrayStream *s,
     } else {
         memset(out, 0, sizeof *out); /* released: the end of the stream */
         batches_object *it = (batches_object *)p->batches;
-        ((llpy_reader *)it->reader)->arrow_spent = 1;
+        llpy_reader_set_arrow_spent((llpy_reader *)it->reader);
     }
     PyGILState_Release(gil);
     return rc;
@@ -823,7 +821,7 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
     if (parse_requested(args, kwds, "__arrow_c_stream__") < 0)
         return NULL;
-    if (((llpy_reader *)reader)->arrow_spent) {
+    if (llpy_reader_arrow_spent((llpy_reader *)reader)) {
         /* As a spent pyarrow RecordBatchReader refuses: an empty table
          * would pass for an empty log. */
         PyErr_SetString(PyExc_ValueError,

@@ -3,8 +3,12 @@
  * the dialect and log_number options, what metadata records state
  * (compression, timestamp sizes, the predecessor WAL), and decoding the
  * records of a zstd-compressed WAL for the core, one fragment at a time.
+ * Its state is an llpy_meta (reader_dialect.h), which the Reader holds:
+ * nothing here sees the Reader itself.
  */
-#include "binding.h"
+#include "reader_dialect.h"
+
+#include <string.h>
 
 static int parse_dialect(PyObject *obj, llog_dialect *out) {
     if (!PyUnicode_Check(obj)) {
@@ -98,7 +102,7 @@ int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
  * lock are held (the core never releases them for a compressed log). */
 static const uint8_t *reader_decode(void *ctx, const uint8_t *in, size_t n,
                                     int first, int last, size_t *out_len) {
-    llpy_reader *self = ctx;
+    llpy_meta *self = ctx;
     if (first) {
         PyObject *mod = PyImport_ImportModule("leveldb_log._zstd");
         PyObject *d =
@@ -130,9 +134,25 @@ static const uint8_t *reader_decode(void *ctx, const uint8_t *in, size_t n,
     return (const uint8_t *)PyBytes_AS_STRING(out);
 }
 
-void llpy_dialect_decoder(llpy_reader *self, llog_reader_options *opt) {
+int llpy_meta_init(llpy_meta *m, llog_reader_options *opt) {
     opt->decode = reader_decode;
-    opt->decode_ctx = self;
+    opt->decode_ctx = m;
+    m->timestamp_sizes = PyDict_New();
+    return m->timestamp_sizes ? 0 : -1;
+}
+
+int llpy_meta_traverse(llpy_meta *m, visitproc visit, void *arg) {
+    Py_VISIT(m->timestamp_sizes);
+    Py_VISIT(m->predecessor);
+    Py_VISIT(m->decompressor);
+    return 0;
+}
+
+void llpy_meta_clear(llpy_meta *m) {
+    Py_CLEAR(m->timestamp_sizes);
+    Py_CLEAR(m->predecessor);
+    Py_CLEAR(m->decompressor);
+    Py_CLEAR(m->decoded);
 }
 
 /* ---- metadata records ------------------------------------------------- */
@@ -153,14 +173,14 @@ int llpy_zstd_require(void) {
 
 /* A compressed WAL: the records are zstd frames. Fails with the error that
  * names the extra when no zstd binding is installed. */
-static int on_compression(llpy_reader *self) {
+static int on_compression(llpy_meta *self) {
     if (llpy_zstd_require() < 0)
         return -1;
     self->compression = 1;
     return 0;
 }
 
-static int on_timestamp_sizes(llpy_reader *self, const llog_event *ev) {
+static int on_timestamp_sizes(llpy_meta *self, const llog_event *ev) {
     for (size_t i = 0; i + 6 <= ev->len; i += 6) {
         const uint8_t *e = ev->data + i;
         PyObject *family = PyLong_FromUnsignedLong(llog_load32(e));
@@ -176,7 +196,7 @@ static int on_timestamp_sizes(llpy_reader *self, const llog_event *ev) {
     return 0;
 }
 
-static int on_predecessor(llpy_reader *self, const llog_event *ev) {
+static int on_predecessor(llpy_meta *self, const llog_event *ev) {
     PyObject *mod = PyImport_ImportModule("leveldb_log._dialects");
     PyObject *type = mod ? PyObject_GetAttrString(mod, "Predecessor") : NULL;
     Py_XDECREF(mod);
@@ -193,7 +213,7 @@ static int on_predecessor(llpy_reader *self, const llog_event *ev) {
     return 0;
 }
 
-int llpy_reader_on_meta(llpy_reader *self, const llog_event *ev) {
+int llpy_meta_on_event(llpy_meta *self, const llog_event *ev) {
     switch (ev->size) { /* the type byte */
     case LLOG_RDB_SET_COMPRESSION:
         return on_compression(self);
@@ -205,60 +225,18 @@ int llpy_reader_on_meta(llpy_reader *self, const llog_event *ev) {
     }
 }
 
-/* ---- getters --------------------------------------------------------- */
+/* ---- properties ------------------------------------------------------ */
 
-PyObject *llpy_reader_get_dialect(PyObject *op, void *closure) {
-    (void)closure;
-    return PyUnicode_FromString(
-        llog_dialect_name(((llpy_reader *)op)->dialect));
-}
-
-PyObject *llpy_reader_get_log_number(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_reader *self = (llpy_reader *)op;
-    uint64_t n = 0;
-    int known = 0;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    if (self->core != NULL)
-        known = llog_reader_log_number(self->core, &n);
-    else if (self->has_log_number) { /* closed: what it had */
-        known = 1;
-        n = self->log_number;
-    }
-    llpy_lock_release(&self->lock);
-    if (!known)
-        Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(n);
-}
-
-PyObject *llpy_reader_get_compression(PyObject *op, void *closure) {
-    (void)closure;
-    if (!((llpy_reader *)op)->compression)
+PyObject *llpy_meta_compression(const llpy_meta *m) {
+    if (!m->compression)
         Py_RETURN_NONE;
     return PyUnicode_FromString("zstd");
 }
 
-PyObject *llpy_reader_get_timestamp_sizes(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_reader *self = (llpy_reader *)op;
-    return self->timestamp_sizes ? PyDict_Copy(self->timestamp_sizes)
-                                 : PyDict_New();
+PyObject *llpy_meta_timestamp_sizes(const llpy_meta *m) {
+    return m->timestamp_sizes ? PyDict_Copy(m->timestamp_sizes) : PyDict_New();
 }
 
-PyObject *llpy_reader_get_predecessor(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_reader *self = (llpy_reader *)op;
-    return Py_NewRef(self->predecessor ? self->predecessor : Py_None);
-}
-
-PyObject *llpy_reader_get_recycled(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_reader *self = (llpy_reader *)op;
-    int recycled = 0;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    recycled = self->core ? llog_reader_recycled(self->core) : self->recycled;
-    llpy_lock_release(&self->lock);
-    return PyBool_FromLong(recycled);
+PyObject *llpy_meta_predecessor(const llpy_meta *m) {
+    return Py_NewRef(m->predecessor ? m->predecessor : Py_None);
 }

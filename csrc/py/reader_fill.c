@@ -4,7 +4,7 @@
  * path that reads a long record's payload straight into its bytes object.
  * llpy_reader_fill() is the one entry, called when the core needs a block.
  */
-#include "binding.h"
+#include "reader_internal.h"
 
 #include <errno.h>
 #include <string.h>

@@ -6,6 +6,7 @@
  * decision without the cut, for the command line.
  */
 #include "binding.h"
+#include "reader_dialect.h"
 
 #include <errno.h>
 #include <fcntl.h>

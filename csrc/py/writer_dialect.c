@@ -4,6 +4,7 @@
  * writes, RocksDB's compression record and zstd frames, Pebble's trailer.
  */
 #include "binding.h"
+#include "reader_dialect.h"
 
 #include <string.h>
 

@@ -1,0 +1,182 @@
+/*
+ * reader_damage.c - what damage does to a Reader's iteration: each report
+ * goes to on_corruption, or becomes a CorruptionWarning, and the core's
+ * verdict on it (the recovery mode, decided in log_reader.c) becomes an
+ * exception (CorruptionError, TruncatedRecordError for a torn tail) or the
+ * end of iteration, or lets reading go on. A torn tail no writer leaves
+ * is warned of once.
+ */
+#include "reader_internal.h"
+
+/* What a warning of damage advises (a tail no writer leaves has its own). */
+#define DAMAGE_ADVICE                                                         \
+    " (pass on_corruption to hear of each corruption, or filter "             \
+    "CorruptionWarning)"
+
+/* With no on_corruption, a corruption that is skipped or ends the log
+ * quietly (skip, point_in_time) is never silent: it warns. */
+static PyObject *reader_warn(llpy_reader *self, PyObject *c,
+                             const char *what) {
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    /* A path by its repr; a buffer or file object by its type alone. */
+    PyObject *source =
+        llpy_is_path(self->name)
+            ? PyObject_Repr(self->name)
+            : PyUnicode_FromFormat("a %.100s source",
+                                   Py_TYPE(self->name)->tp_name);
+    /* The same text for every corruption of a source: the warnings filter
+     * then shows it once per place; the corruption rides along. */
+    PyObject *text =
+        source ? PyUnicode_FromFormat("%U %s", source, what) : NULL;
+    PyObject *warning =
+        text ? PyObject_CallFunction(st->corruption_warning, "OO", text, c)
+             : NULL;
+    PyObject *r = warning ? llpy_warn(warning) : NULL;
+    Py_XDECREF(warning);
+    Py_XDECREF(text);
+    Py_XDECREF(source);
+    return r;
+}
+
+/* What a callback's lock release suspends: the Arrow batch's redirect. */
+typedef struct {
+    llog_reserve_fn fn;
+    void *ctx;
+} redirect_saved;
+
+/* Gives up the lock for a callback, which may use the reader, as may other
+ * threads meanwhile (events may still be queued in the core): a redirect
+ * ends first, so that nothing of the reader's stays in a batch being
+ * filled. 0, or -1 with an exception set (the lock still held). */
+static int callback_enter(llpy_reader *self, redirect_saved *saved) {
+    saved->fn = self->redirect;
+    saved->ctx = self->redirect_ctx;
+    if (saved->fn != NULL && llpy_reader_redirect_end(self) < 0)
+        return -1;
+    self->in_callback++;
+    llpy_lock_release(&self->lock);
+    return 0;
+}
+
+/* Takes the lock back after a callback (this cannot fail: this thread no
+ * longer owns it), and the redirect up again. */
+static void callback_leave(llpy_reader *self, const redirect_saved *saved) {
+    (void)llpy_lock_acquire(&self->lock);
+    self->in_callback--;
+    if (saved->fn != NULL)
+        llpy_reader_redirect(self, saved->fn, saved->ctx);
+}
+
+/* A torn tail no writer leaves: warned of once, in every mode and with or
+ * without on_corruption (the records and reports stay LevelDB's, which end
+ * a log there silently; this judgement is only a warning). */
+static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
+    if (self->warned_tail)
+        return 0;
+    self->warned_tail = 1;
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    PyObject *c = PyObject_CallFunction(
+        st->corruption_type, "KKs", (unsigned long long)ev->offset,
+        (unsigned long long)ev->size, LLOG_REASON_IMPLAUSIBLE_TAIL);
+    if (c == NULL)
+        return -1;
+    redirect_saved saved;
+    if (callback_enter(self, &saved) < 0) {
+        Py_DECREF(c);
+        return -1;
+    }
+    PyObject *r = reader_warn(self, c,
+                              "ends in bytes no writer of this format leaves: "
+                              "not a log? (filter CorruptionWarning to "
+                              "silence this)");
+    callback_leave(self, &saved);
+    Py_DECREF(c);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* Passes a corruption to on_corruption, or warns (without holding the
+ * lock, so the callback or a warning hook may use the reader). A failing
+ * read needs no warning: its exception says it. */
+static int reader_notify(llpy_reader *self, PyObject *c, unsigned verdict) {
+    if (self->on_corruption == NULL && verdict == LLOG_FAIL)
+        return 0;
+    redirect_saved saved;
+    if (callback_enter(self, &saved) < 0)
+        return -1;
+    PyObject *cb = self->on_corruption ? Py_NewRef(self->on_corruption) : NULL;
+    PyObject *r = cb ? PyObject_CallOneArg(cb, c)
+                     : reader_warn(self, c,
+                                   verdict == LLOG_READ_ON
+                                       ? "is damaged: the damage was "
+                                         "skipped" DAMAGE_ADVICE
+                                       : "is damaged: reading stopped before "
+                                         "the damage" DAMAGE_ADVICE);
+    Py_XDECREF(cb);
+    callback_leave(self, &saved);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* A Corruption for the event, counted in dropped_bytes and passed to the
+ * callback (or warned of, as the verdict on it says): *c holds it (NULL on
+ * failure); 0, or -1 with an exception set. */
+static int reader_report(llpy_reader *self, llpy_state *st,
+                         const llog_event *ev, PyObject **c) {
+    *c = PyObject_CallFunction(st->corruption_type, "KKs",
+                               (unsigned long long)ev->offset,
+                               (unsigned long long)ev->size, ev->reason);
+    if (*c == NULL)
+        return -1;
+    self->dropped_bytes += ev->size;
+    return reader_notify(self, *c, ev->verdict);
+}
+
+/* Passes on a further report of the same damage, which the mode then acts
+ * on with the first: 0, or -1 with an exception set. */
+static int reader_report_also(llpy_reader *self, llpy_state *st,
+                              const llog_event *ev) {
+    PyObject *c;
+    int rc = reader_report(self, st, ev, &c);
+    Py_XDECREF(c);
+    return rc;
+}
+
+/* The event's reason is copied first: the core may be used by another
+ * thread during the callback, or closed by it. */
+int llpy_reader_on_damage(llpy_reader *self, llpy_state *st,
+                          const llog_event *ev) {
+    /* Asked before the callback runs: it may close the reader. */
+    llog_event also;
+    int has_also =
+        self->core != NULL && llog_reader_torn_also(self->core, ev, &also);
+    PyObject *c;
+    int rc = reader_report(self, st, ev, &c);
+    if (c == NULL)
+        return -1;
+    if (rc == 0 && has_also) /* RocksDB reports both before it stops */
+        rc = reader_report_also(self, st, &also);
+    if (rc == 0 && ev->verdict == LLOG_READ_ON) {
+        rc = !self->closed; /* the callback may have closed the reader */
+    } else if (rc == 0) {
+        llpy_reader_finish(self);
+        if (ev->verdict == LLOG_FAIL) {
+            llpy_raise_corruption(st, ev->kind == LLOG_EV_EOF, c);
+            rc = -1;
+        }
+    }
+    Py_DECREF(c);
+    return rc;
+}
+
+void llpy_reader_on_end(llpy_reader *self, llpy_state *st,
+                        const llog_event *ev) {
+    if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
+        return;
+    if (ev->torn && ev->verdict != LLOG_READ_ON) {
+        llpy_reader_on_damage(self, st, ev);
+        return;
+    }
+    if (self->kind == LLPY_SRC_BUFFER)
+        llpy_reader_finish(self); /* a buffer never grows */
+}

@@ -1,0 +1,43 @@
+/*
+ * reader_dialect.h - the Reader's RocksDB and Pebble side (reader_dialect.c):
+ * the dialect and log_number options (which the Writer and scan parse the
+ * same way), and what a reader learns from a log's metadata records and
+ * needs to decode a compressed WAL, kept in a struct of its own that the
+ * Reader holds.
+ */
+#ifndef LLPY_READER_DIALECT_H
+#define LLPY_READER_DIALECT_H
+
+#include "binding.h"
+
+/* Fills opt's dialect and log number from the options (either may be NULL)
+ * and a path source's file name (path, or NULL); 0, or -1 with an
+ * exception set. */
+int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
+                         PyObject *path, llog_reader_options *opt);
+/* Loads a zstd binding (leveldb_log._zstd.require); 0, or -1 with the
+ * error that names the extra to install. */
+int llpy_zstd_require(void);
+
+/* What a Reader learnt from metadata records, and its zstd decoder. */
+typedef struct llpy_meta {
+    int compression;           /* 1: the records are zstd frames */
+    PyObject *timestamp_sizes; /* dict: column family -> size */
+    PyObject *predecessor;     /* Predecessor, or NULL */
+    PyObject *decompressor;    /* the current record's frame decoder */
+    PyObject *decoded;         /* bytes it returned last (the core's) */
+} llpy_meta;
+
+/* Sets up m (0, or -1 with an exception set) and the core's decoder of
+ * compressed records to m's. */
+int llpy_meta_init(llpy_meta *m, llog_reader_options *opt);
+int llpy_meta_traverse(llpy_meta *m, visitproc visit, void *arg);
+void llpy_meta_clear(llpy_meta *m);
+/* Takes in what a META event states; 0, or -1 with an exception set. */
+int llpy_meta_on_event(llpy_meta *m, const llog_event *ev);
+/* The properties compression, timestamp_sizes and predecessor. */
+PyObject *llpy_meta_compression(const llpy_meta *m);
+PyObject *llpy_meta_timestamp_sizes(const llpy_meta *m);
+PyObject *llpy_meta_predecessor(const llpy_meta *m);
+
+#endif /* LLPY_READER_DIALECT_H */
