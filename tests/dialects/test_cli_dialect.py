@@ -17,9 +17,9 @@ from leveldb_log._detect import detect_dialect
 from leveldb_log.cli import _payloads
 from leveldb_log.cli.dump import escape, json_bytes
 from leveldb_log.stats import stats
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
-run = run_cli
+run = run_cli_asserting_no_traceback
 B = leveldb_log.BLOCK_SIZE
 
 

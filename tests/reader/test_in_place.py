@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from support import model
 from support.damage import damage
 from support.profiles import scaled
-from support.reading import MODES, assert_same, c_read, model_read
+from support.reading import MODES, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, H, payload
 from support.threads import run_threads
 
@@ -127,6 +127,7 @@ def test_damaged_logs_of_long_records_match_model(
     prime(workdir, guess)
     with slow_copies(window):
         got = c_read(str(path), **kw)
+        assert_reader_contract(got)
     assert_same(got, model_read(damaged, **kw), (done, kw, window))
 
 
