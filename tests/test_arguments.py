@@ -15,8 +15,7 @@ import leveldb_log
 import model
 import pytest
 from conftest import run_cli
-from leveldb_log import Corruption, Reader, Writer
-from leveldb_log.stats import stats
+from leveldb_log import Corruption, Reader, Writer, stats
 
 RECORDS = [b"one", b"two" * 20_000, b"three"]
 PAST_THE_END = [

@@ -13,11 +13,10 @@ import struct
 import leveldb_log
 import pytest
 from conftest import run_cli
-from leveldb_log import pebble, rocksdb
+from leveldb_log import pebble, rocksdb, stats
 from leveldb_log._detect import detect_dialect
 from leveldb_log.cli import _payloads
 from leveldb_log.cli.dump import escape, json_bytes
-from leveldb_log.stats import stats
 
 run = run_cli
 B = leveldb_log.BLOCK_SIZE

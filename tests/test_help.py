@@ -15,7 +15,6 @@ from typing import Any
 import leveldb_log
 import pytest
 from leveldb_log import Reader, Writer, leveldb
-from leveldb_log import stats as stats_module
 
 STUB = Path(leveldb_log.__file__).resolve().parent / "_core.pyi"
 
@@ -78,7 +77,7 @@ FUNCTIONS = [
     leveldb_log.unmask_crc,
     leveldb_log.scan,
     leveldb_log.splits,
-    stats_module.stats,
+    leveldb_log.stats,
     leveldb.decode_write_batch,
     leveldb.encode_write_batch,
     leveldb.decode_version_edit,

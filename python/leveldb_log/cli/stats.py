@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log import LogStats, stats
 from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
@@ -17,7 +18,6 @@ from leveldb_log.cli._common import (
 )
 from leveldb_log.cli._dialect import add_dialect, reader_options, resolve
 from leveldb_log.cli._verdict import reader_warnings
-from leveldb_log.stats import LogStats, stats
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
