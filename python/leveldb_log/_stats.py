@@ -18,7 +18,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 
 from leveldb_log import _storage
 from leveldb_log._core import RECORD_TYPES, Reader
@@ -222,8 +222,8 @@ def stats(
     if isinstance(opened, (str, os.PathLike)):
         return _of(opened, opts)
     if opened is not source:  # a URL's file object, read here and closed
-        with opened:
-            return _of_file(opened, opts)
+        with cast(IO[bytes], opened) as stream:
+            return _of_file(cast(LogFile, stream), opts)
     try:
         view = memoryview(source)  # type: ignore[arg-type]  # a buffer, else a file
     except TypeError:

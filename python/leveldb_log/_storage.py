@@ -184,8 +184,8 @@ def reading(source: T, storage_options: Mapping[str, Any] | None) -> T | str | I
       ValueError: storage_options with a source that is no URL (as Reader raises).
       FsspecMissingError (an ImportError), FileNotFoundError, OSError: see open_url().
     """
-    if is_url(source):
-        return open_url(os.fspath(source), "rb", storage_options)  # type: ignore[arg-type]
+    if isinstance(source, (str, os.PathLike)) and is_url(source):
+        return open_url(source, "rb", storage_options)
     if storage_options is not None:
         raise ValueError("storage_options applies to URLs (scheme://...)")
     return source
