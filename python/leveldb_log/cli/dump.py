@@ -28,9 +28,10 @@ from leveldb_log.cli._common import (
     add_log,
     add_reading_options,
     err,
+    open_reader,
     records,
 )
-from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
+from leveldb_log.cli._dialect import add_dialect, resolve
 from leveldb_log.cli._payloads import decoder
 from leveldb_log.cli._verdict import reader_warnings
 from leveldb_log.leveldb import (
