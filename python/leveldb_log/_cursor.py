@@ -96,6 +96,16 @@ class Cursor:
         self.pos += length
         return value
 
+    def batch_header(self) -> tuple[int, int]:
+        """A batch's 12-byte header, the same in the three engines: (sequence, count)."""
+        if len(self.data) < WRITE_BATCH_HEADER_SIZE:
+            raise self.error(
+                f"{len(self.data)} bytes is shorter than the {WRITE_BATCH_HEADER_SIZE}-byte "
+                "header (sequence, count)",
+                0,
+            )
+        return self.fixed(8, "sequence"), self.fixed(4, "count")
+
     def inner(self, name: str) -> Cursor:
         """A cursor over the next length-prefixed value, reporting offsets in this payload."""
         raw = self.string(name)

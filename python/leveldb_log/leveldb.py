@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, TypeAlias
 from leveldb_log._cursor import (
     MAX_SEQUENCE,
     U32,
-    WRITE_BATCH_HEADER_SIZE,
     Cursor,
     Fields,
     Handler,
@@ -192,14 +191,7 @@ def decode_write_batch(payload: Buffer) -> WriteBatch:
         in the payload where decoding failed.
     """
     cur = Cursor("WriteBatch", payload)
-    if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
-        raise cur.error(
-            f"{len(cur.data)} bytes is shorter than the {WRITE_BATCH_HEADER_SIZE}-byte "
-            "header (sequence, count)",
-            0,
-        )
-    sequence = cur.fixed(8, "sequence")
-    count = cur.fixed(4, "count")
+    sequence, count = cur.batch_header()
     ops: list[Operation] = []
     while not cur.at_end():
         start = cur.pos

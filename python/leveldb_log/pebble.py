@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, TypeAlias
 from leveldb_log._cursor import (
     MAX_SEQUENCE,
     U32,
-    WRITE_BATCH_HEADER_SIZE,
     Cursor,
     put_string,
     put_varint,
@@ -255,14 +254,7 @@ def decode_write_batch(payload: Buffer) -> WriteBatch:
         varints; its offset is the byte offset in the payload.
     """
     cur = Cursor("Pebble batch", payload)
-    if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
-        raise cur.error(
-            f"{len(cur.data)} bytes is shorter than the {WRITE_BATCH_HEADER_SIZE}-byte "
-            "header (sequence, count)",
-            0,
-        )
-    sequence = cur.fixed(8, "sequence")
-    count = cur.fixed(4, "count")
+    sequence, count = cur.batch_header()
     ops: list[Operation] = []
     while not cur.at_end():
         ops.append(_decode_op(cur))

@@ -464,14 +464,7 @@ def decode_write_batch(payload: Buffer) -> WriteBatch:
         in the payload.
     """
     cur = Cursor("WriteBatch", payload)
-    if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
-        raise cur.error(
-            f"{len(cur.data)} bytes is shorter than the {WRITE_BATCH_HEADER_SIZE}-byte "
-            "header (sequence, count)",
-            0,
-        )
-    sequence = cur.fixed(8, "sequence")
-    count = cur.fixed(4, "count")
+    sequence, count = cur.batch_header()
     ops: list[Operation] = []
     counted = 0
     while not cur.at_end():
