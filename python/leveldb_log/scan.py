@@ -167,6 +167,15 @@ def scan(
         _check_flag("verify_checksums", verify_checksums),
         _check_dialect(dialect),
     )
+    return _scan_source(source, storage_options, opts)
+
+
+def _scan_source(
+    source: str | os.PathLike[str] | Buffer | ReadableFile,
+    storage_options: Mapping[str, Any] | None,
+    opts: _Options,
+) -> Iterator[PhysicalRecord]:
+    """The regions of ``source``, opened (a path or URL) or taken (a buffer) now."""
     opened = _storage.reading(source, storage_options)
     if isinstance(opened, (str, os.PathLike)):
         return _scan_path(open(opened, "rb"), opts)
