@@ -1,8 +1,9 @@
-"""What LevelDB's and RocksDB's VersionEdits share: the values of tags 5, 6 and 7's keys,
-and the decoding of the tags both read alike (the comparator and the varint64 counters).
+"""What LevelDB's and RocksDB's VersionEdits share: the internal key, the values of tags 5
+(CompactPointer) and 6 (DeletedFile), and the handlers of the tags both engines read alike
+(the comparator, the varint64 counters, an internal key's varstring).
 
-leveldb.py and rocksdb.py export these values as their own; each module keeps its table of
-tag handlers (docs/leveldb.md, docs/rocksdb.md), with these handlers in it.
+leveldb.py and rocksdb.py export these values as their own; each keeps its own table of tag
+handlers (docs/leveldb.md, docs/rocksdb.md), these among them.
 """
 
 from __future__ import annotations
