@@ -36,18 +36,20 @@ type byte when a whole header was read at ``offset``, else None.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import (
     TYPE_CHECKING,
+    Any,
     BinaryIO,
     Literal,
     NamedTuple,
     Protocol,
     TypeAlias,
+    cast,
     runtime_checkable,
 )
 
-from leveldb_log import _core
+from leveldb_log import _core, _storage
 from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE
 from leveldb_log._dialects import DIALECTS, Dialect
 
@@ -122,6 +124,7 @@ def scan(
     payloads: bool = False,
     verify_checksums: bool = True,
     dialect: Dialect = "leveldb",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[PhysicalRecord]:
     """Every region of the log in source, in file order: a map of its bytes.
 
@@ -130,19 +133,22 @@ def scan(
     not joined into records. See PhysicalRecord for the kinds.
 
     Arguments
-      source: a path; a bytes-like object holding the log; or a binary file
-        object with read(), holding the log from its current position
-        (offsets count from there). It is opened (or its buffer taken) by
-        the call itself, so a missing path or a wrong type raises there, not
-        at the first next(). It is read one block at a time, never whole; a
-        file opened from a path is closed once the iterator ends or is
-        closed.
+      source: a path; a URL (scheme://..., such as s3://bucket/key.log),
+        opened with fsspec (pip install 'leveldb-log[fsspec]'); a bytes-like
+        object holding the log; or a binary file object with read(), holding
+        the log from its current position (offsets count from there). It
+        is opened (or its buffer taken) by the call itself, so a missing
+        path or a wrong type raises there, not at the first next(). It is
+        read one block at a time, never whole; a file opened from a path or
+        URL is closed once the iterator ends or is closed.
       payloads: True gives each "record" region its payload bytes.
       verify_checksums: False checks no CRC (checksum_ok is None) and a
         mismatch is not damage, as with Reader(verify_checksums=False).
       dialect: 'leveldb', 'rocksdb' or 'pebble': which header sizes the
         types have (RocksDB's metadata records are listed as records, with
         their type), as with Reader(dialect=...).
+      storage_options: for a URL, the file system's options (as for Reader);
+        None for none.
 
     Returns
       An iterator of PhysicalRecord, one per region.
@@ -152,15 +158,29 @@ def scan(
         read (while iterating).
       TypeError: a source that is none of the above, or a flag that is not
         a bool (at the call).
-      ValueError: an unknown dialect (at the call).
+      ValueError: an unknown dialect, or storage_options with a source that
+        is no URL (at the call).
+      ImportError: a URL without fsspec (the message names the extra).
     """
     opts = _Options(
         _check_flag("payloads", payloads),
         _check_flag("verify_checksums", verify_checksums),
         _check_dialect(dialect),
     )
-    if isinstance(source, (str, os.PathLike)):
-        return _scan_path(open(source, "rb"), opts)
+    return _scan_source(source, storage_options, opts)
+
+
+def _scan_source(
+    source: str | os.PathLike[str] | Buffer | ReadableFile,
+    storage_options: Mapping[str, Any] | None,
+    opts: _Options,
+) -> Iterator[PhysicalRecord]:
+    """The regions of ``source``, opened (a path or URL) or taken (a buffer) now."""
+    opened = _storage.reading(source, storage_options)
+    if isinstance(opened, (str, os.PathLike)):
+        return _scan_path(open(opened, "rb"), opts)
+    if opened is not source:  # a URL's file object: scan's to close
+        return _scan_path(cast(BinaryIO, opened), opts)
     if isinstance(source, ReadableFile):
         return _scan_blocks(_file_blocks(source), opts)
     if not isinstance(source, memoryview):

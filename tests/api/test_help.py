@@ -14,8 +14,7 @@ from typing import Any
 
 import leveldb_log
 import pytest
-from leveldb_log import Reader, Writer, leveldb
-from leveldb_log import stats as stats_module
+from leveldb_log import Reader, Writer, leveldb, pebble, rocksdb
 
 STUB = Path(leveldb_log.__file__).resolve().parent / "_core.pyi"
 
@@ -78,24 +77,33 @@ FUNCTIONS = [
     leveldb_log.unmask_crc,
     leveldb_log.scan,
     leveldb_log.splits,
-    stats_module.stats,
+    leveldb_log.stats,
     leveldb.decode_write_batch,
     leveldb.encode_write_batch,
     leveldb.decode_version_edit,
     leveldb.encode_version_edit,
+    rocksdb.decode_write_batch,
+    rocksdb.encode_write_batch,
+    rocksdb.decode_version_edit,
+    pebble.decode_write_batch,
+    pebble.encode_write_batch,
 ]
 
 
-@pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f"{f.__module__}.{f.__name__}")
 def test_functions_say_what_they_take_return_and_raise(func: Any) -> None:
     doc = own_doc(func)
     for section in ("Arguments", "Returns", "Raises"):
         assert f"\n{section}\n" in doc, f"{func.__name__}: no {section!r} section"
 
 
-@pytest.mark.parametrize("name", leveldb.__all__)
-def test_leveldb_names_are_documented(name: str) -> None:
-    obj = getattr(leveldb, name)
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [(m, name) for m in (leveldb, rocksdb, pebble) for name in m.__all__],
+    ids=lambda x: x if isinstance(x, str) else x.__name__.rsplit(".", 1)[1],
+)
+def test_payload_module_names_are_documented(module: types.ModuleType, name: str) -> None:
+    obj = getattr(module, name)
     if isinstance(obj, int) or name == "Operation":  # constants and a type alias
         return
     assert own_doc(obj), name

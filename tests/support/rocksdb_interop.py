@@ -70,9 +70,9 @@ def normalise_op(op: object) -> Op:
     from leveldb_log import rocksdb
 
     if isinstance(op, rocksdb.LogData):
-        return ("log_data", op.blob)
+        return ("log_data", op.data)
     if isinstance(op, rocksdb.DeleteRange):
-        return ("delete_range", op.cf, op.begin, op.end)
+        return ("delete_range", op.cf, op.start, op.end)
     if isinstance(op, rocksdb.WideColumnEntity):
         return ("entity", op.cf, op.key)
     if isinstance(op, (rocksdb.Put, rocksdb.Merge)):
