@@ -8,6 +8,8 @@
  */
 #include "arrow.h"
 #include "binding.h"
+#include "io.h"
+#include "module.h"
 
 #include <errno.h>
 #include <fcntl.h>

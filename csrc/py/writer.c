@@ -6,7 +6,7 @@
  * says.
  */
 #include "arrow.h"
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * large), and the buffer handed to a descriptor or a file object. The rest
  * of the type (arguments, locking, rollback, closing) is writer.c.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <string.h>
