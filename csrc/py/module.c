@@ -6,7 +6,7 @@
  */
 #include "module.h"
 #include "arrow.h"
-#include "io.h"
+#include "llpy_io.h"
 #include "lock.h"
 #include "writer.h"
 

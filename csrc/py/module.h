@@ -7,7 +7,7 @@
  *
  *   module.h           this (module.c)
  *   lock.h             the per-object lock and fork handling (lock.c)
- *   io.h               sources and targets: paths, descriptors, file
+ *   llpy_io.h          sources and targets: paths, descriptors, file
  *                      objects, aligned and page-mapped buffers (io.c,
  *                      pages.c)
  *   arrow.h            the Arrow C interfaces (reader_arrow.c,

@@ -18,7 +18,7 @@
  * of such a range's end: its last partial range, almost 2 MiB, stays in
  * small pages, and a buffer filled to anywhere there costs what it holds.
  */
-#include "io.h" /* Python.h first: it asks for _GNU_SOURCE (mremap) */
+#include "llpy_io.h" /* Python.h first: it asks for _GNU_SOURCE (mremap) */
 
 #include <assert.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
  */
 #include "arrow.h"
 #include "binding.h"
-#include "io.h"
+#include "llpy_io.h"
 #include "module.h"
 
 #include <errno.h>

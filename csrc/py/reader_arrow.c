@@ -9,7 +9,7 @@
  */
 #include "arrow.h"
 #include "binding.h"
-#include "io.h"
+#include "llpy_io.h"
 #include "lock.h"
 #include "module.h"
 

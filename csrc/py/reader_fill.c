@@ -5,7 +5,7 @@
  * llpy_reader_fill() is the one entry, called when the core needs a block.
  */
 #include "binding.h"
-#include "io.h"
+#include "llpy_io.h"
 #include "module.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #ifndef LLPY_WRITER_INTERNAL_H
 #define LLPY_WRITER_INTERNAL_H
 
-#include "io.h"
+#include "llpy_io.h"
 #include "lock.h"
 #include "module.h"
 #include "writer.h"

@@ -1,8 +1,9 @@
 /*
- * io.h - sources and targets, the I/O the core leaves to its caller: paths,
- * URLs, descriptors and file objects (io.c); buffers aligned to pages, and
- * large ones mapped on their own (pages.c); and when a copy between two
- * addresses is slow, for the Reader and the Writer to steer around.
+ * llpy_io.h - sources and targets, the I/O the core leaves to its caller:
+ * paths, URLs, descriptors and file objects (io.c); buffers aligned to
+ * pages, and large ones mapped on their own (pages.c); and when a copy
+ * between two addresses is slow, for the Reader and the Writer to steer
+ * around. Not io.h: Windows has one, which io.c includes.
  */
 #ifndef LLPY_IO_H
 #define LLPY_IO_H
