@@ -10,6 +10,7 @@
 #define LLPY_ARROW_H
 
 #include "binding.h"
+#include "log_writer.h" /* LLOG_WRITER_RUN */
 
 #include <stdint.h>
 

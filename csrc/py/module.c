@@ -4,8 +4,11 @@
  * status codes (llpy_raise_status) and damaged logs (llpy_raise_corruption)
  * become Python exceptions here and nowhere else.
  */
+#include "module.h"
 #include "arrow.h"
-#include "binding.h"
+#include "llpy_io.h"
+#include "lock.h"
+#include "writer.h"
 
 /* ---- one place that raises ------------------------------------------- */
 

@@ -8,6 +8,8 @@
  */
 #include "arrow.h"
 #include "binding.h"
+#include "llpy_io.h"
+#include "module.h"
 
 #include <errno.h>
 #include <fcntl.h>

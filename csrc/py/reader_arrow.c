@@ -8,6 +8,10 @@
  * record-by-record iteration: both read through the same reader.
  */
 #include "arrow.h"
+#include "binding.h"
+#include "llpy_io.h"
+#include "lock.h"
+#include "module.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
  * records of a zstd-compressed WAL for the core, one fragment at a time.
  */
 #include "binding.h"
+#include "module.h"
 
 static int parse_dialect(PyObject *obj, llog_dialect *out) {
     if (!PyUnicode_Check(obj)) {

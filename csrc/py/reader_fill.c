@@ -5,6 +5,8 @@
  * llpy_reader_fill() is the one entry, called when the core needs a block.
  */
 #include "binding.h"
+#include "llpy_io.h"
+#include "module.h"
 
 #include <errno.h>
 #include <string.h>

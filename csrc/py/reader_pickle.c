@@ -5,6 +5,7 @@
  * Readers over buffers or file objects refuse.
  */
 #include "binding.h"
+#include "module.h"
 
 /* restore_reader and its arguments, for __reduce__ (lock held). */
 static PyObject *reader_pickle(llpy_reader *self) {

@@ -6,6 +6,9 @@
  */
 #include "arrow.h"
 #include "binding.h"
+#include "llpy_io.h"
+#include "lock.h"
+#include "module.h"
 
 /* Lets the source go: a buffer is released, a descriptor or a URL's file
  * object the reader opened is closed, the block buffer freed. */

@@ -7,7 +7,7 @@
  *   (position in block, kind, type or None, length, checksum_ok or None,
  *    reason or None, header size, log number or None)
  */
-#include "binding.h"
+#include "module.h"
 
 /* A record's header, for its region: its size, and its log number (the
  * header's 32 bits: int64_t, since a long has only 32 bits on Windows). */

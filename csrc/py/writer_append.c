@@ -5,7 +5,7 @@
  * or refuse, leaving the file as it was. Also _append_point, the same
  * decision without the cut, for the command line.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * the options (checked before the target is touched), the header the core
  * writes, RocksDB's compression record and zstd frames, Pebble's trailer.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <string.h>
 

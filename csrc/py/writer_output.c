@@ -1,10 +1,10 @@
 /*
  * writer_output.c - the Writer's way out: records encoded by the core into
  * the buffer (or handed to writev straight from the caller's memory when
- * large), and the buffer handed to a descriptor or a file object. The rest
- * of the type (arguments, locking, rollback, closing) is writer.c.
+ * large), and the buffer handed to a descriptor or a file object. Writing
+ * a record whole or not at all is writer_write.c's; the type is writer.c.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <string.h>

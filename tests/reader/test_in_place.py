@@ -31,7 +31,7 @@ from support.threads import run_threads
 
 FRAG = B - H  # payload of a block-filling fragment
 IN_PLACE = sys.platform.startswith(("linux", "freebsd"))  # preadv
-LLPY_SLOW_COPY_MAX = 31  # the window of slow copies (csrc/py/binding.h)
+LLPY_SLOW_COPY_MAX = 31  # the window of slow copies (csrc/py/llpy_io.h)
 
 
 @pytest.fixture(scope="module")
