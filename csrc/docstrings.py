@@ -103,22 +103,26 @@ def docstrings(stub: str) -> list[tuple[str, str]]:
     return docs
 
 
-def c_string(text: str) -> str:
-    """text as C string literals, a line each; ASCII only, so any compiler reads it."""
+def _escape(line: str) -> str:
     out = []
-    for ch in text.encode("utf-8"):
-        c = chr(ch)
+    for byte in line.encode("utf-8"):
+        c = chr(byte)
         if c in '"\\?':  # "?" too: a "??" would be a trigraph under -std=c11
             out.append("\\" + c)
-        elif c == "\n":
-            out.append("\\n")
-        elif 32 <= ch < 127:
+        elif 32 <= byte < 127:
             out.append(c)
         else:  # octal: a hex escape would swallow the digits after it
-            out.append(f"\\{ch:03o}")
-    lines = "".join(out).split("\\n")
-    pieces = [line + "\\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-    return " \\\n".join(f'    "{p}"' for p in pieces) if pieces else '    ""'
+            out.append(f"\\{byte:03o}")
+    return "".join(out)
+
+
+def c_string(text: str) -> str:
+    """text as C string literals, a line each; ASCII only, so any compiler reads it."""
+    lines = text.split("\n")
+    pieces = [_escape(line) + "\\n" for line in lines[:-1]]
+    if lines[-1] or not pieces:
+        pieces.append(_escape(lines[-1]))
+    return " \\\n".join(f'    "{p}"' for p in pieces)
 
 
 def header(stub_path: str, prefix: str) -> str:
