@@ -4,6 +4,7 @@
  * the finalizer, the other slots, the methods and properties tables and the
  * docstring. Writing records is writer_write.c's.
  */
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
 
 static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
@@ -274,275 +275,35 @@ static void Writer_dealloc(PyObject *op) {
 
 static PyMethodDef Writer_methods[] = {
     {"write", (PyCFunction)(void (*)(void))llpy_writer_write,
-     METH_FASTCALL | METH_KEYWORDS,
-     "write($self, data, /, *, sync=None)\n"
-     "--\n\n"
-     "Append one record.\n\n"
-     "Arguments\n"
-     "  data: a bytes-like object (bytes, bytearray, memoryview, ...),\n"
-     "    empty included.\n"
-     "  sync: True returns only once the record is durable (see\n"
-     "    \"Durability\"); False may leave it in the buffer; None (the\n"
-     "    default) takes the Writer's sync=.\n\n"
-     "Returns\n"
-     "  The record's offset: where its first header lies in the log.\n\n"
-     "Raises\n"
-     "  TypeError: data is not bytes-like; sync is not a bool or None.\n"
-     "  ValueError: the writer is closed.\n"
-     "  OSError, or what the file object raised: the record is not written\n"
-     "    (now or later); the records before it are kept.\n"
-     "  OSError while making it durable: the record was written, but is\n"
-     "    not known to be durable (see sync())."},
+     METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write},
     {"write_many", (PyCFunction)(void (*)(void))llpy_writer_write_many,
-     METH_FASTCALL | METH_KEYWORDS,
-     "write_many($self, records, /, *, sync=None)\n"
-     "--\n\n"
-     "Append every record of an iterable, in order, under one lock.\n\n"
-     "Arguments\n"
-     "  records: an iterable of bytes-like objects; or Arrow data: an\n"
-     "    object exporting __arrow_c_stream__ (chunked too) or\n"
-     "    __arrow_c_array__ of type binary, large_binary, string or\n"
-     "    large_string (or their view types), written straight from its\n"
-     "    buffers (strings as their UTF-8 bytes).\n"
-     "  sync: as for write(): True returns once every record is durable,\n"
-     "    for the cost of one flush.\n\n"
-     "Returns\n"
-     "  How many records were written.\n\n"
-     "Raises\n"
-     "  As write(), and whatever the iterable raises; the records before\n"
-     "  the error are written all the same, and the exception's .written\n"
-     "  says how many. A list or a tuple is checked whole first: an item\n"
-     "  that is not bytes-like is a TypeError before any is written.\n"
-     "  TypeError: Arrow data of another type (the message names it).\n"
-     "  ValueError: Arrow data holding a null: nothing is written."},
-    {"flush", llpy_writer_flush, METH_NOARGS,
-     "flush($self, /)\n"
-     "--\n\n"
-     "Hand the buffered records to the OS, or to the file object.\n\n"
-     "A file object's own flush() is then called, if it has one. After\n"
-     "flush() a crash of the process loses no record written so far, and\n"
-     "readers of the file see them; a power loss still may lose them (see\n"
-     "sync()).\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed.\n"
-     "  OSError, or what the file object raised."},
-    {"sync", llpy_writer_sync, METH_NOARGS,
-     "sync($self, /)\n"
-     "--\n\n"
-     "flush(), then make the records written so far durable: they\n"
-     "survive a power loss.\n\n"
-     "fdatasync on Linux, fcntl(F_FULLFSYNC) on macOS, FlushFileBuffers on\n"
-     "Windows, fsync elsewhere; for a file object, through its fileno().\n"
-     "The first sync of a log the Writer created syncs its directory too.\n"
-     "Threads syncing at once share one flush (see \"Durability\").\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed.\n"
-     "  OSError: the flush or the sync failed. Once a sync failed, every\n"
-     "    later one raises: the OS may have dropped what it could not\n"
-     "    write, and no later sync can tell.\n"
-     "  io.UnsupportedOperation or AttributeError: a file object with no\n"
-     "    file descriptor (io.BytesIO, for instance)."},
-    {"tell", Writer_tell, METH_NOARGS,
-     "tell($self, /)\n"
-     "--\n\n"
-     "The log's length in bytes, buffered records included.\n\n"
-     "Returns\n"
-     "  An int: the offset the next record starts at, unless it must go to\n"
-     "  the next block (fewer than 7 bytes left in this one).\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed."},
-    {"close", Writer_close, METH_NOARGS,
-     "close($self, /)\n"
-     "--\n\n"
-     "Flush and close; calling it again does nothing.\n\n"
-     "A path the writer opened is closed, and its lock released; a file\n"
-     "object only with closefd=True. Threads still waiting for a durable\n"
-     "write get one more flush first. Every other method of a closed\n"
-     "writer raises ValueError.\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  OSError, or what the file object raised while flushing or closing\n"
-     "  (the writer is closed all the same)."},
-    {"__enter__", Writer_enter, METH_NOARGS,
-     "__enter__($self, /)\n"
-     "--\n\n"
-     "Return the writer itself, for a with statement.\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed."},
-    {"__exit__", Writer_exit, METH_VARARGS,
-     "__exit__($self, exc_type, exc, tb, /)\n"
-     "--\n\n"
-     "Close the writer (see close()); an exception is not suppressed."},
-    {"__reduce__", Writer_reduce, METH_NOARGS,
-     "__reduce__($self, /)\n"
-     "--\n\n"
-     "Refuse to pickle: a Writer's state cannot travel to another process.\n\n"
-     "Raises\n"
-     "  TypeError: always."},
+     METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write_many},
+    {"flush", llpy_writer_flush, METH_NOARGS, LLPY_DOC_Writer_flush},
+    {"sync", llpy_writer_sync, METH_NOARGS, LLPY_DOC_Writer_sync},
+    {"tell", Writer_tell, METH_NOARGS, LLPY_DOC_Writer_tell},
+    {"close", Writer_close, METH_NOARGS, LLPY_DOC_Writer_close},
+    {"__enter__", Writer_enter, METH_NOARGS, LLPY_DOC_Writer___enter__},
+    {"__exit__", Writer_exit, METH_VARARGS, LLPY_DOC_Writer___exit__},
+    {"__reduce__", Writer_reduce, METH_NOARGS, LLPY_DOC_Writer___reduce__},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Writer_getset[] = {
-    {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
+    {"closed", Writer_get_closed, NULL, LLPY_DOC_Writer_closed, NULL},
     {"_sync_waiters", llpy_sync_get_waiters, NULL,
-     "Threads in a group commit: the one flushing and those queued\n"
-     "(internal: for tests).",
-     NULL},
+     LLPY_DOC_Writer__sync_waiters, NULL},
     {"_sync_flushes", llpy_sync_get_flushes, NULL,
-     "fdatasync calls made by group commits (internal: for tests).", NULL},
+     LLPY_DOC_Writer__sync_flushes, NULL},
     {"_range_syncs", llpy_sync_get_range_syncs, NULL,
-     "Write-backs started by bytes_per_sync (internal: for tests).", NULL},
+     LLPY_DOC_Writer__range_syncs, NULL},
     {"_before_sync", llpy_sync_get_hook, llpy_sync_set_hook,
-     "A callable the leader of a group commit calls before its fdatasync,\n"
-     "without the writer's lock (internal: for tests).",
-     NULL},
+     LLPY_DOC_Writer__before_sync, NULL},
     {"_blocks_bounced", Writer_get_bounced, NULL,
-     "Payloads copied through the bounce buffer before writing, as the\n"
-     "kernel would have copied them slowly from the caller's memory\n"
-     "(internal: for tests).",
-     NULL},
-    {"mode", Writer_get_mode, NULL,
-     "The mode: 'w', 'a' or 'x' ('w' for a file object).", NULL},
-    {"name", Writer_get_name, NULL,
-     "The target given: the path, or the file object.", NULL},
+     LLPY_DOC_Writer__blocks_bounced, NULL},
+    {"mode", Writer_get_mode, NULL, LLPY_DOC_Writer_mode, NULL},
+    {"name", Writer_get_name, NULL, LLPY_DOC_Writer_name, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(
-    Writer_doc,
-    "Writer(target, mode='w', *, buffering=-1, closefd=False, "
-    "dialect='leveldb', log_number=None, recycle=False, compression=None, "
-    "sync_offsets=False, storage_options=None, sync=False, "
-    "bytes_per_sync=0, preallocate=0, lock=True)\n"
-    "--\n\n"
-    "Write records to a LevelDB log.\n"
-    "\n"
-    "Arguments\n"
-    "  target: a path (str, bytes or os.PathLike), or a binary file object\n"
-    "    open for writing, which holds the log from its position now: the\n"
-    "    log's offsets and blocks count from there, as a Reader given the\n"
-    "    object at that position counts them (one opened for appending to\n"
-    "    bytes already there is refused: use mode 'a' with its path).\n"
-    "  mode: for a path ('w' only for a file object):\n"
-    "    'w'  create the file, or truncate it;\n"
-    "    'x'  create it; FileExistsError if it exists;\n"
-    "    'a'  append to an existing log (created if missing), resuming\n"
-    "         block alignment from its length; see \"Mode 'a'\".\n"
-    "  buffering: as for open(): -1 a default buffer (64 KiB); 0 hands\n"
-    "    each record to the OS (or the file object) before write()\n"
-    "    returns; n > 0 a buffer of about n bytes (n at most 2**30).\n"
-    "  closefd: True also closes a file object when the writer closes (a\n"
-    "    path the writer opened is always closed). closefd, recycle and\n"
-    "    sync_offsets must be bools (TypeError).\n"
-    "  dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see\n"
-    "    \"Dialects\".\n"
-    "  log_number: the number recyclable records carry; None takes it\n"
-    "    from a path named NNNNNN.log.\n"
-    "  recycle: 'rocksdb' only: write recyclable records (types 5-8, with\n"
-    "    the log number), as RocksDB does with recycle_log_file_num.\n"
-    "  compression: 'rocksdb' only: None, or 'zstd' to write each record\n"
-    "    as one zstd frame after a compression record, as RocksDB's\n"
-    "    wal_compression does (needs the extra leveldb-log[rocksdb]).\n"
-    "  sync_offsets: 'pebble' only: write walSync chunks, which carry the\n"
-    "    offset last made durable by sync().\n"
-    "  storage_options: for a target given as a URL (scheme://...: s3://,\n"
-    "    gcs://, memory://, file://, ...), which fsspec opens (pip install\n"
-    "    'leveldb-log[fsspec]'): the file system's options, such as\n"
-    "    {'anon': True}; None for none. A local file system's URL is\n"
-    "    written as a path. Other stores take 'w' and 'x', not 'a'\n"
-    "    (ValueError, before anything is opened); the writer owns the\n"
-    "    object it opens there, and close() closes (so commits) it.\n"
-    "  sync: the default of write() and write_many(): True makes every\n"
-    "    call return only once its records are durable.\n"
-    "  bytes_per_sync: a path only: start writing back every N bytes\n"
-    "    handed to the OS (sync_file_range on Linux), so that a sync never\n"
-    "    finds a huge dirty range; 0 (the default) is off.\n"
-    "  preallocate: a path only: reserve N bytes of disk ahead of the log\n"
-    "    as it grows, without changing its size (Linux, macOS); 0 is off.\n"
-    "  lock: False neither takes nor checks the lock on a path (see \"One\n"
-    "    Writer per file\"), for file systems without working locks.\n"
-    "\n"
-    "Returns\n"
-    "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
-    "  In a with statement it is closed on exit.\n"
-    "\n"
-    "Mode 'a'\n"
-    "  A crash can leave the end of a log torn: valid fragments of one\n"
-    "  unfinished record, one incomplete record, zero fill. 'a' cuts\n"
-    "  exactly that back to the end of the last complete record, so the\n"
-    "  new records read back cleanly even in 'absolute' mode. Damage in\n"
-    "  the middle of the log is left alone (the new records then start at\n"
-    "  the next block boundary). If anything else ends the file, or a\n"
-    "  non-empty file holds no valid record at all (a file of zeros is\n"
-    "  fine), 'a' raises CorruptionError (\"<path> does not end like a log:\n"
-    "  <why> at offset N; it was left as it was\") and does not change the\n"
-    "  file.\n"
-    "\n"
-    "Buffering: flush() and sync()\n"
-    "  Records wait in the buffer (unless buffering=0) until it fills, or\n"
-    "  flush(), sync() or close(). flush() hands them to the OS: a crash\n"
-    "  of the process no longer loses them, and readers of the file see\n"
-    "  them. sync() is flush() then fsync: only that survives a power\n"
-    "  loss. A failed write raises the original exception; the record is\n"
-    "  not written later, and no record is ever half returned as valid.\n"
-    "\n"
-    "Durability\n"
-    "  write(..., sync=True) returns once the record survives a power\n"
-    "  loss. Threads doing so at once share flushes (group commit): the\n"
-    "  first leads one fdatasync without the GIL for every record written\n"
-    "  until then; the others queue and return when a flush that began\n"
-    "  after their record was written ends. From asyncio: await\n"
-    "  asyncio.to_thread(w.write, record, sync=True). A failed fdatasync\n"
-    "  fails every waiter and every later sync. See docs/api.md.\n"
-    "\n"
-    "One Writer per file\n"
-    "  A Writer on a path holds an exclusive advisory lock on the file\n"
-    "  until it closes; another Writer on it, in any process, raises\n"
-    "  LogLockedError before anything is truncated or cut. Readers never\n"
-    "  lock. File objects, devices and FIFOs are not locked.\n"
-    "\n"
-    "Closing\n"
-    "  close() flushes and closes; a closed writer raises ValueError. A\n"
-    "  Writer never closed is flushed and closed when collected, with a\n"
-    "  ResourceWarning if records were still buffered then, as an\n"
-    "  unclosed file does.\n"
-    "\n"
-    "Dialects\n"
-    "  'rocksdb' writes what RocksDB replays: LevelDB's layout, or\n"
-    "  recyclable records (recycle=True), or a compressed WAL. 'pebble'\n"
-    "  always writes recyclable chunks (or walSync ones) and ends the log\n"
-    "  with Pebble's trailer when closed. Mode 'a' keeps a compressed\n"
-    "  WAL compressed: appending with another compression setting raises\n"
-    "  ValueError. See docs/rocksdb.md.\n"
-    "\n"
-    "Threads and pickling\n"
-    "  A Writer may be shared by threads: each call holds its lock. A\n"
-    "  call on it from a file object's method it is calling raises\n"
-    "  RuntimeError instead of deadlocking. A Writer cannot be pickled\n"
-    "  (TypeError).\n"
-    "\n"
-    "Raises\n"
-    "  TypeError: a target that is neither a path nor an object with\n"
-    "    write(); a file object whose write() refuses bytes (a text file:\n"
-    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type;\n"
-    "    sync or lock not a bool; bytes_per_sync or preallocate not an int.\n"
-    "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
-    "    for a file object, other than 'w' or 'x' for a URL of a store\n"
-    "    other than the local file system); buffering below -1 or above\n"
-    "    2**30 (the message names buffering); storage_options with a\n"
-    "    target that is no URL; an unknown dialect, or options the\n"
-    "    dialect does not have; recyclable records without a log number;\n"
-    "    bytes_per_sync or preallocate negative, or given for a file\n"
-    "    object or URL.\n"
-    "  ImportError (ZstdMissingError): compression='zstd' with no zstd\n"
-    "    binding installed; the message names the extra.\n"
-    "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
-    "  LogLockedError (an OSError): another Writer holds the file.\n"
-    "  CorruptionError: mode 'a' on a file that does not end like a log.\n"
-    "  ImportError: a URL without fsspec (the message names the extra).");
+PyDoc_STRVAR(Writer_doc, LLPY_DOC_Writer);
 
 static PyType_Slot Writer_slots[] = {{Py_tp_doc, (void *)Writer_doc},
                                      {Py_tp_new, Writer_new},

@@ -1,13 +1,13 @@
-"""Type stubs for the C extension leveldb_log._core.
+"""C core of leveldb_log: CRC-32C, Writer and Reader."""
 
-The docstrings here are the extension's own (tests/test_help.py checks they are equal), so
-that an IDE shows what help() shows.
-"""
+# Type stubs of the C extension leveldb_log._core, and the one source of its docstrings:
+# csrc/docstrings.py turns every docstring here (and each def's signature) into the C
+# string macros the extension is compiled with, so help() and an IDE show the same text.
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NoReturn, Protocol
 
 from typing_extensions import Buffer
 
@@ -317,10 +317,7 @@ class Writer:
         without the writer's lock (internal: for tests).
         """
     @_before_sync.setter
-    def _before_sync(self, hook: Callable[[], object] | None) -> None:
-        """A callable the leader of a group commit calls before its fdatasync,
-        without the writer's lock (internal: for tests).
-        """
+    def _before_sync(self, hook: Callable[[], object] | None) -> None: ...
     @property
     def _blocks_bounced(self) -> int:
         """Payloads copied through the bounce buffer before writing, as the
@@ -453,6 +450,12 @@ class Writer:
         /,
     ) -> None:
         """Close the writer (see close()); an exception is not suppressed."""
+    def __reduce__(self) -> NoReturn:
+        """Refuse to pickle: a Writer's state cannot travel to another process.
+
+        Raises
+          TypeError: always.
+        """
 
 class Reader(Iterator[bytes]):
     """Iterate over the records of a LevelDB log, as bytes, in write order.
@@ -743,6 +746,16 @@ class Reader(Iterator[bytes]):
         /,
     ) -> None:
         """Close the reader (see close()); an exception is not suppressed."""
+    def __reduce__(self) -> tuple[Callable[..., Reader], tuple[Any, ...]]:
+        """Pickle a reader over a path as what reopens it where it stands.
+
+        Returns
+          (leveldb_log._restore.restore_reader, (path, options, progress)).
+
+        Raises
+          TypeError: the reader is over a buffer or a file object, is
+            closed, or is inside its on_corruption callback.
+        """
 
 class Batch:
     """Records of a log as Arrow data, from Reader.iter_batches().
