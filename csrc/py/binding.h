@@ -123,6 +123,7 @@ int llpy_parse_flag(PyObject *obj, const char *what, int *out);
 /* The types (reader_type.c, writer.c) and _scan_block (scan.c). */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
+PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs);
 

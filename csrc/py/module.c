@@ -286,12 +286,18 @@ static PyMethodDef module_methods[] = {
      "  The previous max."},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,
      METH_FASTCALL,
-     "_scan_block(block, final, verify_checksums, dialect='leveldb', /)\n"
+     "_scan_block(block, final, verify_checksums, dialect='leveldb', "
+     "log_number=None, /)\n"
      "--\n\n"
      "The regions of one block, by the reader's rules (for scan.py).\n\n"
      "Returns\n"
      "  A list of (position, kind, type, length, checksum_ok, reason,\n"
      "  header_size, log_number)."},
+    {"_detect_dialect", (PyCFunction)(void (*)(void))llpy_detect_dialect,
+     METH_FASTCALL,
+     "_detect_dialect(first_bytes, log_number=None, /)\n--\n\nThe dialect "
+     "that wrote a log, from its first bytes (for _detect.py).\n\nReturns\n  "
+     "(dialect or None when unknown, the reason)."},
     {NULL, NULL, 0, NULL}};
 
 /* Appends the name of CRC-32C implementation i; -1 with an exception set. */
@@ -418,7 +424,11 @@ static int add_constants(PyObject *module) {
         PyModule_AddIntConstant(module, "DEFAULT_BUFFER_SIZE",
                                 LLPY_DEFAULT_BUFFER) < 0 ||
         PyModule_AddStringConstant(module, "crc32c_implementation",
-                                   llog_crc32c_implementation()) < 0)
+                                   llog_crc32c_implementation()) < 0 ||
+        PyModule_AddStringConstant(module, "_REASON_BAD_LENGTH",
+                                   LLOG_REASON_BAD_LENGTH) < 0 ||
+        PyModule_AddStringConstant(module, "_REASON_CHECKSUM",
+                                   LLOG_REASON_CHECKSUM) < 0)
         return -1;
     if (add_names(module) < 0)
         return -1;

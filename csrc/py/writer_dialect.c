@@ -96,11 +96,7 @@ static int starts_compressed(int fd, int *yes) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
-    llog_header h = llog_header_decode(head);
-    *yes = got == (Py_ssize_t)sizeof head &&
-           h.type == LLOG_RDB_SET_COMPRESSION && h.length == 4 &&
-           llog_checksum_ok(&h, head + LLOG_HEADER_SIZE) &&
-           llog_load32(head + LLOG_HEADER_SIZE) == 7;
+    *yes = llog_header_starts_compressed(head, (size_t)got);
     return 0;
 }
 

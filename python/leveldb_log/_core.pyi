@@ -21,6 +21,8 @@ crc32c_implementation: str
 crc32c_implementations: tuple[str, ...]
 RECORD_TYPES: dict[int, str]
 RECOVERY_MODES: tuple[str, ...]
+_REASON_BAD_LENGTH: str
+_REASON_CHECKSUM: str
 
 StrPath = str | os.PathLike[str]
 Recovery = Literal["skip", "tolerate_tail", "point_in_time", "absolute"]
@@ -121,7 +123,12 @@ def _slow_copy_window(max: int, /) -> int:
     """
 
 def _scan_block(
-    block: Buffer, final: bool, verify_checksums: bool, dialect: Dialect = "leveldb", /
+    block: Buffer,
+    final: bool,
+    verify_checksums: bool,
+    dialect: Dialect = "leveldb",
+    log_number: int | None = None,
+    /,
 ) -> list[
     tuple[
         int,
@@ -139,6 +146,15 @@ def _scan_block(
     Returns
       A list of (position, kind, type, length, checksum_ok, reason,
       header_size, log_number).
+    """
+
+def _detect_dialect(
+    first_bytes: Buffer, log_number: int | None = None, /
+) -> tuple[Dialect | None, str]:
+    """The dialect that wrote a log, from its first bytes (for _detect.py).
+
+    Returns
+      (dialect or None when unknown, the reason).
     """
 
 class _ArrowStream(Protocol):

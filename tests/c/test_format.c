@@ -1,5 +1,5 @@
 /*
- * test_format.c - the format's tables and texts in log_format.h: the CRCs of
+ * test_format.c - the format's tables and texts (log_format.h, log_header.h): the CRCs of
  * the type bytes, the status texts.
  */
 #include "crc32c.h"
