@@ -112,7 +112,7 @@ static void find_last_written(llog_append *t, uint64_t floor, int checking) {
 
 /* The cut is decided; check what it would remove before saying so. */
 static void finish(llog_append *t, uint64_t cut, int fresh, uint64_t clean) {
-    t->result = (llog_append_result){cut, fresh, clean, 0, NULL, 0, 0};
+    t->result = (llog_append_result){cut, fresh, clean, 0, NULL, 0, 0, 0};
     find_last_written(t, cut, 1);
 }
 
@@ -124,6 +124,7 @@ static void refuse_for_good(llog_append *t, uint64_t at, const char *why) {
     int no_log = t->result.clean_end == 0 && !t->walk_valid;
     t->result.refused_at = no_log ? 0 : at;
     t->result.refusal = no_log ? no_record : why;
+    t->result.no_log = no_log || why == no_record;
     t->phase = PHASE_DONE;
 }
 

@@ -65,6 +65,8 @@ typedef struct llog_append_result {
     uint64_t refused_at; /* when refusal is set: where the log stops */
     const char *refusal; /* NULL, or why the file does not end like a log
                             (static text): then leave it as it is */
+    int no_log;          /* with refusal: the file holds no valid record at
+                            all (it is no log), rather than ending unlike one */
     uint64_t damaged_at; /* when intact_at > 0: where the part taken for a
                             torn tail began, until ... */
     uint64_t intact_at;  /* ... a valid record was found here after it */

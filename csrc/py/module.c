@@ -213,9 +213,10 @@ static PyObject *mod_slow_copy_window(PyObject *module, PyObject *arg) {
 static PyMethodDef module_methods[] = {
     {"_append_point", (PyCFunction)(void (*)(void))llpy_append_point,
      METH_VARARGS | METH_KEYWORDS,
-     "_append_point(path, /, *, dialect='leveldb', log_number=None)\n"
+     "_append_point(path, /, *, dialect, log_number=None)\n"
      "--\n\n"
-     "Where Writer(path, 'a') would resume, without changing the file.\n\n"
+     "Where Writer(path, 'a', dialect=dialect) would resume, without\n"
+     "changing the file.\n\n"
      "Returns\n"
      "  (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the\n"
      "  log back to, whether the next record starts a block, the end of\n"
@@ -224,7 +225,8 @@ static PyMethodDef module_methods[] = {
      "  record at intact_at (so it is damage and nothing is cut), else\n"
      "  None.\n\n"
      "Raises\n"
-     "  CorruptionError: where mode 'a' would refuse the file.\n"
+     "  CorruptionError: where mode 'a' would refuse the file; its\n"
+     "    no_log is True when the file holds no valid record at all.\n"
      "  OSError: the file cannot be opened or read."},
     {"_lock_fd", (PyCFunction)(void (*)(void))llpy_lock_fd, METH_FASTCALL,
      "_lock_fd(fd, name, /)\n"

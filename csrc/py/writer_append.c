@@ -59,6 +59,19 @@ static int resume_point(llpy_state *st, int fd, PyObject *name, uint64_t size,
     return -1;
 }
 
+/* Sets the no_log attribute of the CorruptionError being raised: the file
+ * holds no valid record at all (verify says "not a log"), rather than
+ * ending in bytes no crash leaves. */
+static void mark_no_log(int no_log) {
+    PyObject *exc = PyErr_GetRaisedException();
+    if (exc != NULL && PyObject_SetAttrString(
+                           exc, "no_log", no_log ? Py_True : Py_False) < 0) {
+        Py_DECREF(exc);
+        return;
+    }
+    PyErr_SetRaisedException(exc);
+}
+
 static int64_t file_size(int fd) {
 #ifdef _WIN32
     return _lseeki64(fd, 0, SEEK_END);
@@ -122,6 +135,11 @@ PyObject *llpy_append_point(PyObject *module, PyObject *args,
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:_append_point",
                                      kwlist, &path, &dialect, &log_number))
         return NULL;
+    if (dialect == NULL) { /* the rule differs by dialect: always say which */
+        PyErr_SetString(PyExc_TypeError, "_append_point() missing required "
+                                         "keyword argument 'dialect'");
+        return NULL;
+    }
     llog_reader_options opt = {0};
     if (llpy_dialect_options(dialect, log_number, path, &opt) < 0)
         return NULL;
@@ -137,6 +155,8 @@ PyObject *llpy_append_point(PyObject *module, PyObject *args,
     else if (size > 0)
         rc = resume_point(st, fd, path, (uint64_t)size, &opt, &r);
     llpy_close_fd(fd);
+    if (rc < 0 && r.refusal != NULL)
+        mark_no_log(r.no_log);
     if (rc < 0)
         return NULL;
     PyObject *damage = damage_of(&r);

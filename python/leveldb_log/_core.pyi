@@ -50,9 +50,10 @@ def crc32c(data: Buffer, value: int = 0) -> int:
     """
 
 def _append_point(
-    path: StrPath, /, *, dialect: Dialect = "leveldb", log_number: int | None = None
+    path: StrPath, /, *, dialect: Dialect, log_number: int | None = None
 ) -> tuple[int, bool, int, tuple[int, int] | None]:
-    """Where Writer(path, 'a') would resume, without changing the file.
+    """Where Writer(path, 'a', dialect=dialect) would resume, without
+    changing the file.
 
     Returns
       (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the
@@ -63,7 +64,8 @@ def _append_point(
       None.
 
     Raises
-      CorruptionError: where mode 'a' would refuse the file.
+      CorruptionError: where mode 'a' would refuse the file; its
+        no_log is True when the file holds no valid record at all.
       OSError: the file cannot be opened or read.
     """
 
