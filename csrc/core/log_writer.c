@@ -241,6 +241,13 @@ size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst) {
     return pad + LLOG_RECYCLABLE_HEADER_SIZE;
 }
 
+size_t llog_writer_compression_record(llog_writer *w, uint8_t *dst) {
+    uint8_t zstd[4];
+    llog_store32(zstd, LLOG_RDB_ZSTD);
+    return llog_writer_meta(w, LLOG_RDB_SET_COMPRESSION, zstd, sizeof zstd,
+                            dst);
+}
+
 size_t llog_writer_fresh_block(const llog_writer *w) {
     size_t in = (size_t)(w->offset % LLOG_BLOCK_SIZE);
     return in != 0 ? LLOG_BLOCK_SIZE - in : 0;

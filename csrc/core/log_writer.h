@@ -128,6 +128,12 @@ size_t llog_writer_meta(llog_writer *w, unsigned type, const uint8_t *data,
  */
 size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst);
 
+/* RocksDB's compression record saying every data record of the log is a
+ * zstd frame (llog_header_starts_compressed reads it back): the log's first
+ * record, LLOG_COMPRESSION_RECORD_SIZE bytes to dst; returns them. */
+#define LLOG_COMPRESSION_RECORD_SIZE (LLOG_HEADER_SIZE + 4)
+size_t llog_writer_compression_record(llog_writer *w, uint8_t *dst);
+
 /*
  * A resumed log whose damage stays (llog_append_result.fresh_block) gets
  * its next record at a block boundary, never sharing a block with the

@@ -196,6 +196,13 @@ static void test_compression_record(void) {
     CHECK(!llog_header_starts_compressed(b, n));
     n = put_record(b, H, LLOG_FULL, 0, zstd, 4);
     CHECK(!llog_header_starts_compressed(b, n));
+    /* What the writer writes is what the check reads. */
+    llog_writer w;
+    llog_writer_init(&w, 0);
+    n = llog_writer_compression_record(&w, b);
+    CHECK_EQ(n, LLOG_COMPRESSION_RECORD_SIZE);
+    CHECK_EQ(w.offset, n);
+    CHECK(llog_header_starts_compressed(b, n));
 }
 
 /* The detection of bytes at b (n of them), with no log number. */
