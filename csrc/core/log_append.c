@@ -306,15 +306,24 @@ static int in_sequence(const llog_append *t, unsigned role) {
     return role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
 }
 
-/* 1 when a recyclable header at b (whole, in h) belongs to another log:
- * an older log's record in a recycled file, or Pebble's trailer. The log
- * ends before it; it is cut with what follows. */
-static int older_log(const llog_append *t, const uint8_t *b, size_t have,
-                     const llog_header *h) {
+/* The header at b (at least LLOG_HEADER_SIZE of `have` bytes) in the
+ * log's dialect; its log number when the longer header is whole. */
+static llog_header header_at(const llog_append *t, const uint8_t *b,
+                             size_t have) {
+    llog_header h = llog_header_decode(b);
+    h.header_size = llog_type_header_size(t->dialect, h.type);
+    if (h.header_size > LLOG_HEADER_SIZE && have >= h.header_size)
+        h.log_number = llog_load32(b + LLOG_HEADER_SIZE);
+    return h;
+}
+
+/* 1 when a recyclable header (whole, in h; `have` bytes at it) belongs to
+ * another log: an older log's record in a recycled file, or Pebble's
+ * trailer. The log ends before it; it is cut with what follows. */
+static int older_log(const llog_append *t, size_t have, const llog_header *h) {
     if (h->header_size == LLOG_HEADER_SIZE || have < h->header_size)
         return 0;
-    uint32_t number = llog_load32(b + LLOG_HEADER_SIZE);
-    return t->has_log_number && number != (uint32_t)t->log_number;
+    return t->has_log_number && h->log_number != (uint32_t)t->log_number;
 }
 
 /* 1 when b[0..have) starts Pebble's end-of-log trailer
@@ -323,13 +332,9 @@ static int pebble_trailer(const llog_append *t, const uint8_t *b, size_t have,
                           int open) {
     if (open || have < LLOG_HEADER_SIZE)
         return 0;
-    llog_header h = llog_header_decode(b);
-    h.header_size = llog_type_header_size(t->dialect, h.type);
-    if (have < h.header_size)
-        return 0;
-    if (h.header_size > LLOG_HEADER_SIZE)
-        h.log_number = llog_load32(b + LLOG_HEADER_SIZE);
-    return llog_header_pebble_trailer(t->dialect, &h, t->has_log_number,
+    llog_header h = header_at(t, b, have);
+    return have >= h.header_size &&
+           llog_header_pebble_trailer(t->dialect, &h, t->has_log_number,
                                       t->log_number);
 }
 
@@ -350,15 +355,14 @@ static size_t walk_one(llog_append *t, const uint8_t *b, size_t have) {
     }
     if (have < LLOG_HEADER_SIZE) /* a header cut short by the end */
         return 0;
-    llog_header h = llog_header_decode(b);
-    h.header_size = llog_type_header_size(t->dialect, h.type);
+    llog_header h = header_at(t, b, have);
     if (h.type == LLOG_ZERO && h.length == 0) {
         if (room < LLOG_MAX_HEADER_SIZE && all_zero(b, have))
             return have; /* a longer header's trailer (other dialects) */
         refuse(t, p, "zero fill followed by more data");
         return 0;
     }
-    if (older_log(t, b, have, &h)) { /* the log ends: cut with what follows */
+    if (older_log(t, have, &h)) { /* the log ends: cut with what follows */
         t->stopped_at_trailer = pebble_trailer(t, b, have, t->walk_open);
         return 0;
     }
@@ -418,12 +422,11 @@ static size_t valid_record_at(const llog_append *t, const uint8_t *b,
                               size_t have, size_t room, unsigned *role) {
     if (have < LLOG_HEADER_SIZE || room < LLOG_HEADER_SIZE)
         return 0;
-    llog_header h = llog_header_decode(b);
+    llog_header h = header_at(t, b, have);
     *role = llog_type_role(t->dialect, h.type);
-    h.header_size = llog_type_header_size(t->dialect, h.type);
     size_t size = h.header_size + h.length;
     if (*role == LLOG_ROLE_UNKNOWN || size > room || size > have ||
-        older_log(t, b, have, &h))
+        older_log(t, have, &h))
         return 0;
     return llog_checksum_ok_dialect(b, &h, b + h.header_size) ? size : 0;
 }

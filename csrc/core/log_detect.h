@@ -1,6 +1,6 @@
 /*
  * log_detect.h - which dialect wrote a log, told from its first bytes
- * (docs/rocksdb.md, "Telling the dialects apart").
+ * (detect_dialect, docs/api.md).
  *
  * The three share the 7-byte header of types 1-4; RocksDB and Pebble both
  * add recyclable types 5-8; each has types of its own (log_header.h's
