@@ -45,7 +45,7 @@
  * Like the reader, it does no I/O: it asks for spans of the log by offset
  * and the caller reads them into a buffer the module owns.
  *
- *   llog_append *t = llog_append_new(size);
+ *   llog_append *t = llog_append_new(size, LLOG_DIALECT_LEVELDB, 0, 0);
  *   uint64_t at; size_t len; uint8_t *into;
  *   while (llog_append_want(t, &at, &len, &into))
  *       llog_append_got(t, pread(fd, into, len, at));   // bytes actually read
