@@ -28,9 +28,9 @@ while [ $# -gt 0 ]; do
 done
 rounds=${1:-30}
 
-tests=(tests/test_threads_stress.py tests/test_follow.py tests/test_crash.py
-       tests/test_faults.py tests/test_pickle.py tests/test_cli_write_safety.py
-       "tests/test_reader.py" "tests/test_writer.py")
+tests=(tests/faults/test_threads_stress.py tests/reader/test_follow.py tests/crash/test_crash.py
+       tests/faults/test_faults.py tests/reader/test_pickle.py tests/cli/test_cli_write_safety.py
+       "tests/reader/test_reader.py" "tests/writer/test_writer.py")
 select=(-k "not test_reader.py and not test_writer.py or thread or fork or signal or kill")
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")

@@ -10,7 +10,7 @@
 # environment: PYTHON (default python3) builds.
 #
 # .ci/run installs the wheel with its test extra and runs the behaviour tests against it;
-# tests/tree/test_wheel.py checks what the sdist and the wheel hold.
+# tests/meta/test_wheel.py checks what the sdist and the wheel hold.
 set -euo pipefail
 
 src="$(cd "$(dirname "$0")/.." && pwd)"

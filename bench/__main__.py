@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--smoke",
         action="store_true",
         help="every case once on a few MiB of data: checks that the suite runs (its figures "
-        "mean nothing; tests/tree/test_bench_programs.py uses it)",
+        "mean nothing; tests/meta/test_bench_programs.py uses it)",
     )
     ap.add_argument("--markdown", action="store_true", help="print markdown tables")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every number here")

@@ -1,7 +1,7 @@
-"""What leveldb_log is compared with: the pure-Python model (tests/model.py) and the
+"""What leveldb_log is compared with: the pure-Python model (tests/support/model.py) and the
 optional packages of the ``bench`` extra (crc32c, google-crc32c, tfrecord).
 
-The model is imported as ``tests.model``: the benchmarks run as ``python -m bench`` from
+The model is imported as ``tests.support.model``: the benchmarks run as ``python -m bench`` from
 the repository root, which puts the root on sys.path, and tests/ is a namespace package
 there (no ``__init__.py``, so pytest's view of tests/ is unchanged).
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import leveldb_log
 
-import tests.model as model
+import tests.support.model as model
 
 __all__ = [
     "ROOT",
@@ -33,8 +33,8 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 
-if Path(model.__file__).resolve().parent.parent != ROOT:  # another "tests" came first
-    raise ImportError(f"tests.model is {model.__file__}, not this checkout's tests/model.py")
+if Path(model.__file__).resolve().parents[2] != ROOT:  # another "tests" came first
+    raise ImportError(f"tests.support.model is {model.__file__}, not this checkout's")
 
 
 def optional(name: str) -> Any:

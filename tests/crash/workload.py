@@ -1,4 +1,4 @@
-"""The process whose file-system calls tests/test_crash_states.py records (under shim.c).
+"""The process whose file-system calls tests/crash/test_crash_states.py records (under shim.c).
 
 Usage: workload.py DIRECTORY TRACE STEPS_JSON. Runs the steps (see ``crashfs.Step``) on the
 log DIRECTORY/log and appends "mark N" to TRACE once step N has returned, so that the replay

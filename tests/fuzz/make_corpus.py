@@ -2,9 +2,9 @@
 
 Run from anywhere: ``python tests/fuzz/make_corpus.py [OUT_DIR]`` (default: the corpus folder
 beside this file). The output is deterministic and committed; rerun after changing an input
-format below (tests/tree/test_fuzz.py checks the committed files are what this script writes).
+format below (tests/meta/test_fuzz.py checks the committed files are what this script writes).
 Seeds come from the golden vectors (tests/golden/vectors.txt) and from small logs made with the
-reference model (tests/model.py), clean and damaged, so the fuzzers start from inputs that
+reference model (tests/support/model.py), clean and damaged, so the fuzzers start from inputs that
 reach deep into the reader.
 
 Input formats (see each harness's header comment):
@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-import model  # noqa: E402
+from support import model  # noqa: E402
 
 B = model.BLOCK_SIZE
 

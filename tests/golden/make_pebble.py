@@ -5,7 +5,7 @@ in every recovery mode.
 Run from the repository root: ``python tests/golden/make_pebble.py``.  It rewrites the
 ``*.log`` files and ``expected.json`` (both checked in).  Nothing here uses the model or the
 package: the CRC, the chunk headers and the expected outcomes are written out by hand, so
-the files check the model (tests/test_model_dialects.py) and the C reader (tests/
+the files check the model (tests/dialects/test_model_dialects.py) and the C reader (tests/
 test_dialects.py) independently.
 
 The outcomes are this package's reading of Pebble logs, not Pebble's: docs/rocksdb.md says

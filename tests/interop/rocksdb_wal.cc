@@ -1,4 +1,4 @@
-// A small driver of the RocksDB C++ library for tests/test_rocksdb78_interop.py.
+// A small driver of the RocksDB C++ library for tests/interop/test_rocksdb78_interop.py.
 //
 //   rocksdb_wal write DB [--zstd] [--recycle] [--cf NAME]...   (batches on
 //   stdin) rocksdb_wal read DB [--mode absolute|pit|tolerate|skip]

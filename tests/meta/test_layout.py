@@ -1,0 +1,198 @@
+"""The house rules a newcomer relies on, checked: the README's map of the code is the code,
+functions stay short, the C core includes no Python, and the binding exports one prefix.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import leveldb_log._core
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.meta]
+
+ROOT = Path(__file__).resolve().parents[2]
+LONGEST = 60  # lines; a longer function says why in a comment just above it
+
+
+def readme_map() -> list[str]:
+    """The files the README's Layout section lists, as paths from the repository root."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    files, folder = [], ""
+    for line in block.splitlines():
+        name = line.split()[0]
+        if not line.startswith(" "):
+            folder = name
+        else:
+            files.append(folder + name)
+    return files
+
+
+def test_the_readme_map_lists_every_file_of_the_code_and_no_other() -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        tracked = sorted(
+            str(p.relative_to(ROOT))
+            for top in ("csrc", "python")
+            for p in (ROOT / top).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".so", ".pyd"}
+        )
+    else:
+        out = subprocess.run(
+            ["git", "ls-files", "csrc", "python"], cwd=ROOT, capture_output=True, text=True
+        )
+        tracked = sorted(out.stdout.split())
+    assert sorted(readme_map()) == tracked
+
+
+def readme_tests_map() -> list[str]:
+    """The folders of tests/ the README's Testing section lists."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Testing", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    return [line.split()[0].rstrip("/") for line in block.splitlines()]
+
+
+def test_the_readme_tests_map_lists_every_folder_of_tests() -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        paths = [
+            p.relative_to(ROOT / "tests").as_posix()
+            for p in (ROOT / "tests").rglob("*")
+            if p.is_file() and not {"__pycache__", ".hypothesis", "build"} & set(p.parts)
+        ]
+    else:
+        out = subprocess.run(
+            ["git", "ls-files", "tests"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        paths = [line.split("/", 1)[1] for line in out.stdout.split()]
+    folders = {path.split("/", 1)[0] for path in paths if "/" in path}
+    assert {"support", "meta", "format"} <= folders
+    assert sorted(readme_tests_map()) == sorted(folders)
+
+
+def c_functions(text: str) -> Iterator[tuple[int, int, str]]:
+    """(first line, last line, signature) of each function defined at file scope."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if re.match(r"^[A-Za-z_][^;=]*\(", line) and not line.startswith(("typedef", "#")):
+            j = i
+            while j < len(lines) and not lines[j].rstrip().endswith(("{", ";")):
+                j += 1
+            if j < len(lines) and lines[j].rstrip().endswith("{"):
+                end = lines.index("}", j)
+                yield i, end, line
+                i = end
+        i += 1
+
+
+def explained(lines: list[str], first: int) -> bool:
+    """A comment just above the function says why it is long ("long: ...")."""
+    return any("long:" in line for line in lines[max(0, first - 4) : first])
+
+
+def long_functions() -> list[str]:
+    found = []
+    for path in sorted(ROOT.glob("csrc/**/*.c")) + sorted(ROOT.glob("bench/**/*.c")):
+        lines = path.read_text().splitlines()
+        for first, last, signature in c_functions(path.read_text()):
+            if last - first + 1 > LONGEST and not explained(lines, first):
+                found.append(f"{path.relative_to(ROOT)}:{first + 1}: {signature}")
+    for path in sorted(ROOT.glob("python/**/*.py")) + sorted(ROOT.glob("bench/**/*.py")):
+        text = path.read_text()
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > LONGEST and not explained(lines, first):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}")
+    return found
+
+
+def test_no_function_is_longer_than_sixty_lines_without_a_reason() -> None:
+    assert long_functions() == []
+
+
+def test_the_c_function_finder_sees_functions() -> None:
+    text = "static int f(int a,\n          int b) {\n    return a;\n}\nint g(void);\n"
+    assert [(a, b) for a, b, _ in c_functions(text)] == [(0, 3)]
+    reader = (ROOT / "csrc" / "core" / "log_reader.c").read_text()
+    assert sum(1 for _ in c_functions(reader)) > 20
+
+
+def test_the_binding_exports_one_prefix() -> None:
+    nm = shutil.which("nm")
+    assert nm is not None, "nm (binutils) is needed to list the extension's symbols"
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", leveldb_log._core.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.split()[-2] in "TDBR"]
+    assert "PyInit__core" in names
+    stray = [n for n in names if not n.startswith(("llog_", "llpy_", "PyInit__core"))]
+    assert stray == []
+
+
+def test_the_datastore_extension_exports_its_own_prefix() -> None:
+    import leveldb_log._datastore
+
+    nm = shutil.which("nm")
+    assert nm is not None, "nm (binutils) is needed to list the extension's symbols"
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", leveldb_log._datastore.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.split()[-2] in "TDBR"]
+    assert "PyInit__datastore" in names
+    assert [n for n in names if not n.startswith(("llds_", "PyInit__datastore"))] == []
+
+
+def test_the_meta_checks_and_only_they_are_marked_meta() -> None:
+    """`python -m pytest -m meta` runs tests/meta/ and nothing else; every meta check is slow."""
+    meta = sorted((ROOT / "tests" / "meta").glob("test_*.py"))
+    assert meta
+    for path in meta:
+        text = path.read_text(encoding="utf-8")
+        assert "\npytestmark = [pytest.mark.slow, pytest.mark.meta]\n" in text, path
+    for path in behaviour_test_files():
+        assert "mark.meta" not in path.read_text(encoding="utf-8"), path
+
+
+def behaviour_test_files() -> list[Path]:
+    tests = ROOT / "tests"
+    return sorted(p for p in tests.rglob("test_*.py") if p.parent != tests / "meta")
+
+
+def test_a_slow_behaviour_test_is_the_whole_of_a_test_beside_it() -> None:
+    """Outside tests/meta/, `-m slow` marks only whole files that run every case of a behaviour
+    test whose sample runs with `python -m pytest`: test_X_full.py or test_X_all.py, beside
+    test_X.py."""
+    slow = []
+    for path in behaviour_test_files():
+        text = path.read_text(encoding="utf-8")
+        if "mark.slow" not in text:
+            continue
+        slow.append(path.name)
+        assert "\npytestmark = pytest.mark.slow\n" in text, path
+        stem, _, tier = path.stem.rpartition("_")
+        assert tier in ("full", "all"), path
+        assert path.with_name(stem + ".py").is_file(), path
+    assert {"test_append_after_damage_full.py", "test_crash_states_all.py"} <= set(slow)
+
+
+def test_every_test_file_sits_in_a_subject_folder() -> None:
+    """tests/ holds conftest.py and folders: the behaviour tests by subject, support/ for what
+    they share, meta/ for the checks of the tree."""
+    tests = ROOT / "tests"
+    assert sorted(p.name for p in tests.glob("*.py")) == ["conftest.py"]
+    assert not list((tests / "support").glob("test_*.py"))

@@ -1,0 +1,77 @@
+"""Lint and typing are part of the test suite: ruff on all Python, mypy --strict on the
+stubs and on a typed usage example."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.meta]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_ruff_finds_nothing_in_package_tests_and_examples() -> None:
+    result = run(sys.executable, "-m", "ruff", "check", "python", "tests", "examples", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    result = run(sys.executable, "-m", "ruff", "format", "--check", "python", "examples")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_passes_on_stubs_and_typed_usage(tmp_path: Path) -> None:
+    # Check the installed package (what users get), from outside the source tree;
+    # mypy takes a package (-p) and files in separate runs.
+    for target in (["-p", "leveldb_log"], [str(ROOT / "examples" / "typed_usage.py")]):
+        result = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path), *target],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_only_the_binding_includes_python_h() -> None:
+    sources = [p for p in (ROOT / "csrc").rglob("*") if p.suffix in {".c", ".h"}]
+    including = {p.parent.name for p in sources if "#include <Python.h>" in p.read_text()}
+    assert including == {"py"}
+    assert any(p.parent.name == "core" for p in sources)
+
+
+def test_ruff_is_installed_with_the_test_extra() -> None:
+    assert shutil.which("ruff") or run(sys.executable, "-m", "ruff", "--version").returncode == 0
+
+
+def test_c_sources_follow_the_committed_clang_format() -> None:
+    # .ci/run installs clang-format; a missing one fails here rather than skipping.
+    sources = sorted(
+        str(p.relative_to(ROOT))
+        for folder in (
+            "csrc/core",
+            "csrc/py",
+            "tests/c",
+            "tests/crash",
+            "csrc/datastore",
+            "csrc/datastore/py",
+            "tests/fuzz",
+            "bench",
+            "bench/callgrind",
+        )
+        for p in (ROOT / folder).glob("*")
+        if p.suffix in {".c", ".h"}
+    )
+    assert "csrc/core/log_reader.c" in sources
+    result = run("clang-format", "--dry-run", "-Werror", *sources)
+    assert result.returncode == 0, result.stdout + result.stderr

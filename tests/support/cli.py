@@ -1,0 +1,23 @@
+"""The command line, run as users run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def run_cli(
+    *args: str | os.PathLike[str], input: bytes = b"", cwd: os.PathLike[str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -m leveldb_log ARGS`` with ``input`` on standard input; never a traceback."""
+    result = subprocess.run(
+        [sys.executable, "-m", "leveldb_log", *map(str, args)],
+        input=input,
+        capture_output=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    assert b"Traceback" not in result.stderr, result.stderr.decode()
+    return result

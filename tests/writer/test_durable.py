@@ -1,0 +1,691 @@
+"""Durable writes (docs/api.md, "Durability"): write(..., sync=True) and write_many(...,
+sync=True) with group commit, sync(), and the sync policy of a Writer (sync=,
+bytes_per_sync=, preallocate=, the directory of a new log).
+
+The group-commit protocol is driven deterministically: the leader of a flush calls the
+writer's ``_before_sync`` hook (internal, for tests) without the writer's lock, where a test
+holds it until the threads it wants are queued (``_sync_waiters`` counts them). Nothing here
+depends on timing: waits poll for a state and only give up after a generous deadline, as a
+guard against a hang. The threads run in a child interpreter (run_isolated), so that a
+deadlock fails its test instead of hanging the run.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from leveldb_log import HEADER_SIZE, Reader, Writer
+from support.child import run_isolated
+
+LINUX = sys.platform.startswith("linux")
+
+
+def wait_for(cond, what: str, deadline: float = 15.0) -> None:
+    """Polls cond() until it holds; a guard against a hang, not a timing assertion."""
+    end = time.monotonic() + deadline
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.001)
+
+
+class Gate:
+    """A _before_sync hook that holds the first ``hold`` flushes until opened (optionally
+    raising in the first)."""
+
+    def __init__(self, raise_first: BaseException | None = None, hold: int = 1) -> None:
+        self.opened = threading.Event()
+        self.calls = 0
+        self.hold = hold
+        self.raise_first = raise_first
+        self.events: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self.lock:
+            self.calls += 1
+            n = self.calls
+            self.events.append(("flush", n))
+        if n <= self.hold:
+            assert self.opened.wait(15), "the gate was never opened"
+        if n == 1:
+            if self.raise_first is not None:
+                raise self.raise_first
+
+
+def start(target, *args) -> tuple[threading.Thread, dict]:
+    """A thread running target(*args); its result or exception lands in the dict."""
+    out: dict = {}
+
+    def run() -> None:
+        try:
+            out["result"] = target(*args)
+        except BaseException as e:
+            out["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t, out
+
+
+def rec(i: int) -> bytes:
+    return b"record-%03d-" % i + bytes([i % 251]) * 90
+
+
+def read_all(path) -> list[bytes]:
+    return list(Reader(path, recovery="absolute"))
+
+
+# ---------------------------------------------------------------------------
+# one thread
+# ---------------------------------------------------------------------------
+
+
+def test_write_sync_is_on_disk_when_it_returns(tmp_path):
+    p = tmp_path / "a.log"
+    with Writer(p) as w:
+        w.write(b"plain")  # buffered
+        assert os.path.getsize(p) == 0
+        off = w.write(b"durable", sync=True)
+        assert off == HEADER_SIZE + 5
+        # Both records reached the file (the plain one before it), and one flush ran.
+        assert os.path.getsize(p) == off + HEADER_SIZE + 7
+        assert w._sync_flushes == 1
+        w.write(b"later")  # plain again: stays buffered
+        assert os.path.getsize(p) == off + HEADER_SIZE + 7
+        w.sync()
+        assert w._sync_flushes == 2
+        w.sync()  # nothing new since the last flush: no second fdatasync
+        assert w._sync_flushes == 2
+    assert read_all(p) == [b"plain", b"durable", b"later"]
+
+
+def test_write_many_sync_is_one_flush(tmp_path):
+    p = tmp_path / "a.log"
+    with Writer(p) as w:
+        assert w.write_many([rec(i) for i in range(50)], sync=True) == 50
+        assert w._sync_flushes == 1
+        assert os.path.getsize(p) == w.tell()
+        assert w.write_many([], sync=True) == 0
+        assert w._sync_flushes == 1
+    assert read_all(p) == [rec(i) for i in range(50)]
+
+
+def test_sync_default_of_the_writer(tmp_path):
+    p = tmp_path / "a.log"
+    with Writer(p, sync=True) as w:
+        w.write(b"a")
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        w.write(b"b", sync=False)  # opted out: buffered, no flush
+        assert w._sync_flushes == 1 and os.path.getsize(p) < w.tell()
+        w.write_many([b"c", b"d"])
+        assert w._sync_flushes == 2 and os.path.getsize(p) == w.tell()
+        w.write(b"e", sync=None)  # None: the writer's default
+        assert w._sync_flushes == 3
+    assert read_all(p) == [b"a", b"b", b"c", b"d", b"e"]
+
+
+def test_sync_write_of_arrow_data(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    p = tmp_path / "a.log"
+    with Writer(p) as w:
+        assert w.write_many(pa.array([b"x", b"yy"]), sync=True) == 2
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+    assert read_all(p) == [b"x", b"yy"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        ({"sync": 1}, TypeError),
+        ({"sync": "yes"}, TypeError),
+        ({"bytes_per_sync": True}, TypeError),
+        ({"bytes_per_sync": -1}, ValueError),
+        ({"bytes_per_sync": 1.5}, TypeError),
+        ({"preallocate": -5}, ValueError),
+        ({"preallocate": "1M"}, TypeError),
+        ({"lock": 1}, TypeError),
+    ],
+)
+def test_bad_policy_arguments_change_nothing(tmp_path, kwargs, exc):
+    p = tmp_path / "a.log"
+    p.write_bytes(b"keep me")
+    with pytest.raises(exc):
+        Writer(p, "w", **kwargs)
+    assert p.read_bytes() == b"keep me"
+
+
+def test_bad_write_arguments(tmp_path):
+    with Writer(tmp_path / "a.log") as w:
+        with pytest.raises(TypeError, match="sync must be a bool"):
+            w.write(b"x", sync=1)
+        with pytest.raises(TypeError):
+            w.write(b"x", durable=True)
+        with pytest.raises(TypeError):
+            w.write()
+        with pytest.raises(TypeError):
+            w.write_many([b"x"], True)
+        assert w.tell() == 0
+
+
+def test_policy_for_file_objects_is_refused():
+    for kw in ({"bytes_per_sync": 4096}, {"preallocate": 1 << 20}):
+        with pytest.raises(ValueError, match="apply to a path"):
+            Writer(io.BytesIO(), **kw)
+
+
+def test_sync_write_to_a_file_object_without_descriptor():
+    buf = io.BytesIO()
+    with Writer(buf) as w:
+        with pytest.raises(io.UnsupportedOperation):
+            w.write(b"x", sync=True)
+        # The record was handed to the object; only its durability could not be had.
+        w.flush()
+        assert buf.getvalue()[HEADER_SIZE:] == b"x"
+
+
+def test_sync_write_through_a_file_object(tmp_path):
+    p = tmp_path / "a.log"
+    with open(p, "wb") as f, Writer(f) as w:
+        w.write(b"x", sync=True)
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+
+
+def test_closed_writer_refuses_sync_writes(tmp_path):
+    w = Writer(tmp_path / "a.log")
+    w.close()
+    with pytest.raises(ValueError, match="closed"):
+        w.write(b"x", sync=True)
+    with pytest.raises(ValueError, match="closed"):
+        w.sync()
+
+
+# ---------------------------------------------------------------------------
+# group commit, driven by the _before_sync hook (in a child interpreter)
+# ---------------------------------------------------------------------------
+
+
+def _body_group_shares_one_flush(path: str, n: int) -> None:
+    w = Writer(path)
+    gate = Gate()
+    w._before_sync = gate
+    done: list[int] = []
+    w.write(rec(0))  # a plain record, buffered: the leader's flush covers it too
+    leader, lout = start(lambda: w.write(rec(1), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    waiters = []
+    for i in range(n):
+        waiters.append(start(lambda i=i: (w.write(rec(2 + i), sync=True), done.append(i))))
+        wait_for(lambda i=i: w._sync_waiters == 2 + i, f"waiter {i} queued")
+    # Every waiter's record was written after the leader's flush began: none is done.
+    assert done == []
+    gate.opened.set()
+    leader.join()
+    assert "error" not in lout, lout
+    for t, out in waiters:
+        t.join()
+        assert "error" not in out, out
+    assert sorted(done) == list(range(n))
+    # The leader's flush (the first of a new log, with its directory's: it runs alone),
+    # then one flush for all the waiters: no waiter was acknowledged by the flush that
+    # began before its record was written.
+    assert w._sync_flushes == 2
+    assert gate.calls == 2
+    assert w._sync_waiters == 0
+    w.close()
+    got = read_all(path)
+    assert got[:2] == [rec(0), rec(1)] and sorted(got[2:]) == [rec(2 + i) for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [1, 7])
+def test_group_commit_shares_one_flush(tmp_path, n):
+    run_isolated("test_durable", "_body_group_shares_one_flush", str(tmp_path / "a.log"), n)
+
+
+def _body_two_flushes_at_once(path: str) -> None:
+    with open(path, "wb"):
+        pass  # an existing file: no directory to sync, so two flushes may run at once
+    w = Writer(path, "a")
+    gate = Gate(hold=2)
+    w._before_sync = gate
+    first, fout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the first flush began")
+    # Written after the first flush began: not covered by it, so it starts a second.
+    second, sout = start(lambda: w.write(rec(1), sync=True))
+    wait_for(lambda: gate.calls == 2, "a second flush began beside the first")
+    # With two running, a third thread queues instead of starting a third flush.
+    third, tout = start(lambda: w.write(rec(2), sync=True))
+    wait_for(lambda: w._sync_waiters == 3, "the third thread queued")
+    assert gate.calls == 2 and w._sync_flushes == 0
+    gate.opened.set()
+    for t, out in ((first, fout), (second, sout), (third, tout)):
+        t.join()
+        assert "error" not in out, out
+    assert w._sync_flushes == 3 and gate.calls == 3  # the third led its own, after
+    assert w._sync_waiters == 0
+    w.close()
+    assert read_all(path) == [rec(0), rec(1), rec(2)]
+
+
+def test_group_commit_runs_two_flushes_at_once(tmp_path):
+    run_isolated("test_durable", "_body_two_flushes_at_once", str(tmp_path / "a.log"))
+
+
+def _body_leader_raises(path: str) -> None:
+    w = Writer(path)
+    gate = Gate(raise_first=RuntimeError("leader fails"))
+    w._before_sync = gate
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
+    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    gate.opened.set()
+    leader.join()
+    assert isinstance(lout.get("error"), RuntimeError), lout
+    for t, out in waiters:
+        t.join()
+        assert "error" not in out, out  # one of them led a new flush for all
+    assert w._sync_flushes == 1  # the failed one never synced
+    # The leader's failure is no failure of the file: later syncs work.
+    w.write(rec(9), sync=True)
+    assert w._sync_flushes == 2
+    w.close()
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:4]) == [rec(1), rec(2), rec(3)]
+    assert got[4] == rec(9)
+
+
+def test_group_commit_leader_raises(tmp_path):
+    run_isolated("test_durable", "_body_leader_raises", str(tmp_path / "a.log"))
+
+
+class PipeFileno(io.RawIOBase):
+    """A file object writing to a real file, whose fileno() is a pipe's: fdatasync on it
+    fails (EINVAL) as a failing disk's would."""
+
+    def __init__(self, path: str) -> None:
+        self.f = open(path, "wb", buffering=0)
+        self.r, self.w = os.pipe()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        return self.f.write(b)
+
+    def fileno(self) -> int:
+        return self.r
+
+
+def _body_failed_fdatasync_fails_everyone(path: str) -> None:
+    target = PipeFileno(path)
+    w = Writer(target)  # a file object: no directory to sync, so two flushes may run
+    gate = Gate(hold=2)
+    w._before_sync = gate
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
+    # The first waiter leads a second flush; the other two queue behind the two.
+    wait_for(lambda: w._sync_waiters == 4 and gate.calls == 2, "two flushes, two queued")
+    gate.opened.set()
+    leader.join()
+    assert isinstance(lout.get("error"), OSError) and lout["error"].errno == errno.EINVAL
+    told = 0
+    for t, out in waiters:
+        t.join()
+        e = out.get("error")
+        assert isinstance(e, OSError) and e.errno == errno.EINVAL, out
+        told += "no later sync can tell" in str(e)
+    assert told >= 2  # the queued ones learn of the failed fdatasync (a leader, of its own)
+    # Once an fdatasync failed, no later sync can prove anything: they all fail.
+    for call in (w.sync, lambda: w.write(b"x", sync=True)):
+        try:
+            call()
+        except OSError as e:
+            assert e.errno == errno.EINVAL and "no later sync" in str(e)
+        else:
+            raise AssertionError("a sync after a failed fdatasync succeeded")
+    assert w._sync_flushes == 0
+    # Plain writes still work, and every record was handed to the file.
+    w.write(b"plain")
+    w.close()
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:4]) == [rec(1), rec(2), rec(3)]
+    assert got[4:] == [b"x", b"plain"]
+
+
+@pytest.mark.skipif(not LINUX, reason="fdatasync on a pipe fails with EINVAL on Linux")
+def test_failed_fdatasync_fails_every_waiter_and_later_syncs(tmp_path):
+    run_isolated("test_durable", "_body_failed_fdatasync_fails_everyone", str(tmp_path / "a.log"))
+
+
+def _body_waiter_interrupted(path: str) -> None:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    w = Writer(path)
+    gate = Gate()
+    w._before_sync = gate
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    main = threading.get_ident()
+
+    def interrupt_when_queued() -> None:
+        wait_for(lambda: w._sync_waiters == 2, "the main thread queued")
+        # Another waiter queues behind the main thread before it is interrupted.
+        other.start()
+        wait_for(lambda: w._sync_waiters == 3, "the other waiter queued")
+        signal.pthread_kill(main, signal.SIGINT)
+
+    other_out: dict = {}
+
+    def other_body() -> None:
+        try:
+            other_out["result"] = w.write(rec(2), sync=True)
+        except BaseException as e:
+            other_out["error"] = e
+
+    other = threading.Thread(target=other_body)
+    helper = threading.Thread(target=interrupt_when_queued)
+    helper.start()
+    try:
+        w.write(rec(1), sync=True)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the waiter was not interrupted")
+    helper.join()
+    # It left the queue; the leader and the other waiter are still there.
+    assert w._sync_waiters == 2
+    gate.opened.set()
+    leader.join()
+    other.join()
+    assert "error" not in lout and "error" not in other_out, (lout, other_out)
+    assert w._sync_waiters == 0
+    # The interrupted call's record was written (only its durability was not waited for).
+    w.close()
+    assert read_all(path) == [rec(0), rec(1), rec(2)]
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
+def test_group_commit_waiter_interrupted(tmp_path):
+    run_isolated("test_durable", "_body_waiter_interrupted", str(tmp_path / "a.log"))
+
+
+def _body_close_while_queued(path: str) -> None:
+    w = Writer(path)
+    gate = Gate()
+    w._before_sync = gate
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
+    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    w.write(b"buffered")  # a plain record, still in the buffer when close() begins
+    closer, cout = start(w.close)
+    wait_for(lambda: w._sync_waiters == 5, "close() waits with them")
+    # Closing: the writer takes no more records.
+    try:
+        w.write(b"too late", sync=True)
+    except ValueError as e:
+        assert "closed" in str(e)
+    else:
+        raise AssertionError("a write during close() was taken")
+    gate.opened.set()
+    closer.join()
+    leader.join()
+    for t, out in waiters:
+        t.join()
+        assert "error" not in out, out
+    assert "error" not in cout and "error" not in lout, (cout, lout)
+    assert w.closed
+    assert w._sync_flushes == 2  # the leader's, then one for the waiters and close()
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:4]) == [rec(1), rec(2), rec(3)]
+    assert got[4] == b"buffered"
+
+
+def test_group_commit_close_while_waiters_queued(tmp_path):
+    run_isolated("test_durable", "_body_close_while_queued", str(tmp_path / "a.log"))
+
+
+def _body_close_while_every_flush_fails(path: str) -> None:
+    w = Writer(path)
+    gate = Gate()
+
+    def hook() -> None:
+        gate()
+        if gate.calls > 1:
+            raise RuntimeError(f"flush {gate.calls} fails")
+
+    w._before_sync = hook
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
+    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    closer, cout = start(w.close)
+    wait_for(lambda: w._sync_waiters == 5, "close() waits with them")
+    gate.opened.set()
+    for t, _ in [(leader, lout), *waiters, (closer, cout)]:
+        t.join()
+    assert "error" not in lout, lout  # its flush (the first) succeeded
+    # Every later flush failed: each waiter led one in turn and got its error, and so did
+    # close(), which closed the writer all the same; nobody was left waiting.
+    for _, out in [*waiters, (closer, cout)]:
+        assert isinstance(out.get("error"), RuntimeError), out
+    assert w.closed and w._sync_waiters == 0
+    assert w._sync_flushes == 1
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:]) == [rec(1), rec(2), rec(3)]
+
+
+def test_group_commit_close_while_every_flush_fails(tmp_path):
+    run_isolated("test_durable", "_body_close_while_every_flush_fails", str(tmp_path / "a.log"))
+
+
+def _body_mixed_plain_and_sync(path: str, threads: int, per_thread: int) -> None:
+    w = Writer(path)
+    errors: list[BaseException] = []
+
+    def body(t: int) -> None:
+        try:
+            for i in range(per_thread):
+                data = b"%d:%d:" % (t, i) + bytes(50 + t)
+                sync = (t + i) % 2 == 0
+                off = w.write(data, sync=sync)
+                if sync:
+                    # Durable on return: the file holds the record whole.
+                    assert os.path.getsize(path) >= off + HEADER_SIZE + len(data)
+        except BaseException as e:
+            errors.append(e)
+
+    ts = [threading.Thread(target=body, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+    w.close()
+    got = read_all(path)
+    want = [b"%d:%d:" % (t, i) + bytes(50 + t) for t in range(threads) for i in range(per_thread)]
+    assert sorted(got) == sorted(want)
+    for t in range(threads):  # each thread's records in its order
+        mine = [r for r in got if r.startswith(b"%d:" % t)]
+        assert mine == [b"%d:%d:" % (t, i) + bytes(50 + t) for i in range(per_thread)]
+
+
+def test_group_commit_mixed_with_plain_writes(tmp_path):
+    run_isolated("test_durable", "_body_mixed_plain_and_sync", str(tmp_path / "a.log"), 8, 60)
+
+
+def _body_after_fork(path: str) -> None:
+    w = Writer(path)
+    gate = Gate()
+    w._before_sync = gate
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's leader does not exist here
+        code = 1
+        try:
+            w._before_sync = None
+            assert w._sync_waiters == 0
+            w.write(rec(1), sync=True)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    gate.opened.set()
+    leader.join()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert "error" not in lout
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_group_commit_in_a_forked_child(tmp_path):
+    run_isolated("test_durable", "_body_after_fork", str(tmp_path / "a.log"))
+
+
+# ---------------------------------------------------------------------------
+# SIGKILL: what was acknowledged is there
+# ---------------------------------------------------------------------------
+
+_KILLED_WRITER = r"""
+import os, sys, threading
+from leveldb_log import Writer
+path, ack = sys.argv[1], int(sys.argv[2])
+w = Writer(path)
+def body(t):
+    i = 0
+    while True:
+        data = b"%d:%d:" % (t, i) + b"x" * 90
+        w.write(data, sync=True)
+        os.write(ack, b"%d:%d\n" % (t, i))  # only once the call returned
+        i += 1
+ts = [threading.Thread(target=body, args=(t,), daemon=True) for t in range(8)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+@pytest.mark.parametrize("acks", [1, 64, 600])
+def test_sigkill_loses_no_acknowledged_record(tmp_path, acks):
+    path = tmp_path / "killed.log"
+    r, wfd = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(path), str(wfd)], pass_fds=(wfd,)
+    )
+    os.close(wfd)
+    got = b""
+    with os.fdopen(r, "rb") as pipe:
+        while got.count(b"\n") < acks:
+            chunk = pipe.read1(65536)
+            assert chunk, f"the writer died: {proc.wait()}"
+            got += chunk
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        got += pipe.read()  # acknowledgements written before the kill
+    acked = {line for line in got.split(b"\n") if line}
+    assert len(acked) >= acks
+    records = list(Reader(path))  # the default mode: a torn tail is no error
+    present = {r[: r.rindex(b":")] for r in records}
+    assert acked <= present, sorted(acked - present)[:5]
+    assert len(present) == len(records)  # and nothing twice
+
+
+# ---------------------------------------------------------------------------
+# the sync policy
+# ---------------------------------------------------------------------------
+
+
+def test_bytes_per_sync_starts_write_back_every_n_bytes(tmp_path):
+    p = tmp_path / "a.log"
+    n = 4096
+    with Writer(p, buffering=0, bytes_per_sync=n) as w:
+        expected, start = 0, 0
+        for i in range(40):
+            w.write(bytes([i]) * 1000)
+            if w.tell() - start >= n:  # the rule: a range once n bytes are out
+                expected += 1
+                start = w.tell()
+            assert w._range_syncs == expected
+        assert expected >= 8
+    assert read_all(p) == [bytes([i]) * 1000 for i in range(40)]
+
+
+def test_bytes_per_sync_off_by_default(tmp_path):
+    with Writer(tmp_path / "a.log", buffering=0) as w:
+        for _ in range(100):
+            w.write(bytes(1000))
+        assert w._range_syncs == 0
+    with Writer(tmp_path / "b.log", buffering=0, bytes_per_sync=0) as w:
+        w.write(bytes(100000))
+        w.flush()
+        assert w._range_syncs == 0
+
+
+def _allocated(path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+@pytest.mark.skipif(not LINUX, reason="fallocate(FALLOC_FL_KEEP_SIZE) is Linux's")
+def test_preallocate_reserves_space_without_changing_the_size(tmp_path):
+    p = tmp_path / "a.log"
+    size = 1 << 20
+    with Writer(p, preallocate=size) as w:
+        w.write(b"x" * 100, sync=True)
+        assert os.path.getsize(p) == w.tell()  # readers see the log's size, no zeros
+        if _allocated(p) < size:
+            pytest.skip("this file system does not reserve space (fallocate)")
+        # Grows ahead as the log does.
+        for _ in range(12):
+            w.write(bytes(100000))
+        w.flush()
+        assert os.path.getsize(p) == w.tell()
+        assert _allocated(p) >= w.tell() + size // 2
+    # Closing gives the reserve back.
+    assert _allocated(p) < os.path.getsize(p) + size // 2
+    assert read_all(p) == [b"x" * 100] + [bytes(100000)] * 12
+
+
+@pytest.mark.skipif(not LINUX, reason="counts descriptors in /proc/self/fd")
+def test_new_log_directory_synced_with_the_first_flush(tmp_path):
+    def dir_fds() -> int:
+        n = 0
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path):
+                    n += 1
+            except OSError:
+                pass
+        return n
+
+    before = dir_fds()
+    w = Writer(tmp_path / "new.log")
+    assert dir_fds() == before + 1  # kept, to be synced with the log's first flush
+    w.write(b"a", sync=True)
+    assert dir_fds() == before and w._sync_flushes == 1
+    w.close()
+    # An existing file's name is already in its directory: nothing to keep.
+    w = Writer(tmp_path / "new.log", "a")
+    assert dir_fds() == before
+    w.close()
+    # An empty new log: sync() still syncs the directory.
+    w = Writer(tmp_path / "empty.log")
+    assert dir_fds() == before + 1
+    w.sync()
+    assert dir_fds() == before and w._sync_flushes == 1
+    w.close()
+    # Never synced: the descriptor goes with close().
+    w = Writer(tmp_path / "other.log", "x")
+    assert dir_fds() == before + 1
+    w.close()
+    assert dir_fds() == before
