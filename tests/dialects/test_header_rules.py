@@ -100,3 +100,23 @@ def test_append_point_takes_the_dialect_always(tmp_path: Path) -> None:
     cut, fresh, clean, damage = _append_point(log, dialect="pebble")
     assert (cut, fresh, damage) == (clean, False, None)  # the trailer is cut back
     assert clean == log.stat().st_size - 11
+
+
+def test_scan_carries_the_log_number_across_blocks() -> None:
+    # Block 0: one record of log 7 filling it; block 1 begins with a header of log 8.
+    first = chunk(5, b"a" * (leveldb_log.BLOCK_SIZE - 11), 7)
+    data = first + chunk(5, b"b", 8)
+    assert [(r.offset, r.kind) for r in scan(data, dialect="pebble")] == [
+        (0, "record"),
+        (leveldb_log.BLOCK_SIZE, "end"),
+    ]
+    assert read(data) == [b"a" * (leveldb_log.BLOCK_SIZE - 11)]
+
+
+def test_detect_dialect_is_the_cores_verdict() -> None:
+    from leveldb_log._core import _detect_dialect
+
+    assert _detect_dialect(b"") == (None, "no intact record at the start")
+    dialect, reason = _detect_dialect(close_header(8), 7)
+    assert (dialect, reason) == ("pebble", "a walSync record or Pebble's trailer")
+    assert _detect_dialect(close_header(8), 3)[0] is None  # log 3: no record checks out
