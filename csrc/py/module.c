@@ -227,6 +227,8 @@ static PyMethodDef module_methods[] = {
      LLPY_DOC__slow_copy_window},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,
      METH_FASTCALL, LLPY_DOC__scan_block},
+    {"_detect_dialect", (PyCFunction)(void (*)(void))llpy_detect_dialect,
+     METH_FASTCALL, LLPY_DOC__detect_dialect},
     {NULL, NULL, 0, NULL}};
 
 /* Appends the name of CRC-32C implementation i; -1 with an exception set. */
@@ -353,7 +355,11 @@ static int add_constants(PyObject *module) {
         PyModule_AddIntConstant(module, "DEFAULT_BUFFER_SIZE",
                                 LLPY_DEFAULT_BUFFER) < 0 ||
         PyModule_AddStringConstant(module, "crc32c_implementation",
-                                   llog_crc32c_implementation()) < 0)
+                                   llog_crc32c_implementation()) < 0 ||
+        PyModule_AddStringConstant(module, "_REASON_BAD_LENGTH",
+                                   LLOG_REASON_BAD_LENGTH) < 0 ||
+        PyModule_AddStringConstant(module, "_REASON_CHECKSUM",
+                                   LLOG_REASON_CHECKSUM) < 0)
         return -1;
     if (add_names(module) < 0)
         return -1;

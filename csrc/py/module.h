@@ -124,6 +124,7 @@ int llpy_zstd_require(void);
 /* The types (reader_type.c, writer.c) and _scan_block (scan.c). */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
+PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs);
 

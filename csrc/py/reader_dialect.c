@@ -138,10 +138,6 @@ void llpy_dialect_decoder(llpy_reader *self, llog_reader_options *opt) {
 
 /* ---- metadata records ------------------------------------------------- */
 
-static uint64_t load64(const uint8_t *p) {
-    return (uint64_t)llog_load32(p) | (uint64_t)llog_load32(p + 4) << 32;
-}
-
 int llpy_zstd_require(void) {
     PyObject *mod = PyImport_ImportModule("leveldb_log._zstd");
     PyObject *r = mod ? PyObject_CallMethod(mod, "require", NULL) : NULL;
@@ -184,9 +180,9 @@ static int on_predecessor(llpy_reader *self, const llog_event *ev) {
     if (type == NULL)
         return -1;
     PyObject *p = PyObject_CallFunction(
-        type, "KKK", (unsigned long long)load64(ev->data),
-        (unsigned long long)load64(ev->data + 8),
-        (unsigned long long)load64(ev->data + 16));
+        type, "KKK", (unsigned long long)llog_load64(ev->data),
+        (unsigned long long)llog_load64(ev->data + 8),
+        (unsigned long long)llog_load64(ev->data + 16));
     Py_DECREF(type);
     if (p == NULL)
         return -1;

@@ -247,10 +247,10 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
 int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
                        uint64_t *offset) {
     if (self->pad_next) { /* never share a block with a torn record */
-        size_t in = (size_t)(self->core.offset % LLOG_BLOCK_SIZE);
-        if (in != 0 && emit(self, zero_block, LLOG_BLOCK_SIZE - in) < 0)
+        size_t pad = llog_writer_fresh_block(&self->core);
+        if (pad != 0 && emit(self, zero_block, pad) < 0)
             return -1;
-        self->core.offset += in ? LLOG_BLOCK_SIZE - in : 0;
+        llog_writer_padded(&self->core, pad);
         self->pad_next = 0;
     }
     uint64_t size = llog_writer_encoded_size(&self->core, n);

@@ -21,6 +21,8 @@ crc32c_implementation: str
 crc32c_implementations: tuple[str, ...]
 RECORD_TYPES: dict[int, str]
 RECOVERY_MODES: tuple[str, ...]
+_REASON_BAD_LENGTH: str
+_REASON_CHECKSUM: str
 
 StrPath = str | os.PathLike[str]
 Recovery = Literal["skip", "tolerate_tail", "point_in_time", "absolute"]
@@ -48,9 +50,10 @@ def crc32c(data: Buffer, value: int = 0) -> int:
     """
 
 def _append_point(
-    path: StrPath, /, *, dialect: Dialect = "leveldb", log_number: int | None = None
+    path: StrPath, /, *, dialect: Dialect, log_number: int | None = None
 ) -> tuple[int, bool, int, tuple[int, int] | None]:
-    """Where Writer(path, 'a') would resume, without changing the file.
+    """Where Writer(path, 'a', dialect=dialect) would resume, without
+    changing the file.
 
     Returns
       (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the
@@ -61,7 +64,8 @@ def _append_point(
       None.
 
     Raises
-      CorruptionError: where mode 'a' would refuse the file.
+      CorruptionError: where mode 'a' would refuse the file; its
+        no_log is True when the file holds no valid record at all.
       OSError: the file cannot be opened or read.
     """
 
@@ -121,7 +125,12 @@ def _slow_copy_window(max: int, /) -> int:
     """
 
 def _scan_block(
-    block: Buffer, final: bool, verify_checksums: bool, dialect: Dialect = "leveldb", /
+    block: Buffer,
+    final: bool,
+    verify_checksums: bool,
+    dialect: Dialect = "leveldb",
+    log_number: int | None = None,
+    /,
 ) -> list[
     tuple[
         int,
@@ -139,6 +148,15 @@ def _scan_block(
     Returns
       A list of (position, kind, type, length, checksum_ok, reason,
       header_size, log_number).
+    """
+
+def _detect_dialect(
+    first_bytes: Buffer, log_number: int | None = None, /
+) -> tuple[Dialect | None, str]:
+    """The dialect that wrote a log, from its first bytes (for _detect.py).
+
+    Returns
+      (dialect or None when unknown, the reason).
     """
 
 class _ArrowStream(Protocol):

@@ -24,9 +24,11 @@ kind                  region
                       ``reason`` is ``"a torn tail no writer leaves (not a log?)"`` when
                       its whole header has a type no writer writes or a length that
                       cannot fit its block (the Reader warns of that), else None.
-``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): an empty
-                      recyclable record with checksum 0, and what follows it in its
-                      block (an older log's bytes, in a recycled file).
+``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): a header
+                      of the log's number plus one (before any record has said the
+                      log's number: the empty one with checksum 0 that Pebble's
+                      Close writes), and what follows it in its block (an older
+                      log's bytes, in a recycled file).
 ====================  ==============================================================
 
 For every kind but ``"record"``, ``length`` is the region's size. ``type`` is the header's
@@ -60,9 +62,9 @@ __all__ = ["BAD_RECORD_LENGTH", "CHECKSUM_MISMATCH", "Kind", "PhysicalRecord", "
 
 Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated", "end"]
 
-# The reader's reason texts for the two kinds of garbage.
-BAD_RECORD_LENGTH = "bad record length"
-CHECKSUM_MISMATCH = "checksum mismatch"
+# The reader's reason texts for the two kinds of garbage (the core's).
+BAD_RECORD_LENGTH: str = _core._REASON_BAD_LENGTH
+CHECKSUM_MISMATCH: str = _core._REASON_CHECKSUM
 
 
 @runtime_checkable
@@ -248,23 +250,29 @@ def _scan_blocks(
     blocks: Iterator[bytes] | Iterator[memoryview], opts: _Options
 ) -> Iterator[PhysicalRecord]:
     base = 0
+    log_number: list[int] = []  # the log's, once a recyclable record has said it
     for block in blocks:
         # Only the final block can be short, and only there does a cut-short record mean
         # a torn tail rather than damage.
-        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts)
+        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts, log_number)
         base += len(block)
 
 
 def _scan_block(
-    base: int, block: bytes | memoryview, short: bool, opts: _Options
+    base: int, block: bytes | memoryview, short: bool, opts: _Options, log_number: list[int]
 ) -> Iterator[PhysicalRecord]:
     """The regions of one block starting at file offset ``base``.
 
     The C core classifies them with the reader's own decoder and rules; ``short`` is True
     for the final, short block, where a cut-short record is a torn tail, not damage.
+    ``log_number`` holds the log's number once a record has said it (the first recyclable
+    one, as the reader learns it): Pebble's trailer is told by it.
     """
-    regions = _core._scan_block(block, short, opts.verify, opts.dialect)
+    known = log_number[0] if log_number else None
+    regions = _core._scan_block(block, short, opts.verify, opts.dialect, known)
     for position, kind, rtype, length, ok, reason, header_size, number in regions:
+        if kind == "record" and number is not None and not log_number:
+            log_number.append(number)
         data = None
         if opts.payloads and kind == "record":
             start = position + header_size

@@ -84,7 +84,7 @@ def test_a_length_flipped_past_the_end_keeps_the_records_after_it(tmp_path: Path
     damaged[opening + 5] ^= 1 << bit
     path = tmp_path / "case.log"
     path.write_bytes(damaged)
-    cut, fresh, clean, found = leveldb_log._core._append_point(path)
+    cut, fresh, clean, found = leveldb_log._core._append_point(path, dialect="leveldb")
     assert (cut, fresh, clean) == (len(damaged), True, log.records[5][0])
     assert found == (log.records[5][0], log.records[6][0])
     assert (

@@ -156,7 +156,7 @@ def _check_the_end(args: argparse.Namespace, damage: Damage, dialect: Dialect) -
     try:
         found = _append_point(args.log, dialect=dialect)[3]
     except CorruptionError as e:
-        if e.reason.startswith("no valid record"):
+        if getattr(e, "no_log", False):  # set by _append_point: no valid record at all
             return e.reason
         damage(Corruption(e.offset, e.size, f"implausible torn tail: {e.reason}"))
         return None
