@@ -1,5 +1,6 @@
 """Builds the C extension; everything else is in pyproject.toml."""
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -26,6 +27,29 @@ else:
     if sanitize:  # e.g. "address,undefined": a sanitized debug build
         extra_compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-O1", "-g"]
 
+# The C docstrings come from the stubs: csrc/docstrings.py writes a header of string macros
+# from each stub into the build directory before compiling (leveldb_log._core: LLPY_DOC_*).
+DOCSTRINGS = {
+    "leveldb_log._core": ("python/leveldb_log/_core.pyi", "LLPY", "llpy_docs.h"),
+    "leveldb_log._datastore": ("python/leveldb_log/_datastore.pyi", "LLDS", "llds_docs.h"),
+}
+
+
+def write_docstring_headers(extensions: list[Extension], folder: str) -> None:
+    """Writes each extension's docstrings header into folder, on its include path."""
+    spec = importlib.util.spec_from_file_location("docstrings", "csrc/docstrings.py")
+    assert spec is not None and spec.loader is not None
+    docstrings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docstrings)
+    for ext in extensions:
+        stub, prefix, name = DOCSTRINGS[ext.name]
+        try:
+            docstrings.write_header(stub, prefix, os.path.join(folder, name))
+        except ValueError as e:
+            raise SystemExit(f"error: the docstrings of {ext.name}: {e}") from None
+        ext.include_dirs.append(folder)
+
+
 NEEDS = (
     "leveldb-log builds a C extension and needs a C compiler and the Python headers: "
     "install them (Debian/Ubuntu: apt-get install gcc python3-dev; Fedora: dnf install gcc "
@@ -35,7 +59,8 @@ NEEDS = (
 
 
 class BuildExt(build_ext):
-    """build_ext that says in one sentence what is missing when no compiler can run."""
+    """build_ext that writes the docstrings headers first, and says in one sentence what is
+    missing when no compiler can run."""
 
     def build_extensions(self) -> None:
         if self.compiler.compiler_type == "unix":
@@ -45,6 +70,7 @@ class BuildExt(build_ext):
             headers = sysconfig.get_paths()["include"]
             if not os.path.exists(os.path.join(headers, "Python.h")):
                 raise SystemExit(f"error: no Python.h in {headers}. {NEEDS}.")
+        write_docstring_headers(self.extensions, os.path.join(self.build_temp, "docstrings"))
         try:
             super().build_extensions()
         except Exception as e:  # MSVC missing raises a platform error here
@@ -66,7 +92,7 @@ setup(
         Extension(
             "leveldb_log._core",
             sources=SOURCES,
-            depends=HEADERS,
+            depends=[*HEADERS, "python/leveldb_log/_core.pyi", "csrc/docstrings.py"],
             include_dirs=["csrc/core", "csrc/py"],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
@@ -74,7 +100,7 @@ setup(
         Extension(
             "leveldb_log._datastore",
             sources=DS_SOURCES,
-            depends=DS_HEADERS,
+            depends=[*DS_HEADERS, "python/leveldb_log/_datastore.pyi", "csrc/docstrings.py"],
             include_dirs=["csrc/datastore", "csrc/datastore/py"],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

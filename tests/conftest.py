@@ -8,9 +8,8 @@ Without the variable, every test takes ``default``, except the differential test
 
 from __future__ import annotations
 
-import os
-
 from hypothesis import HealthCheck, settings
+from support.profiles import NAMED_PROFILE
 
 settings.register_profile("default", max_examples=100, deadline=None)
 settings.register_profile(
@@ -30,5 +29,4 @@ settings.register_profile(
 # A profile named in HYPOTHESIS_PROFILE applies to every test. Otherwise every test takes
 # "default", but the differential tests (the C core against the model, decorated with
 # differential()) take "ci" in CI (which sets CI=true): they are where more examples find most.
-NAMED_PROFILE = os.environ.get("HYPOTHESIS_PROFILE")
 settings.load_profile(NAMED_PROFILE or "default")

@@ -63,7 +63,7 @@ int llog_crc32c_has_arm_pmull(void) {
 TARGET_ARM_CRC uint32_t llog_crc32c_arm(uint32_t crc, const uint8_t *p,
                                         size_t len) {
     for (; len >= 8; p += 8, len -= 8)
-        crc = CRC32CX(crc, load64(p));
+        crc = CRC32CX(crc, llog_load64(p));
     while (len--)
         crc = CRC32CB(crc, *p++);
     return crc;
@@ -85,13 +85,13 @@ TARGET_ARM_PMULL static uint32_t crc_arm_block(uint32_t crc, const uint8_t *p,
     uint32_t ca = crc, cb = 0, cc = 0;
     size_t i = 0;
     for (; i < l - 8; i += 8) {
-        ca = CRC32CX(ca, load64(p + i));
-        cb = CRC32CX(cb, load64(b + i));
-        cc = CRC32CX(cc, load64(c + i));
+        ca = CRC32CX(ca, llog_load64(p + i));
+        cb = CRC32CX(cb, llog_load64(b + i));
+        cc = CRC32CX(cc, llog_load64(c + i));
     }
-    ca = CRC32CX(ca, load64(p + i)); /* C's last word waits for them */
-    cb = CRC32CX(cb, load64(b + i));
-    return CRC32CX(cc, load64(c + l - 8) ^ arm_shift2(ca, cb, k));
+    ca = CRC32CX(ca, llog_load64(p + i)); /* C's last word waits for them */
+    cb = CRC32CX(cb, llog_load64(b + i));
+    return CRC32CX(cc, llog_load64(c + l - 8) ^ arm_shift2(ca, cb, k));
 }
 
 TARGET_ARM_PMULL uint32_t llog_crc32c_arm_3way(uint32_t crc, const uint8_t *p,

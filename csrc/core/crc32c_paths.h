@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "llog_internal.h"
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LLOG_CRC32C_INTERNAL __attribute__((visibility("hidden")))
 #else
@@ -139,11 +141,6 @@ struct llog_crc32c_constants {
 };
 LLOG_CRC32C_INTERNAL extern struct llog_crc32c_constants llog_crc32c_k;
 
-static inline uint64_t load64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8); /* well defined at any alignment */
-    return v;
-}
 #endif /* HAVE_X86 || HAVE_ARM */
 
 #if HAVE_X86

@@ -32,14 +32,12 @@
 #else
 #define UNROLL(n)
 #endif
-/* Functions to keep out of line (see crc_avx2_blocks), and one to copy
- * into each caller (blocks_y: its `ahead` then a constant). */
+/* Functions to keep out of line (see crc_avx2_blocks); blocks_y is copied
+ * into each caller (LLOG_HOT_INLINE: its `ahead` then a constant). */
 #if defined(_MSC_VER)
 #define NOINLINE __declspec(noinline)
-#define FORCE_INLINE __forceinline
 #else
 #define NOINLINE __attribute__((noinline))
-#define FORCE_INLINE inline __attribute__((always_inline))
 #endif
 #define TARGET_SSE42 TARGET("sse4.2")
 #define TARGET_PCLMUL TARGET("sse4.2,pclmul")
@@ -119,7 +117,7 @@ TARGET_SSE42 uint32_t llog_crc32c_sse42(uint32_t crc, const uint8_t *p,
                                         size_t len) {
     uint64_t c = crc;
     for (; len >= 8; p += 8, len -= 8)
-        c = _mm_crc32_u64(c, load64(p));
+        c = _mm_crc32_u64(c, llog_load64(p));
     crc = (uint32_t)c;
     if (len & 4) {
         uint32_t v;
@@ -150,25 +148,26 @@ TARGET_PCLMUL static uint32_t crc_3way_block(uint32_t crc, const uint8_t *p,
     for (; i + 64 < l; i += 64) { /* 64 bytes a stream a loop */
         UNROLL(8)
         for (size_t j = i; j < i + 64; j += 8) {
-            ca = _mm_crc32_u64(ca, load64(p + j));
-            cb = _mm_crc32_u64(cb, load64(b + j));
-            cc = _mm_crc32_u64(cc, load64(c + j));
+            ca = _mm_crc32_u64(ca, llog_load64(p + j));
+            cb = _mm_crc32_u64(cb, llog_load64(b + j));
+            cc = _mm_crc32_u64(cc, llog_load64(c + j));
         }
     }
     for (; i < l - 8; i += 8) {
-        ca = _mm_crc32_u64(ca, load64(p + i));
-        cb = _mm_crc32_u64(cb, load64(b + i));
-        cc = _mm_crc32_u64(cc, load64(c + i));
+        ca = _mm_crc32_u64(ca, llog_load64(p + i));
+        cb = _mm_crc32_u64(cb, llog_load64(b + i));
+        cc = _mm_crc32_u64(cc, llog_load64(c + i));
     }
-    ca = _mm_crc32_u64(ca, load64(p + i)); /* C's last word waits for them */
-    cb = _mm_crc32_u64(cb, load64(b + i));
+    ca = _mm_crc32_u64(ca,
+                       llog_load64(p + i)); /* C's last word waits for them */
+    cb = _mm_crc32_u64(cb, llog_load64(b + i));
     __m128i kk = _mm_set_epi64x((long long)k[1], (long long)k[0]);
     __m128i sa =
         _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)ca), kk, 0x00);
     __m128i sb =
         _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)cb), kk, 0x10);
     uint64_t shifted = (uint64_t)_mm_cvtsi128_si64(_mm_xor_si128(sa, sb));
-    return (uint32_t)_mm_crc32_u64(cc, load64(c + l - 8) ^ shifted);
+    return (uint32_t)_mm_crc32_u64(cc, llog_load64(c + l - 8) ^ shifted);
 }
 
 TARGET_PCLMUL uint32_t llog_crc32c_sse42_3way(uint32_t crc, const uint8_t *p,
@@ -300,7 +299,7 @@ TARGET_AVX2 static inline void streams_y(uint64_t cs[Y_NS], const uint8_t *a,
     for (size_t i = 0; i < 8 * Y_WORDS; i += 8) {
         UNROLL(8)
         for (int j = 0; j < Y_NS; j++)
-            cs[j] = _mm_crc32_u64(cs[j], load64(a + l * (size_t)j + i));
+            cs[j] = _mm_crc32_u64(cs[j], llog_load64(a + l * (size_t)j + i));
     }
 }
 
@@ -375,9 +374,8 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
  * blocks"): huge or long blocks, then shorter ones; folding alone for what
  * is left. Every block fetches ahead when `ahead` (a constant where it is
  * copied in, so that llog_crc32c_extend pays nothing for it). */
-TARGET_AVX2 static FORCE_INLINE uint32_t blocks_y(uint32_t crc,
-                                                  const uint8_t *p, size_t len,
-                                                  int ahead) {
+TARGET_AVX2 LLOG_HOT_INLINE uint32_t blocks_y(uint32_t crc, const uint8_t *p,
+                                              size_t len, int ahead) {
     len = head_to(&crc, &p, len, 32);
     __m256i x[8];
     UNROLL(8)
@@ -553,9 +551,9 @@ TARGET_AVX512 static uint32_t hybrid_block(uint32_t start, const uint8_t *p) {
     for (size_t step = 0; step < HYBRID_STEPS; step++) {
         for (size_t i = 8 * HYBRID_WORDS * step;
              i < 8 * HYBRID_WORDS * (step + 1); i += 8) {
-            ca = _mm_crc32_u64(ca, load64(a + i));
-            cb = _mm_crc32_u64(cb, load64(b + i));
-            cc = _mm_crc32_u64(cc, load64(c + i));
+            ca = _mm_crc32_u64(ca, llog_load64(a + i));
+            cb = _mm_crc32_u64(cb, llog_load64(b + i));
+            cc = _mm_crc32_u64(cc, llog_load64(c + i));
         }
         if (step + 1 < HYBRID_STEPS) { /* the first 256 bytes are in x0..x3 */
             const uint8_t *q = p + 256 * (step + 1);
@@ -631,7 +629,7 @@ crc_copy_one(uint32_t crc, uint8_t *d, const uint8_t *p, size_t len) {
     uint64_t c = crc;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
-        uint64_t v = load64(p + i);
+        uint64_t v = llog_load64(p + i);
         memcpy(d + i, &v, 8);
         c = _mm_crc32_u64(c, v);
     }
@@ -655,12 +653,12 @@ TARGET_SSE42 static inline void crc_copy_x3(uint32_t *crc, uint32_t seed,
         copy16(da + i, pa + i);
         copy16(db + i, pb + i);
         copy16(dc + i, pc + i);
-        a = _mm_crc32_u64(a, load64(pa + i));
-        b = _mm_crc32_u64(b, load64(pb + i));
-        c = _mm_crc32_u64(c, load64(pc + i));
-        a = _mm_crc32_u64(a, load64(pa + i + 8));
-        b = _mm_crc32_u64(b, load64(pb + i + 8));
-        c = _mm_crc32_u64(c, load64(pc + i + 8));
+        a = _mm_crc32_u64(a, llog_load64(pa + i));
+        b = _mm_crc32_u64(b, llog_load64(pb + i));
+        c = _mm_crc32_u64(c, llog_load64(pc + i));
+        a = _mm_crc32_u64(a, llog_load64(pa + i + 8));
+        b = _mm_crc32_u64(b, llog_load64(pb + i + 8));
+        c = _mm_crc32_u64(c, llog_load64(pc + i + 8));
     }
     crc[0] = ~crc_copy_one((uint32_t)a, da + m, pa + m, len[0] - m);
     crc[1] = ~crc_copy_one((uint32_t)b, db + m, pb + m, len[1] - m);

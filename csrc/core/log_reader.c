@@ -63,9 +63,7 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
     r->opt = *options;
     r->rocksdb = r->opt.dialect == LLOG_DIALECT_ROCKSDB;
     decide_verdicts(r);
-    for (unsigned t = 0; t < 256; t++)
-        r->types[t] = (uint8_t)(llog_type_role(r->opt.dialect, t) |
-                                llog_type_header_size(r->opt.dialect, t) << 3);
+    memcpy(r->types, llog_header_types(r->opt.dialect), sizeof r->types);
     if (r->opt.has_log_number)
         llog_reader_learn_log_number(r, r->opt.log_number);
     if (r->opt.start >= r->opt.end)
@@ -491,7 +489,7 @@ static enum step_result step(llog_reader *r) {
         }
     }
     llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (llog_region_at(p, left, final, &h)) {
+    switch (llog_header_region(NULL, p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
@@ -578,8 +576,9 @@ static int only_middles(llog_dialect d, const uint8_t *b, size_t len) {
     if (len < LLOG_BLOCK_SIZE)
         return 0;
     llog_header h;
-    while (llog_region_at_dialect(d, b + at, LLOG_BLOCK_SIZE - at, 0, &h) !=
-           LLOG_REGION_TRAILER) {
+    while (llog_header_region(llog_header_types(d), b + at,
+                              LLOG_BLOCK_SIZE - at, 0,
+                              &h) != LLOG_REGION_TRAILER) {
         if (llog_type_role(d, h.type) != LLOG_ROLE_MIDDLE ||
             h.header_size + h.length > LLOG_BLOCK_SIZE - at)
             return 0;
@@ -602,7 +601,8 @@ static int only_middles(llog_dialect d, const uint8_t *b, size_t len) {
  * and a torn tail depend on it. */
 static int starts_fresh(llog_dialect d, const uint8_t *b, size_t len) {
     llog_header h;
-    switch (llog_region_at_dialect(d, b, len, len < LLOG_BLOCK_SIZE, &h)) {
+    switch (llog_header_region(llog_header_types(d), b, len,
+                               len < LLOG_BLOCK_SIZE, &h)) {
     case LLOG_REGION_BAD_LENGTH:
     case LLOG_REGION_ZERO:
         return 1;

@@ -40,7 +40,7 @@
 #ifndef LLOG_LOG_READER_H
 #define LLOG_LOG_READER_H
 
-#include "log_format.h"
+#include "log_header.h"
 
 #define LLOG_NO_END UINT64_MAX
 

@@ -55,7 +55,7 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
     /* (a record it cut short made it no trailer, for good: ended_at) */
     int trailer =
         !r->in_record &&
-        llog_pebble_trailer(r->opt.dialect, h->log_number, r->log_number) &&
+        llog_header_pebble_trailer(r->opt.dialect, h, 1, r->log_number) &&
         r->ended_at != r->pos + 1;
     if ((r->opt.recovery == LLOG_RECOVER_SKIP && !trailer) ||
         r->pos < r->opt.start) { /* (an end before a range ends nothing) */
@@ -80,8 +80,12 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
 /* The recyclable-header checks, before the checksum: STEP_CONTINUE when
  * the record is the current log's. */
 static int is_old(llog_reader *r, const llog_header *h) {
+    /* (a trailer first says the log's number is one less) */
     if (!r->have_log_number)
-        llog_reader_learn_log_number(r, h->log_number);
+        llog_reader_learn_log_number(
+            r, llog_header_pebble_trailer(r->opt.dialect, h, 0, 0)
+                   ? (uint32_t)(h->log_number - 1)
+                   : h->log_number);
     r->recycled = 1;
     return h->log_number != (uint32_t)r->log_number;
 }
@@ -115,8 +119,9 @@ static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
     if (records_read(r))
         llog_reader_report(r, at, size,
                            "SetCompressionType not the first record");
-    if (n != 4 || llog_load32(p) != 7) { /* none, or one RocksDB refuses */
-        if (n != 4 || llog_load32(p) != 0)
+    int64_t kind = llog_header_compression(p, n);
+    if (kind != LLOG_RDB_ZSTD) { /* none, or one RocksDB refuses */
+        if (kind != LLOG_RDB_NO_COMPRESSION)
             llog_reader_report(r, at, size,
                                "could not decode SetCompressionType record");
         else
@@ -266,26 +271,6 @@ static void on_fragment_dialect(llog_reader *r, unsigned role, unsigned type,
 
 /* ---- one physical record ------------------------------------------------ */
 
-/* llog_region_at_dialect, with the reader's table of types. */
-LLOG_HOT_INLINE llog_region region_at(const llog_reader *r, const uint8_t *p,
-                                      size_t left, int final, llog_header *h) {
-    if (left < LLOG_HEADER_SIZE)
-        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    h->masked_crc = llog_load32(p);
-    h->length = (size_t)p[4] | (size_t)p[5] << 8;
-    h->type = p[6];
-    h->header_size = r->types[p[6]] >> 3;
-    if (h->header_size > left)
-        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    if (h->header_size > LLOG_HEADER_SIZE)
-        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
-    if (h->header_size + h->length > left)
-        return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
-    if (h->type == LLOG_ZERO && h->length == 0)
-        return LLOG_REGION_ZERO;
-    return LLOG_REGION_RECORD;
-}
-
 /* llog_checksum_ok_dialect, starting from the cached checksum of a
  * recyclable fragment's type and (matching) log number. */
 LLOG_HOT_INLINE int checksum_ok(const llog_reader *r, const uint8_t *p,
@@ -315,7 +300,7 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
         r->recycled = 1;
     }
     llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (region_at(r, p, left, final, &h)) {
+    switch (llog_header_region(r->types, p, left, final, &h)) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
@@ -369,8 +354,8 @@ static int prologue_walk(llog_reader *r) {
         if (r->block_len - at >= LLOG_HEADER_SIZE &&
             r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
             r->recycled = 1; /* as a whole read marks it, even if bad */
-        llog_region k = region_at(r, b + at, r->block_len - at,
-                                  r->block_len < LLOG_BLOCK_SIZE, &h);
+        llog_region k = llog_header_region(r->types, b + at, r->block_len - at,
+                                           r->block_len < LLOG_BLOCK_SIZE, &h);
         if (k != LLOG_REGION_RECORD)
             return 0; /* the rest of the block is skipped */
         unsigned role = r->types[h.type] & 7;

@@ -235,8 +235,22 @@ size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst) {
     size_t pad = left < min ? left : 0;
     memset(dst, 0, pad + LLOG_RECYCLABLE_HEADER_SIZE);
     uint8_t *h = dst + pad;
-    h[6] = 5; /* a recyclable FULL record, empty, checksum 0 */
+    h[6] = LLOG_PEBBLE_TRAILER_TYPE; /* empty, checksum 0 */
     llog_store32(h + LLOG_HEADER_SIZE, w->log_number + 1);
     w->offset += pad + LLOG_RECYCLABLE_HEADER_SIZE;
     return pad + LLOG_RECYCLABLE_HEADER_SIZE;
 }
+
+size_t llog_writer_compression_record(llog_writer *w, uint8_t *dst) {
+    uint8_t zstd[4];
+    llog_store32(zstd, LLOG_RDB_ZSTD);
+    return llog_writer_meta(w, LLOG_RDB_SET_COMPRESSION, zstd, sizeof zstd,
+                            dst);
+}
+
+size_t llog_writer_fresh_block(const llog_writer *w) {
+    size_t in = (size_t)(w->offset % LLOG_BLOCK_SIZE);
+    return in != 0 ? LLOG_BLOCK_SIZE - in : 0;
+}
+
+void llog_writer_padded(llog_writer *w, size_t n) { w->offset += n; }

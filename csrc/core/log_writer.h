@@ -9,7 +9,7 @@
 #ifndef LLOG_LOG_WRITER_H
 #define LLOG_LOG_WRITER_H
 
-#include "log_format.h"
+#include "log_header.h"
 
 typedef struct llog_writer {
     uint64_t offset;     /* log length: where the next byte goes */
@@ -127,5 +127,20 @@ size_t llog_writer_meta(llog_writer *w, unsigned type, const uint8_t *data,
  * LLOG_RECYCLABLE_HEADER_SIZE bytes (padding first) to dst; returns them.
  */
 size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst);
+
+/* RocksDB's compression record saying every data record of the log is a
+ * zstd frame (llog_header_starts_compressed reads it back): the log's first
+ * record, LLOG_COMPRESSION_RECORD_SIZE bytes to dst; returns them. */
+#define LLOG_COMPRESSION_RECORD_SIZE (LLOG_HEADER_SIZE + 4)
+size_t llog_writer_compression_record(llog_writer *w, uint8_t *dst);
+
+/*
+ * A resumed log whose damage stays (llog_append_result.fresh_block) gets
+ * its next record at a block boundary, never sharing a block with the
+ * damage: llog_writer_fresh_block is the zero fill to write first (0 at a
+ * boundary), and llog_writer_padded says it was written.
+ */
+size_t llog_writer_fresh_block(const llog_writer *w);
+void llog_writer_padded(llog_writer *w, size_t n);
 
 #endif /* LLOG_LOG_WRITER_H */

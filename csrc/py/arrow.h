@@ -9,7 +9,8 @@
 #ifndef LLPY_ARROW_H
 #define LLPY_ARROW_H
 
-#include "binding.h"
+#include "log_writer.h" /* LLOG_WRITER_RUN */
+#include "module.h"
 
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
  * io.c - the I/O the core leaves to its caller: opening paths, reading and
  * writing descriptors, and calling file object methods for a size.
  */
-#include "binding.h"
+#include "llpy_io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -20,7 +20,7 @@
  * is held for a while before anything can say in which process, and one
  * locked before a fork would stay locked in the child for good.
  */
-#include "binding.h"
+#include "lock.h"
 
 #include <string.h>
 #ifndef _WIN32

@@ -4,9 +4,13 @@
  * status codes (llpy_raise_status) and damaged logs (llpy_raise_corruption)
  * become Python exceptions here and nowhere else.
  */
+#include "module.h"
 #include "arrow.h"
-#include "binding.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
+#include "llpy_io.h"
+#include "lock.h"
 #include "reader.h"
+#include "writer.h"
 
 /* ---- one place that raises ------------------------------------------- */
 
@@ -213,86 +217,19 @@ static PyObject *mod_slow_copy_window(PyObject *module, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"_append_point", (PyCFunction)(void (*)(void))llpy_append_point,
-     METH_VARARGS | METH_KEYWORDS,
-     "_append_point(path, /, *, dialect='leveldb', log_number=None)\n"
-     "--\n\n"
-     "Where Writer(path, 'a') would resume, without changing the file.\n\n"
-     "Returns\n"
-     "  (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the\n"
-     "  log back to, whether the next record starts a block, the end of\n"
-     "  the last complete record, and (damaged_at, intact_at) when what\n"
-     "  looked like a torn tail from damaged_at on is followed by an intact\n"
-     "  record at intact_at (so it is damage and nothing is cut), else\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  CorruptionError: where mode 'a' would refuse the file.\n"
-     "  OSError: the file cannot be opened or read."},
+     METH_VARARGS | METH_KEYWORDS, LLPY_DOC__append_point},
     {"_lock_fd", (PyCFunction)(void (*)(void))llpy_lock_fd, METH_FASTCALL,
-     "_lock_fd(fd, name, /)\n"
-     "--\n\n"
-     "Take the lock a Writer holds on its log, on an open descriptor.\n\n"
-     "The lock is held until the descriptor is closed (the command line's\n"
-     "write holds it on a log it replaces).\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  LogLockedError: a Writer holds the file (name is the path named).\n"
-     "  OSError: the descriptor cannot be locked."},
+     LLPY_DOC__lock_fd},
     {"crc32c", (PyCFunction)(void (*)(void))mod_crc32c,
-     METH_FASTCALL | METH_KEYWORDS,
-     "crc32c(data, value=0)\n"
-     "--\n\n"
-     "CRC-32C (Castagnoli) of a bytes-like object, shaped like zlib.crc32.\n\n"
-     "Arguments\n"
-     "  data: any bytes-like object.\n"
-     "  value: the CRC to continue from (0 to start), so that\n"
-     "    crc32c(b, crc32c(a)) == crc32c(a + b).\n\n"
-     "Returns\n"
-     "  The CRC, an int in [0, 2**32).\n\n"
-     "Raises\n"
-     "  TypeError: data is not bytes-like, or value is not an int.\n"
-     "  ValueError: value is outside [0, 2**32)."},
-    {"mask_crc", mod_mask_crc, METH_O,
-     "mask_crc(crc, /)\n"
-     "--\n\n"
-     "LevelDB's masked form of a CRC, the one stored in log headers.\n\n"
-     "Masking keeps a CRC of data that itself holds CRCs from being\n"
-     "degenerate. unmask_crc() undoes it.\n\n"
-     "Arguments\n"
-     "  crc: an int in [0, 2**32).\n\n"
-     "Returns\n"
-     "  The masked value, an int in [0, 2**32).\n\n"
-     "Raises\n"
-     "  TypeError: crc is not an int.\n"
-     "  ValueError: crc is outside [0, 2**32)."},
-    {"unmask_crc", mod_unmask_crc, METH_O,
-     "unmask_crc(masked, /)\n"
-     "--\n\n"
-     "The CRC a masked value stands for: the inverse of mask_crc().\n\n"
-     "Arguments\n"
-     "  masked: an int in [0, 2**32), as stored in a log header.\n\n"
-     "Returns\n"
-     "  The CRC, an int in [0, 2**32).\n\n"
-     "Raises\n"
-     "  TypeError: masked is not an int.\n"
-     "  ValueError: masked is outside [0, 2**32)."},
+     METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_crc32c},
+    {"mask_crc", mod_mask_crc, METH_O, LLPY_DOC_mask_crc},
+    {"unmask_crc", mod_unmask_crc, METH_O, LLPY_DOC_unmask_crc},
     {"_slow_copy_window", mod_slow_copy_window, METH_O,
-     "_slow_copy_window(max, /)\n"
-     "--\n\n"
-     "Internal, for tests: payloads whose place lies 1 to max bytes past\n"
-     "their source modulo the page are read through the block buffer\n"
-     "rather than in place (31 at import; 0: none; 4095: all but those\n"
-     "at distance 0).\n\n"
-     "Returns\n"
-     "  The previous max."},
+     LLPY_DOC__slow_copy_window},
     {"_scan_block", (PyCFunction)(void (*)(void))llpy_scan_block,
-     METH_FASTCALL,
-     "_scan_block(block, final, verify_checksums, dialect='leveldb', /)\n"
-     "--\n\n"
-     "The regions of one block, by the reader's rules (for scan.py).\n\n"
-     "Returns\n"
-     "  A list of (position, kind, type, length, checksum_ok, reason,\n"
-     "  header_size, log_number)."},
+     METH_FASTCALL, LLPY_DOC__scan_block},
+    {"_detect_dialect", (PyCFunction)(void (*)(void))llpy_detect_dialect,
+     METH_FASTCALL, LLPY_DOC__detect_dialect},
     {NULL, NULL, 0, NULL}};
 
 /* Appends the name of CRC-32C implementation i; -1 with an exception set. */
@@ -419,7 +356,11 @@ static int add_constants(PyObject *module) {
         PyModule_AddIntConstant(module, "DEFAULT_BUFFER_SIZE",
                                 LLPY_DEFAULT_BUFFER) < 0 ||
         PyModule_AddStringConstant(module, "crc32c_implementation",
-                                   llog_crc32c_implementation()) < 0)
+                                   llog_crc32c_implementation()) < 0 ||
+        PyModule_AddStringConstant(module, "_REASON_BAD_LENGTH",
+                                   LLOG_REASON_BAD_LENGTH) < 0 ||
+        PyModule_AddStringConstant(module, "_REASON_CHECKSUM",
+                                   LLOG_REASON_CHECKSUM) < 0)
         return -1;
     if (add_names(module) < 0)
         return -1;
@@ -499,14 +440,10 @@ static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec},
                                           {0, NULL}};
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "leveldb_log._core",
-    .m_doc = "C core of leveldb_log: CRC-32C, Writer and Reader.",
-    .m_size = sizeof(llpy_state),
-    .m_methods = module_methods,
-    .m_slots = module_slots,
-    .m_traverse = module_traverse,
-    .m_clear = module_clear,
+    PyModuleDef_HEAD_INIT,         .m_name = "leveldb_log._core",
+    .m_doc = LLPY_DOC_MODULE,      .m_size = sizeof(llpy_state),
+    .m_methods = module_methods,   .m_slots = module_slots,
+    .m_traverse = module_traverse, .m_clear = module_clear,
     .m_free = module_free,
 };
 

@@ -1,16 +1,16 @@
 /*
- * Large buffers mapped on their own, in huge pages where the system has
- * them: the columns of Arrow batches (reader_arrow.c).
+ * pages.c - large buffers mapped on their own, in huge pages where the
+ * system has them: the columns of Arrow batches (reader_arrow.c).
  *
- * Memory a process touches for the first time costs a page fault per page:
- * more than copying the bytes there in 4 KiB pages, far less in 2 MiB
- * transparent huge pages (`bench/README.md`, "Fresh memory"). An Arrow
- * batch is mostly fresh memory: every batch a consumer keeps
- * (pyarrow.table(reader) keeps them all) is a new one. So buffers of at
- * least LLPY_PAGES_MIN bytes are mapped here and asked for in huge pages
- * (madvise, Linux; elsewhere, and when the system has none, they come in
- * small pages), and grow by mremap, which moves pages instead of copying
- * bytes. Smaller ones stay with malloc.
+ * Memory a process touches for the first time costs a page fault per page,
+ * which can cost more than writing the bytes there; huge pages take one
+ * fault where small pages take hundreds (bench/README.md, "Fresh memory",
+ * has the figures). An Arrow batch is mostly fresh memory: every batch a
+ * consumer keeps (pyarrow.table(reader) keeps them all) is a new one. So
+ * buffers of at least LLPY_PAGES_MIN bytes are mapped here and asked for in
+ * huge pages (madvise, Linux; elsewhere, and when the system has none, they
+ * come in small pages), and grow by mremap, which moves pages instead of
+ * copying bytes. Smaller ones stay with malloc.
  *
  * Only pages touched count, and a huge page counts whole; a batch fills
  * its buffer to near its end. A huge page only fills a whole aligned 2 MiB
@@ -18,7 +18,7 @@
  * of such a range's end: its last partial range, almost 2 MiB, stays in
  * small pages, and a buffer filled to anywhere there costs what it holds.
  */
-#include "binding.h" /* Python.h first: it asks for _GNU_SOURCE (mremap) */
+#include "llpy_io.h" /* Python.h first: it asks for _GNU_SOURCE (mremap) */
 
 #include <assert.h>
 #include <stdint.h>

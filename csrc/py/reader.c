@@ -8,6 +8,9 @@
  * blocks reader_fill.c's; the rest of the binding uses reader.h.
  */
 #include "arrow.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
+#include "llpy_io.h"
+#include "module.h"
 #include "reader_internal.h"
 
 #include <string.h>
@@ -511,271 +514,48 @@ static void Reader_dealloc(PyObject *op) {
 }
 
 static PyMethodDef Reader_methods[] = {
-    {"close", Reader_close, METH_NOARGS,
-     "close($self, /)\n"
-     "--\n\n"
-     "Release the source; calling it again does nothing.\n\n"
-     "A path or URL the reader opened is closed; a buffer is released; a\n"
-     "file object is left open. Iterating a closed reader raises\n"
-     "ValueError.\n\n"
-     "Returns\n"
-     "  None."},
-    {"__enter__", Reader_enter, METH_NOARGS,
-     "__enter__($self, /)\n"
-     "--\n\n"
-     "Return the reader itself, for a with statement.\n\n"
-     "Raises\n"
-     "  ValueError: the reader is closed."},
-    {"__exit__", Reader_exit, METH_VARARGS,
-     "__exit__($self, exc_type, exc, tb, /)\n"
-     "--\n\n"
-     "Close the reader (see close()); an exception is not suppressed."},
+    {"close", Reader_close, METH_NOARGS, LLPY_DOC_Reader_close},
+    {"__enter__", Reader_enter, METH_NOARGS, LLPY_DOC_Reader___enter__},
+    {"__exit__", Reader_exit, METH_VARARGS, LLPY_DOC_Reader___exit__},
     {"__reduce__", llpy_reader_reduce, METH_NOARGS,
-     "__reduce__($self, /)\n"
-     "--\n\n"
-     "Pickle a reader over a path as what reopens it where it stands.\n\n"
-     "Returns\n"
-     "  (leveldb_log._restore.restore_reader, (path, options, progress)).\n\n"
-     "Raises\n"
-     "  TypeError: the reader is over a buffer or a file object, is\n"
-     "    closed, or is inside its on_corruption callback."},
+     LLPY_DOC_Reader___reduce__},
     {"iter_batches", (PyCFunction)(void (*)(void))llpy_reader_iter_batches,
-     METH_VARARGS | METH_KEYWORDS,
-     "iter_batches($self, /, *, max_records=65536, max_bytes=4194304)\n"
-     "--\n\n"
-     "Iterate over the records as Arrow batches (leveldb_log.Batch).\n\n"
-     "Each batch has the columns offset (uint64) and data (large_binary)\n"
-     "and exports __arrow_c_array__: pyarrow.record_batch(batch) takes it.\n"
-     "The records, reports and errors are those of iterating the reader\n"
-     "itself (which it advances): an exception comes after a batch of the\n"
-     "records before it. Following a growing log, the iterator stops at\n"
-     "the current end and can be resumed later.\n\n"
-     "Arguments\n"
-     "  max_records: at most this many records a batch (>= 1).\n"
-     "  max_bytes: a batch ends with the record that brings its size\n"
-     "    (Batch.nbytes: payloads and 16 bytes a record) to this many\n"
-     "    bytes or more (>= 1): it is smaller than max_bytes plus its last\n"
-     "    record's payload and 16.\n\n"
-     "Returns\n"
-     "  An iterator of Batch objects.\n\n"
-     "Raises\n"
-     "  ValueError: a limit below 1; the reader is closed (from next()).\n"
-     "  As iteration does: CorruptionError and the rest."},
+     METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Reader_iter_batches},
     {"__arrow_c_stream__",
      (PyCFunction)(void (*)(void))llpy_reader_arrow_stream,
-     METH_VARARGS | METH_KEYWORDS,
-     "__arrow_c_stream__($self, /, requested_schema=None)\n"
-     "--\n\n"
-     "Export the records as an Arrow C stream of iter_batches() batches.\n\n"
-     "pyarrow.table(reader), polars.DataFrame(reader) and DuckDB's\n"
-     "FROM reader read the log through it. Reading the stream advances\n"
-     "the reader, so a reader partly read exports the rest; one whose\n"
-     "export was read to the end refuses another (ValueError), as a\n"
-     "spent pyarrow reader does. An exception raised while reading ends\n"
-     "the stream with an error whose text (get_last_error) is\n"
-     "'Type: message'.\n\n"
-     "Arguments\n"
-     "  requested_schema: ignored (the protocol's best effort).\n\n"
-     "Returns\n"
-     "  A PyCapsule named \"arrow_array_stream\".\n\n"
-     "Raises\n"
-     "  ValueError: an earlier export was read to the end."},
-    {"_restore", llpy_reader_restore, METH_VARARGS,
-     "_restore($self, last, dropped, finished, /)\n"
-     "--\n\n"
-     "Set the progress counters of an unpickled reader (internal).\n\n"
-     "Arguments\n"
-     "  last: last_record_offset, or None; dropped: dropped_bytes;\n"
-     "  finished: whether the original had reached the end of a buffer.\n\n"
-     "Returns\n"
-     "  None."},
+     METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Reader___arrow_c_stream__},
+    {"_restore", llpy_reader_restore, METH_VARARGS, LLPY_DOC_Reader__restore},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Reader_getset[] = {
-    {"dialect", Reader_get_dialect, NULL,
-     "The dialect read: 'leveldb', 'rocksdb' or 'pebble'.", NULL},
-    {"log_number", Reader_get_log_number, NULL,
-     "The log number recyclable records are held to (given, from the\n"
-     "file name, or the first recyclable record's), or None.",
+    {"dialect", Reader_get_dialect, NULL, LLPY_DOC_Reader_dialect, NULL},
+    {"log_number", Reader_get_log_number, NULL, LLPY_DOC_Reader_log_number,
      NULL},
-    {"compression", Reader_get_compression, NULL,
-     "'zstd' once the log said its records are compressed, else None.", NULL},
+    {"compression", Reader_get_compression, NULL, LLPY_DOC_Reader_compression,
+     NULL},
     {"timestamp_sizes", Reader_get_timestamp_sizes, NULL,
-     "Column family id -> user-defined timestamp size, as the log's\n"
-     "records stated them so far (a copy).",
+     LLPY_DOC_Reader_timestamp_sizes, NULL},
+    {"predecessor", Reader_get_predecessor, NULL, LLPY_DOC_Reader_predecessor,
      NULL},
-    {"predecessor", Reader_get_predecessor, NULL,
-     "The previous WAL as the log recorded it: Predecessor(log_number,\n"
-     "size, last_sequence), or None.",
-     NULL},
-    {"recycled", Reader_get_recycled, NULL,
-     "True once a recyclable record (one with a log number) was read.", NULL},
+    {"recycled", Reader_get_recycled, NULL, LLPY_DOC_Reader_recycled, NULL},
     {"last_record_offset", Reader_get_last, NULL,
-     "Offset of the first header of the record returned last (None\n"
-     "before the first).",
+     LLPY_DOC_Reader_last_record_offset, NULL},
+    {"dropped_bytes", Reader_get_dropped, NULL, LLPY_DOC_Reader_dropped_bytes,
      NULL},
-    {"dropped_bytes", Reader_get_dropped, NULL,
-     "Total bytes of the corruptions reported so far.", NULL},
-    {"closed", Reader_get_closed, NULL, "True once close() was called.", NULL},
-    {"recovery", Reader_get_recovery, NULL,
-     "The recovery mode: 'skip', 'tolerate_tail', 'point_in_time'\n"
-     "or 'absolute'.",
-     NULL},
-    {"verify_checksums", Reader_get_verify, NULL, "Whether CRCs are checked.",
-     NULL},
-    {"start", Reader_get_start, NULL,
-     "First offset of the range read: records whose first header lies\n"
-     "before it are not returned.",
-     NULL},
-    {"end", Reader_get_end, NULL,
-     "End of the range read: records whose first header lies at or\n"
-     "after it are not returned (None: no end).",
-     NULL},
-    {"position", Reader_get_position, NULL,
-     "Offset where reading goes on: Reader(source, start=position)\n"
-     "returns exactly the records this reader has yet to return. None\n"
-     "once closed.",
-     NULL},
+    {"closed", Reader_get_closed, NULL, LLPY_DOC_Reader_closed, NULL},
+    {"recovery", Reader_get_recovery, NULL, LLPY_DOC_Reader_recovery, NULL},
+    {"verify_checksums", Reader_get_verify, NULL,
+     LLPY_DOC_Reader_verify_checksums, NULL},
+    {"start", Reader_get_start, NULL, LLPY_DOC_Reader_start, NULL},
+    {"end", Reader_get_end, NULL, LLPY_DOC_Reader_end, NULL},
+    {"position", Reader_get_position, NULL, LLPY_DOC_Reader_position, NULL},
     {"_blocks_in_place", Reader_get_in_place, NULL,
-     "Blocks whose payload was read from the file straight into a\n"
-     "record (internal: for tests and benchmarks).",
-     NULL},
+     LLPY_DOC_Reader__blocks_in_place, NULL},
     {"_blocks_bounced", Reader_get_bounced, NULL,
-     "Of those, blocks read through the block buffer instead, as the\n"
-     "kernel would have copied them slowly in place (internal: for tests).",
-     NULL},
+     LLPY_DOC_Reader__blocks_bounced, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(
-    Reader_doc,
-    "Reader(source, *, dialect='leveldb', log_number=None, recovery='skip', "
-    "verify_checksums=True, start=0, end=None, on_corruption=None, "
-    "storage_options=None)\n"
-    "--\n\n"
-    "Iterate over the records of a LevelDB log, as bytes, in write order.\n"
-    "\n"
-    "Arguments\n"
-    "  source: the log, opened here (a missing path raises at the call):\n"
-    "    - a path (str or os.PathLike);\n"
-    "    - a URL (scheme://...), opened with fsspec: see storage_options;\n"
-    "    - a bytes-like object (bytes, bytearray, memoryview, mmap, ...),\n"
-    "      read in place, never copied whole, and released when the\n"
-    "      reader is closed or exhausted;\n"
-    "    - a binary file object with readinto(), holding the log from its\n"
-    "      position when the reader is made.\n"
-    "  recovery: what damage does: 'skip' (the default), 'tolerate_tail',\n"
-    "    'point_in_time' or 'absolute'; see \"Recovery modes\".\n"
-    "  verify_checksums: False skips CRC checks (LevelDB's\n"
-    "    checksum=false): a damaged payload is then returned as data.\n"
-    "  start, end: only the records whose first header lies in\n"
-    "    [start, end); end=None reads to the end. See \"Ranges\".\n"
-    "  on_corruption: None, or a callable given a Corruption(offset,\n"
-    "    size, reason) for each damage reported; see \"Reports\".\n"
-    "  dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see\n"
-    "    \"Dialects\".\n"
-    "  log_number: the number recyclable records must carry (RocksDB,\n"
-    "    Pebble); None takes it from a path named NNNNNN.log, else from\n"
-    "    the first recyclable record.\n"
-    "  storage_options: for a source given as a URL (s3://, gcs://,\n"
-    "    memory://, file://, ...), which fsspec opens (pip install\n"
-    "    'leveldb-log[fsspec]'): the file system's options, such as\n"
-    "    {'anon': True}; None for none. A local file system's URL is read\n"
-    "    as a path; any other store's object through a file object the\n"
-    "    reader owns and closes.\n"
-    "\n"
-    "Returns\n"
-    "  An iterator: next() gives the next record's payload (bytes).\n"
-    "  Properties: last_record_offset, dropped_bytes, position, closed and\n"
-    "  the options. close(), or a with statement, releases the source.\n"
-    "\n"
-    "Dialects\n"
-    "  'rocksdb' reads RocksDB's WALs and MANIFESTs: recyclable records\n"
-    "  (11-byte headers with the log number), metadata records (never\n"
-    "  returned: see compression, timestamp_sizes, predecessor), unknown\n"
-    "  types with bit 0x80 skipped, RocksDB's reason texts. A recyclable\n"
-    "  record of another log number is an older log's data: the log ends\n"
-    "  before it, except in 'skip' mode, which skips it. In a recycled log\n"
-    "  'tolerate_tail' ends at damage; 'point_in_time' reports a torn tail.\n"
-    "  A zstd-compressed WAL is decompressed record by record (this needs\n"
-    "  the extra leveldb-log[rocksdb]). 'pebble' reads Pebble's WALs:\n"
-    "  recyclable and walSync chunks (19-byte headers), ending at its\n"
-    "  end-of-log trailer. See docs/rocksdb.md.\n"
-    "\n"
-    "Recovery modes\n"
-    "  A torn tail is what a crash leaves at the end of a log: a partial\n"
-    "  header, a payload cut short, or a fragmented record without its\n"
-    "  last fragment. Any other damage is corruption.\n"
-    "\n"
-    "  recovery         corruption mid-file           torn tail\n"
-    "  'skip'           reported and skipped;         stops before it,\n"
-    "                   reading goes on (LevelDB's)   unreported\n"
-    "  'tolerate_tail'  raises CorruptionError        stops before it,\n"
-    "                                                 unreported\n"
-    "  'point_in_time'  reported; iteration ends      stops before it,\n"
-    "                   cleanly before it             unreported\n"
-    "  'absolute'       raises CorruptionError        raises\n"
-    "                                                 TruncatedRecordError\n"
-    "\n"
-    "  In every mode the records before the damage are returned first.\n"
-    "\n"
-    "Reports\n"
-    "  Without on_corruption, 'skip' and 'point_in_time' issue a\n"
-    "  leveldb_log.CorruptionWarning (a UserWarning) through warnings for\n"
-    "  each corruption they skip or stop before: shown once per place by\n"
-    "  default, an exception under -W error, silenced by a filter. The\n"
-    "  raising modes raise instead. A given on_corruption replaces the\n"
-    "  warning: it is called for every corruption (in 'absolute', for the\n"
-    "  torn tail too) before the mode acts on it, without the reader's\n"
-    "  lock held, so it may use the reader; what it raises propagates\n"
-    "  from next(). A file that ends in bytes no writer of the format\n"
-    "  leaves (not a log?) warns once in every mode, with or without\n"
-    "  on_corruption: LevelDB's reader reports no corruption there.\n"
-    "\n"
-    "Ranges\n"
-    "  A record belongs to the range that holds its first header: the\n"
-    "  reader returns exactly the records whose first header lies in\n"
-    "  [start, end), reading past end to finish the last of them. Readers\n"
-    "  over consecutive ranges (see splits()) together return every\n"
-    "  record and report every corruption exactly once, wherever the cuts\n"
-    "  fall (a corruption by the range its dropped bytes begin in).\n"
-    "\n"
-    "Following a growing log\n"
-    "  Over a path or a file object, iteration stops at the current end\n"
-    "  of the log; iterate again later for the records appended since. An\n"
-    "  incomplete record at the end is not consumed until it is complete.\n"
-    "  A buffer does not grow: the reader is finished at its end. Do not\n"
-    "  follow a live log in 'absolute' mode: its torn tail raises.\n"
-    "  Reader(source, start=position) resumes where a reader stood, after\n"
-    "  a restart too.\n"
-    "\n"
-    "Pickling\n"
-    "  A reader over a path or a URL pickles as what reopens it: the\n"
-    "  path or URL, its options (on_corruption and storage_options must\n"
-    "  be picklable) and its progress.\n"
-    "  Unpickled (or copied with copy.copy or copy.deepcopy) it goes on\n"
-    "  exactly where the original stood; a file that is gone by then\n"
-    "  raises FileNotFoundError. A reader over a buffer or a file object,\n"
-    "  or a closed one, refuses with TypeError.\n"
-    "\n"
-    "Threads\n"
-    "  A reader may be shared by threads: each call holds its lock. A\n"
-    "  call on it from a file object's method it is calling raises\n"
-    "  RuntimeError instead of deadlocking.\n"
-    "\n"
-    "Raises\n"
-    "  FileNotFoundError, OSError: the path cannot be opened (at the\n"
-    "    call); reading fails (from next(): the original OSError).\n"
-    "  TypeError: a source of another kind; an argument of the wrong\n"
-    "    type; on_corruption not callable.\n"
-    "  ValueError: an unknown recovery mode or dialect; start or end\n"
-    "    negative or above 2**64 - 1 (the message names which); end <\n"
-    "    start; log_number with dialect 'leveldb'; next() on a closed\n"
-    "    reader; storage_options with a source that is no URL.\n"
-    "  CorruptionError, TruncatedRecordError: from next(), as the\n"
-    "    recovery mode says.\n"
-    "  ImportError: a URL without fsspec (the message names the extra);\n"
-    "    ZstdMissingError, from next(): a compressed WAL with no zstd\n"
-    "    binding installed (the message names the extra).");
+PyDoc_STRVAR(Reader_doc, LLPY_DOC_Reader);
 
 static PyType_Slot Reader_slots[] = {
     {Py_tp_doc, (void *)Reader_doc},   {Py_tp_new, Reader_new},

@@ -13,7 +13,7 @@
 #ifndef LLPY_READER_H
 #define LLPY_READER_H
 
-#include "binding.h"
+#include "module.h"
 
 typedef struct llpy_reader llpy_reader;
 

@@ -8,6 +8,10 @@
  * record-by-record iteration: both read through the same reader.
  */
 #include "arrow.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
+#include "llpy_io.h"
+#include "lock.h"
+#include "module.h"
 #include "reader.h"
 
 #include <errno.h>
@@ -448,41 +452,16 @@ static PyObject *Batch_arrow_schema(PyObject *op, PyObject *unused) {
 
 static PyMethodDef Batch_methods[] = {
     {"__arrow_c_array__", (PyCFunction)(void (*)(void))Batch_arrow_array,
-     METH_VARARGS | METH_KEYWORDS,
-     "__arrow_c_array__($self, /, requested_schema=None)\n"
-     "--\n\n"
-     "Export the batch through the Arrow C data interface.\n\n"
-     "Arguments\n"
-     "  requested_schema: ignored (the protocol's best effort): the\n"
-     "    columns are always offset: uint64 and data: large_binary.\n\n"
-     "Returns\n"
-     "  (schema, array): PyCapsules named \"arrow_schema\" and\n"
-     "  \"arrow_array\" holding a struct array of two children. The\n"
-     "  array shares the batch's buffers, freed once the last holder\n"
-     "  releases them."},
+     METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Batch___arrow_c_array__},
     {"__arrow_c_schema__", Batch_arrow_schema, METH_NOARGS,
-     "__arrow_c_schema__($self, /)\n"
-     "--\n\n"
-     "Export the batch's type through the Arrow C data interface.\n\n"
-     "Returns\n"
-     "  A PyCapsule named \"arrow_schema\": struct<offset: uint64,\n"
-     "  data: large_binary>."},
+     LLPY_DOC_Batch___arrow_c_schema__},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Batch_getset[] = {
-    {"nbytes", Batch_nbytes, NULL,
-     "Bytes of the batch's columns: its records' payloads and 16 a record "
-     "(offset and end), as pyarrow's RecordBatch.nbytes counts them.",
-     NULL},
+    {"nbytes", Batch_nbytes, NULL, LLPY_DOC_Batch_nbytes, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(
-    Batch_doc,
-    "Records of a log as Arrow data, from Reader.iter_batches().\n\n"
-    "len() is the number of records. Columns: offset (uint64: where\n"
-    "each record's first header lies) and data (large_binary: the\n"
-    "payload). Exported with __arrow_c_array__, so that for instance\n"
-    "pyarrow.record_batch(batch) takes it without a copy.");
+PyDoc_STRVAR(Batch_doc, LLPY_DOC_Batch);
 
 static PyType_Slot Batch_slots[] = {
     {Py_tp_doc, (void *)Batch_doc}, {Py_tp_dealloc, Batch_dealloc},
@@ -651,8 +630,7 @@ static void Batches_dealloc(PyObject *op) {
     Py_DECREF(tp);
 }
 
-PyDoc_STRVAR(Batches_doc, "The iterator Reader.iter_batches() returns: "
-                          "Batch objects, in log order.");
+PyDoc_STRVAR(Batches_doc, LLPY_DOC_BatchIterator);
 
 static PyType_Slot Batches_slots[] = {{Py_tp_doc, (void *)Batches_doc},
                                       {Py_tp_dealloc, Batches_dealloc},

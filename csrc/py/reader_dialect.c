@@ -7,6 +7,7 @@
  * nothing here sees the Reader itself.
  */
 #include "reader_dialect.h"
+#include "module.h"
 
 #include <string.h>
 
@@ -157,10 +158,6 @@ void llpy_meta_clear(llpy_meta *m) {
 
 /* ---- metadata records ------------------------------------------------- */
 
-static uint64_t load64(const uint8_t *p) {
-    return (uint64_t)llog_load32(p) | (uint64_t)llog_load32(p + 4) << 32;
-}
-
 int llpy_zstd_require(void) {
     PyObject *mod = PyImport_ImportModule("leveldb_log._zstd");
     PyObject *r = mod ? PyObject_CallMethod(mod, "require", NULL) : NULL;
@@ -203,9 +200,9 @@ static int on_predecessor(llpy_meta *self, const llog_event *ev) {
     if (type == NULL)
         return -1;
     PyObject *p = PyObject_CallFunction(
-        type, "KKK", (unsigned long long)load64(ev->data),
-        (unsigned long long)load64(ev->data + 8),
-        (unsigned long long)load64(ev->data + 16));
+        type, "KKK", (unsigned long long)llog_load64(ev->data),
+        (unsigned long long)llog_load64(ev->data + 8),
+        (unsigned long long)llog_load64(ev->data + 16));
     Py_DECREF(type);
     if (p == NULL)
         return -1;

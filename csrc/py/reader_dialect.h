@@ -8,7 +8,7 @@
 #ifndef LLPY_READER_DIALECT_H
 #define LLPY_READER_DIALECT_H
 
-#include "binding.h"
+#include "module.h"
 
 /* Fills opt's dialect and log number from the options (either may be NULL)
  * and a path source's file name (path, or NULL); 0, or -1 with an

@@ -4,6 +4,8 @@
  * path that reads a long record's payload straight into its bytes object.
  * llpy_reader_fill() is the one entry, called when the core needs a block.
  */
+#include "llpy_io.h"
+#include "module.h"
 #include "reader_internal.h"
 
 #include <errno.h>

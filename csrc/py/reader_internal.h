@@ -8,6 +8,8 @@
 #ifndef LLPY_READER_INTERNAL_H
 #define LLPY_READER_INTERNAL_H
 
+#include "llpy_io.h"
+#include "lock.h"
 #include "reader.h"
 #include "reader_dialect.h"
 

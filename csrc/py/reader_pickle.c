@@ -4,6 +4,7 @@
  * sets its counters); so does one over a URL (its storage_options kept).
  * Readers over buffers or file objects refuse.
  */
+#include "module.h"
 #include "reader.h"
 
 /* restore_reader and its arguments, for __reduce__. */

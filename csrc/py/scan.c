@@ -1,13 +1,16 @@
 /*
- * scan.c - _core._scan_block: the regions of one block of a log, by the
- * reader's own rules (llog_region_at_dialect, llog_checksum_ok_dialect),
- * in any dialect, for leveldb_log.scan. Regions and kinds are scan.py's
- * (docs/api.md):
+ * scan.c - the core's header rules for the package's Python modules:
+ * _core._scan_block, the regions of one block of a log by the reader's own
+ * rules (llog_header_region, llog_checksum_ok_dialect,
+ * llog_header_pebble_trailer), in any dialect, for leveldb_log.scan; and
+ * _core._detect_dialect (llog_detect_dialect) for leveldb_log._detect.
+ * Regions and kinds are scan.py's (docs/api.md):
  *
  *   (position in block, kind, type or None, length, checksum_ok or None,
  *    reason or None, header size, log number or None)
  */
-#include "binding.h"
+#include "log_detect.h"
+#include "module.h"
 #include "reader_dialect.h"
 
 /* A record's header, for its region: its size, and its log number (the
@@ -45,26 +48,39 @@ static int add_region(PyObject *list, size_t pos, const char *kind, long type,
     return rc;
 }
 
+/* What a scan knows of the log besides the block: its dialect, and its
+ * number once a recyclable record has said it (or the caller has). */
+typedef struct scan_log {
+    llog_dialect dialect;
+    int has_log_number;
+    uint64_t log_number;
+} scan_log;
+
+/* The region of a torn tail at p (`left` bytes), *h decoded when whole. */
+static int add_torn(PyObject *list, size_t p, size_t left,
+                    const llog_header *h, llog_dialect d) {
+    if (left < LLOG_HEADER_SIZE)
+        return add_region(list, p, "truncated", -1, left, -1, NULL, NO_HEADER);
+    return add_region(
+        list, p, "truncated", (long)h->type, left, -1,
+        llog_torn_implausible(d, h, p) ? LLOG_REASON_IMPLAUSIBLE_TAIL : NULL,
+        NO_HEADER);
+}
+
 /* The regions of the `size` bytes at b into list; 0, or -1 on error. */
 static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
-                int verify, llog_dialect d) {
+                int verify, scan_log *log) {
+    const uint8_t *types = llog_header_types(log->dialect);
     size_t p = 0;
     while (p < size) {
         size_t left = size - p;
-        llog_header h;
-        switch (llog_region_at_dialect(d, b + p, left, final, &h)) {
+        llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
+        switch (llog_header_region(types, b + p, left, final, &h)) {
         case LLOG_REGION_TRAILER:
             return add_region(list, p, "trailer", -1, left, -1, NULL,
                               NO_HEADER);
         case LLOG_REGION_TRUNCATED: /* a type when a whole header is there */
-            if (left < LLOG_HEADER_SIZE)
-                return add_region(list, p, "truncated", -1, left, -1, NULL,
-                                  NO_HEADER);
-            return add_region(list, p, "truncated", (long)h.type, left, -1,
-                              llog_torn_implausible(d, &h, p)
-                                  ? LLOG_REASON_IMPLAUSIBLE_TAIL
-                                  : NULL,
-                              NO_HEADER);
+            return add_torn(list, p, left, &h, log->dialect);
         case LLOG_REGION_BAD_LENGTH:
             return add_region(list, p, "garbage", (long)h.type, left, -1,
                               LLOG_REASON_BAD_LENGTH, NO_HEADER);
@@ -73,11 +89,15 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
         case LLOG_REGION_RECORD:
             break;
         }
-        const uint8_t *payload = b + p + h.header_size;
-        if (d == LLOG_DIALECT_PEBBLE && h.type == 5 && h.length == 0 &&
-            h.masked_crc == 0) /* Pebble's end of a closed log */
-            return add_region(list, p, "end", 5, size - p, -1, NULL,
+        if (llog_header_pebble_trailer(log->dialect, &h, log->has_log_number,
+                                       log->log_number))
+            return add_region(list, p, "end", (long)h.type, size - p, -1, NULL,
                               NO_HEADER);
+        if (h.header_size > LLOG_HEADER_SIZE && !log->has_log_number) {
+            log->has_log_number = 1; /* as the reader learns it */
+            log->log_number = h.log_number;
+        }
+        const uint8_t *payload = b + p + h.header_size;
         int ok = verify ? llog_checksum_ok_dialect(b + p, &h, payload) : -1;
         region_header rh = {h.header_size, h.header_size > LLOG_HEADER_SIZE
                                                ? (int64_t)h.log_number
@@ -97,43 +117,72 @@ static int scan(PyObject *list, const uint8_t *b, size_t size, int final,
     return 0;
 }
 
+/* view of a bytes-like object; 0, or -1 with TypeError. */
+static int get_bytes(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
+        return 0;
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "a bytes-like object is required, not '%.100s'",
+                     Py_TYPE(obj)->tp_name);
+    }
+    return -1;
+}
+
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 3 && nargs != 4) {
+    if (nargs < 3 || nargs > 5) {
         PyErr_Format(PyExc_TypeError,
-                     "_scan_block() takes 3 or 4 arguments (%zd given)",
+                     "_scan_block() takes 3 to 5 arguments (%zd given)",
                      nargs);
         return NULL;
     }
     llog_reader_options opt = {0};
-    if (nargs == 4 && llpy_dialect_options(args[3], NULL, NULL, &opt) < 0)
+    if (nargs >= 4 &&
+        llpy_dialect_options(args[3], nargs == 5 ? args[4] : NULL, NULL,
+                             &opt) < 0)
         return NULL;
     int final = PyObject_IsTrue(args[1]);
     int verify = final < 0 ? -1 : PyObject_IsTrue(args[2]);
-    if (verify < 0)
-        return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "a bytes-like object is required, not '%.100s'",
-                         Py_TYPE(args[0])->tp_name);
-        }
+    if (verify < 0 || get_bytes(args[0], &view) < 0)
         return NULL;
-    }
     PyObject *list = NULL;
+    scan_log log = {opt.dialect, opt.has_log_number, opt.log_number};
     if (view.len > LLOG_BLOCK_SIZE) {
         PyErr_Format(PyExc_ValueError,
                      "a block holds at most %d bytes, not %zd",
                      LLOG_BLOCK_SIZE, view.len);
     } else {
         list = PyList_New(0);
-        if (list != NULL && scan(list, view.buf, (size_t)view.len, final,
-                                 verify, opt.dialect) < 0)
+        if (list != NULL &&
+            scan(list, view.buf, (size_t)view.len, final, verify, &log) < 0)
             Py_CLEAR(list);
     }
     PyBuffer_Release(&view);
     return list;
+}
+
+PyObject *llpy_detect_dialect(PyObject *module, PyObject *const *args,
+                              Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 1 && nargs != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "_detect_dialect() takes 1 or 2 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    uint64_t number = 0;
+    int has_number = nargs == 2 && args[1] != Py_None;
+    if (has_number && llpy_parse_offset(args[1], "log_number", &number) < 0)
+        return NULL;
+    Py_buffer view;
+    if (get_bytes(args[0], &view) < 0)
+        return NULL;
+    llog_detection d =
+        llog_detect_dialect(view.buf, (size_t)view.len, has_number, number);
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(zs)", llog_dialect_name(d.dialect), d.reason);
 }

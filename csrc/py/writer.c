@@ -1,395 +1,18 @@
 /*
- * writer.c - the Writer type: its arguments, locking, writing a record
- * (whose bytes go out through writer_output.c), rolling back a failed write
- * so that a record lands whole or not at all, flush, sync and close. The
- * target is opened by writer_open.c; mode "a" starts where writer_append.c
- * says.
+ * writer.c - the Writer type: Writer() (its arguments; the target is opened
+ * by writer_open.c, mode "a" resumes where writer_append.c says), close and
+ * the finalizer, the other slots, the methods and properties tables and the
+ * docstring. Writing records is writer_write.c's.
  */
-#include "arrow.h"
-#include "binding.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <string.h>
-#include <sys/stat.h>
-#ifdef _WIN32
-#include <io.h>
-#else
-#include <sys/uio.h>
-#include <unistd.h>
-#endif
-
-/*
- * After a failed write: drop this record's bytes that are still buffered. If
- * the target already has some of them, the log holds a torn record; the next
- * record then starts in a fresh block so readers resynchronize before it.
- */
-typedef struct {
-    uint64_t offset; /* log offset where the record's bytes begin */
-    int pad_next;    /* whether it was to start a fresh block */
-} writer_mark;
-
-static writer_mark writer_mark_now(const llpy_writer *self) {
-    writer_mark mark = {self->core.offset, self->pad_next};
-    return mark;
-}
-
-static void writer_rollback(llpy_writer *self, writer_mark mark) {
-    if (self->written <= mark.offset) {
-        self->len = (size_t)(mark.offset - self->written);
-        self->pad_next = mark.pad_next;
-    } else {
-        self->len = 0;
-        self->pad_next = 1;
-    }
-    self->core.offset = self->written + self->len;
-}
-
-static int writer_raise_pending(llpy_writer *self) {
-    if (self->os_error == 0)
-        return 0;
-    errno = self->os_error;
-    self->os_error = 0;
-    PyErr_SetFromErrno(PyExc_OSError);
-    return -1;
-}
-
-static int writer_check_open(llpy_writer *self) {
-    if (self->closed || self->closing || self->buf == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        self->closed || self->closing
-                            ? "I/O operation on closed writer"
-                            : "Writer is not initialized");
-        return -1;
-    }
-    return 0;
-}
-
-/* Writes the record at data, n bytes long (lock held), kept alive by the
- * caller; returns its offset in *offset. */
-static int writer_put_encoded(llpy_writer *self, const uint8_t *data, size_t n,
-                              uint64_t *offset) {
-    writer_mark mark = writer_mark_now(self);
-    int rc;
-    if (self->file == NULL && n >= LLPY_GIL_THRESHOLD) {
-        /* The caller pins the memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS
-        rc = llpy_writer_encode(self, data, n, offset);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = llpy_writer_encode(self, data, n, offset);
-    }
-    if (rc < 0) {
-        writer_rollback(self, mark);
-        writer_raise_pending(self);
-        return -1;
-    }
-    return 0;
-}
-
-/* A compressed log's record is written as its zstd frame. */
-static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
-                            uint64_t *offset) {
-    if (!self->compress || n == 0) /* an empty record has no frame */
-        return writer_put_encoded(self, data, n, offset);
-    PyObject *frame = llpy_writer_compress(data, n);
-    if (frame == NULL)
-        return -1;
-    int rc =
-        writer_put_encoded(self, (const uint8_t *)PyBytes_AS_STRING(frame),
-                           (size_t)PyBytes_GET_SIZE(frame), offset);
-    Py_DECREF(frame);
-    return rc;
-}
-
-/* Writes one record (lock held); returns its offset in *offset. */
-static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "a record must be a bytes-like object, not %.100s",
-                         Py_TYPE(obj)->tp_name);
-        }
-        return -1;
-    }
-    int rc = writer_put_bytes(self, view.buf, (size_t)view.len, offset);
-    PyBuffer_Release(&view);
-    return rc;
-}
-
-static int writer_flush_locked(llpy_writer *self) {
-    int rc;
-    if (self->file == NULL && self->regular && self->len <= LLPY_PAGE) {
-        /* A page into the page cache: giving the GIL up and taking it back
-         * costs more, and while it is given up the threads that want this
-         * writer only wake to wait for its lock. */
-        rc = llpy_writer_flush_buffer(self);
-        if (rc == 0)
-            llpy_sync_after_output(self);
-        return rc < 0 ? writer_raise_pending(self) : 0;
-    }
-    if (self->file == NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = llpy_writer_flush_buffer(self);
-        if (rc == 0)
-            llpy_sync_after_output(self);
-        Py_END_ALLOW_THREADS
-        return rc < 0 ? writer_raise_pending(self) : 0;
-    }
-    if (llpy_writer_flush_buffer(self) < 0)
-        return -1;
-    PyObject *r = PyObject_CallMethod(self->file, "flush", NULL);
-    if (r == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-    }
-    Py_XDECREF(r);
-    return 0;
-}
-
-/* Flushes when the buffer reached its limit (every call when unbuffered). */
-static int writer_maybe_flush(llpy_writer *self) {
-    if (self->len > 0 && self->len >= self->limit)
-        return writer_flush_locked(self);
-    return 0;
-}
-
-/* A durable call hands everything to the target before it waits. */
-static int writer_flush_for(llpy_writer *self, int sync) {
-    return sync ? writer_flush_locked(self) : writer_maybe_flush(self);
-}
-
-/* write(data, *, sync=None) and write_many(records, *, sync=None): the one
- * argument, and whether the call is durable (None: the writer's sync=). */
-static int parse_write_args(llpy_writer *self, const char *fname,
-                            PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames, PyObject **arg, int *sync) {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *flag = nkw == 1 ? args[nargs] : Py_None;
-    if (nargs != 1 || nkw > 1 ||
-        (nkw == 1 && PyUnicode_CompareWithASCIIString(
-                         PyTuple_GET_ITEM(kwnames, 0), "sync") != 0)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s() takes one argument and the keyword sync", fname);
-        return -1;
-    }
-    if (flag != Py_None && !PyBool_Check(flag)) {
-        PyErr_Format(PyExc_TypeError,
-                     "sync must be a bool or None, not %.100s",
-                     Py_TYPE(flag)->tp_name);
-        return -1;
-    }
-    *arg = args[0];
-    *sync = flag == Py_None ? self->sync_default : flag == Py_True;
-    return 0;
-}
-
-/* writer_put_bytes over a group of Arrow values (an llpy_arrow_put_fn):
- * runs of short records encoded straight into the buffer by the core,
- * their checksums side by side; any other record alone. */
-static int writer_put_arrow(void *ctx, const uint8_t *const *data,
-                            const size_t *len, size_t n) {
-    llpy_writer *self = ctx;
-    for (size_t i = 0; i < n;) {
-        size_t k = 0, written = 0;
-        if (!self->compress && !self->pad_next)
-            k = llog_writer_add_run(&self->core, data + i, len + i, n - i,
-                                    self->buf + self->len,
-                                    self->cap - self->len, &written);
-        self->len += written;
-        if (k > 0) {
-            i += k;
-            continue;
-        }
-        uint64_t offset; /* cut, another dialect, or no room: alone */
-        if (writer_put_bytes(self, data[i], len[i], &offset) < 0)
-            return -1;
-        i++;
-    }
-    return 0;
-}
-
-/* write_many over Arrow data (writer_arrow.c): all of it is taken and
- * checked before the lock is, then written from its buffers. */
-static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj,
-                                    int sync) {
-    llpy_arrow_data *d = llpy_arrow_import(obj);
-    if (d == NULL)
-        return NULL;
-    Py_ssize_t count = -1;
-    uint64_t end = 0;
-    if (llpy_lock_acquire(&self->lock) == 0) {
-        if (writer_check_open(self) == 0)
-            count = llpy_arrow_write(d, writer_put_arrow, self);
-        /* Records written before an error still reach the target. */
-        int flushed = self->closed ? 0 : writer_flush_for(self, sync);
-        if (flushed < 0 && count >= 0)
-            count = -1;
-        end = self->written;
-        llpy_lock_release(&self->lock);
-    }
-    llpy_arrow_free(d);
-    if (count >= 0 && sync && llpy_sync_wait(self, end) < 0)
-        count = -1;
-    return count < 0 ? NULL : PyLong_FromSsize_t(count);
-}
-
-static PyObject *Writer_write(PyObject *op, PyObject *const *args,
-                              Py_ssize_t nargs, PyObject *kwnames) {
-    llpy_writer *self = (llpy_writer *)op;
-    PyObject *data;
-    int sync;
-    if (parse_write_args(self, "write", args, nargs, kwnames, &data, &sync) <
-        0)
-        return NULL;
-    uint64_t offset = 0;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    int rc = writer_check_open(self);
-    writer_mark mark = writer_mark_now(self);
-    if (rc == 0)
-        rc = writer_put(self, data, &offset);
-    if (rc == 0 && writer_flush_for(self, sync) < 0) {
-        /* write() raised: its record must not reach the log later (a retry
-         * would write it twice). Records before it stay buffered. */
-        writer_rollback(self, mark);
-        rc = -1;
-    }
-    uint64_t end = self->written;
-    llpy_lock_release(&self->lock);
-    if (rc == 0 && sync && llpy_sync_wait(self, end) < 0)
-        rc = -1;
-    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
-}
-
-/* The exception being raised by write_many learns, as .written, how many
- * records the call took before it: they stay written. */
-static void raise_with_written(Py_ssize_t count) {
-    PyObject *exc = PyErr_GetRaisedException();
-    PyObject *n = PyLong_FromSsize_t(count);
-    if (n == NULL || PyObject_SetAttrString(exc, "written", n) < 0)
-        PyErr_Clear(); /* (an exception without a __dict__ goes as it is) */
-    Py_XDECREF(n);
-    PyErr_SetRaisedException(exc);
-}
-
-/* A list or tuple is checked whole before its first record is written, as
- * Arrow data is: a bad item then leaves the log as it was. */
-static int check_records(PyObject *seq) {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        Py_buffer view;
-        if (PyObject_GetBuffer(item, &view, PyBUF_SIMPLE) == 0) {
-            PyBuffer_Release(&view);
-            continue;
-        }
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "record %zd must be a bytes-like object, not %.100s "
-                         "(none of the %zd records was written)",
-                         i, Py_TYPE(item)->tp_name, n);
-        }
-        raise_with_written(0);
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *Writer_write_many(PyObject *op, PyObject *const *args,
-                                   Py_ssize_t nargs, PyObject *kwnames) {
-    llpy_writer *self = (llpy_writer *)op;
-    PyObject *iterable;
-    int sync;
-    if (parse_write_args(self, "write_many", args, nargs, kwnames, &iterable,
-                         &sync) < 0)
-        return NULL;
-    /* A Reader, itself an Arrow stream of a struct type, is iterated. */
-    if (!PyObject_TypeCheck(iterable,
-                            llpy_state_of(Py_TYPE(op))->reader_type) &&
-        llpy_arrow_exportable(iterable))
-        return writer_write_arrow(self, iterable, sync);
-    if ((PyList_Check(iterable) || PyTuple_Check(iterable)) &&
-        check_records(iterable) < 0)
-        return NULL;
-    PyObject *it = PyObject_GetIter(iterable);
-    if (it == NULL)
-        return NULL;
-    if (llpy_lock_acquire(&self->lock) < 0) {
-        Py_DECREF(it);
-        return NULL;
-    }
-    Py_ssize_t count = 0;
-    int rc = writer_check_open(self);
-    PyObject *item;
-    while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
-        uint64_t offset;
-        rc = writer_put(self, item, &offset);
-        Py_DECREF(item);
-        if (rc == 0)
-            count++;
-    }
-    if (rc == 0 && PyErr_Occurred())
-        rc = -1; /* the iterator raised */
-    /* Records written before an error still reach the target. */
-    int flushed = self->closed ? 0 : writer_flush_for(self, sync);
-    uint64_t end = self->written;
-    llpy_lock_release(&self->lock);
-    Py_DECREF(it);
-    if (rc < 0 || flushed < 0 || (sync && llpy_sync_wait(self, end) < 0)) {
-        if (rc < 0 || flushed < 0)
-            raise_with_written(count);
-        return NULL;
-    }
-    return PyLong_FromSsize_t(count);
-}
-
-/* A method that runs `locked` on an open writer under its lock: None. */
-static PyObject *writer_run_locked(PyObject *op,
-                                   int (*locked)(llpy_writer *)) {
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    int rc = writer_check_open(self);
-    if (rc == 0)
-        rc = locked(self);
-    llpy_lock_release(&self->lock);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
-    (void)unused;
-    return writer_run_locked(op, writer_flush_locked);
-}
-
-/* flush(), then a group commit up to what it wrote (writer_sync.c). */
-static PyObject *Writer_sync(PyObject *op, PyObject *unused) {
-    (void)unused;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    int rc = writer_check_open(self);
-    if (rc == 0)
-        rc = writer_flush_locked(self);
-    uint64_t end = self->written;
-    llpy_lock_release(&self->lock);
-    if (rc < 0 || llpy_sync_wait(self, end) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
+#include "writer_internal.h"
 
 static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
     (void)unused;
     llpy_writer *self = (llpy_writer *)op;
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
-    int rc = writer_check_open(self);
+    int rc = llpy_writer_check_open(self);
     uint64_t offset = self->core.offset;
     llpy_lock_release(&self->lock);
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
@@ -421,7 +44,7 @@ static int writer_close_locked(llpy_writer *self) {
         rc = llpy_writer_finish(self);
     if (rc == 0 && self->buf != NULL &&
         (self->len > 0 || !target_closed(self)))
-        rc = writer_flush_locked(self);
+        rc = llpy_writer_flush_locked(self);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     /* Threads waiting for a flush get it before the descriptor closes. */
     if (llpy_sync_close(self) < 0 && exc == NULL)
@@ -467,7 +90,7 @@ static PyObject *Writer_close(PyObject *op, PyObject *unused) {
 
 static PyObject *Writer_enter(PyObject *op, PyObject *unused) {
     (void)unused;
-    if (writer_check_open((llpy_writer *)op) < 0)
+    if (llpy_writer_check_open((llpy_writer *)op) < 0)
         return NULL;
     return Py_NewRef(op);
 }
@@ -651,276 +274,36 @@ static void Writer_dealloc(PyObject *op) {
 }
 
 static PyMethodDef Writer_methods[] = {
-    {"write", (PyCFunction)(void (*)(void))Writer_write,
-     METH_FASTCALL | METH_KEYWORDS,
-     "write($self, data, /, *, sync=None)\n"
-     "--\n\n"
-     "Append one record.\n\n"
-     "Arguments\n"
-     "  data: a bytes-like object (bytes, bytearray, memoryview, ...),\n"
-     "    empty included.\n"
-     "  sync: True returns only once the record is durable (see\n"
-     "    \"Durability\"); False may leave it in the buffer; None (the\n"
-     "    default) takes the Writer's sync=.\n\n"
-     "Returns\n"
-     "  The record's offset: where its first header lies in the log.\n\n"
-     "Raises\n"
-     "  TypeError: data is not bytes-like; sync is not a bool or None.\n"
-     "  ValueError: the writer is closed.\n"
-     "  OSError, or what the file object raised: the record is not written\n"
-     "    (now or later); the records before it are kept.\n"
-     "  OSError while making it durable: the record was written, but is\n"
-     "    not known to be durable (see sync())."},
-    {"write_many", (PyCFunction)(void (*)(void))Writer_write_many,
-     METH_FASTCALL | METH_KEYWORDS,
-     "write_many($self, records, /, *, sync=None)\n"
-     "--\n\n"
-     "Append every record of an iterable, in order, under one lock.\n\n"
-     "Arguments\n"
-     "  records: an iterable of bytes-like objects; or Arrow data: an\n"
-     "    object exporting __arrow_c_stream__ (chunked too) or\n"
-     "    __arrow_c_array__ of type binary, large_binary, string or\n"
-     "    large_string (or their view types), written straight from its\n"
-     "    buffers (strings as their UTF-8 bytes).\n"
-     "  sync: as for write(): True returns once every record is durable,\n"
-     "    for the cost of one flush.\n\n"
-     "Returns\n"
-     "  How many records were written.\n\n"
-     "Raises\n"
-     "  As write(), and whatever the iterable raises; the records before\n"
-     "  the error are written all the same, and the exception's .written\n"
-     "  says how many. A list or a tuple is checked whole first: an item\n"
-     "  that is not bytes-like is a TypeError before any is written.\n"
-     "  TypeError: Arrow data of another type (the message names it).\n"
-     "  ValueError: Arrow data holding a null: nothing is written."},
-    {"flush", Writer_flush, METH_NOARGS,
-     "flush($self, /)\n"
-     "--\n\n"
-     "Hand the buffered records to the OS, or to the file object.\n\n"
-     "A file object's own flush() is then called, if it has one. After\n"
-     "flush() a crash of the process loses no record written so far, and\n"
-     "readers of the file see them; a power loss still may lose them (see\n"
-     "sync()).\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed.\n"
-     "  OSError, or what the file object raised."},
-    {"sync", Writer_sync, METH_NOARGS,
-     "sync($self, /)\n"
-     "--\n\n"
-     "flush(), then make the records written so far durable: they\n"
-     "survive a power loss.\n\n"
-     "fdatasync on Linux, fcntl(F_FULLFSYNC) on macOS, FlushFileBuffers on\n"
-     "Windows, fsync elsewhere; for a file object, through its fileno().\n"
-     "The first sync of a log the Writer created syncs its directory too.\n"
-     "Threads syncing at once share one flush (see \"Durability\").\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed.\n"
-     "  OSError: the flush or the sync failed. Once a sync failed, every\n"
-     "    later one raises: the OS may have dropped what it could not\n"
-     "    write, and no later sync can tell.\n"
-     "  io.UnsupportedOperation or AttributeError: a file object with no\n"
-     "    file descriptor (io.BytesIO, for instance)."},
-    {"tell", Writer_tell, METH_NOARGS,
-     "tell($self, /)\n"
-     "--\n\n"
-     "The log's length in bytes, buffered records included.\n\n"
-     "Returns\n"
-     "  An int: the offset the next record starts at, unless it must go to\n"
-     "  the next block (fewer than 7 bytes left in this one).\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed."},
-    {"close", Writer_close, METH_NOARGS,
-     "close($self, /)\n"
-     "--\n\n"
-     "Flush and close; calling it again does nothing.\n\n"
-     "A path the writer opened is closed, and its lock released; a file\n"
-     "object only with closefd=True. Threads still waiting for a durable\n"
-     "write get one more flush first. Every other method of a closed\n"
-     "writer raises ValueError.\n\n"
-     "Returns\n"
-     "  None.\n\n"
-     "Raises\n"
-     "  OSError, or what the file object raised while flushing or closing\n"
-     "  (the writer is closed all the same)."},
-    {"__enter__", Writer_enter, METH_NOARGS,
-     "__enter__($self, /)\n"
-     "--\n\n"
-     "Return the writer itself, for a with statement.\n\n"
-     "Raises\n"
-     "  ValueError: the writer is closed."},
-    {"__exit__", Writer_exit, METH_VARARGS,
-     "__exit__($self, exc_type, exc, tb, /)\n"
-     "--\n\n"
-     "Close the writer (see close()); an exception is not suppressed."},
-    {"__reduce__", Writer_reduce, METH_NOARGS,
-     "__reduce__($self, /)\n"
-     "--\n\n"
-     "Refuse to pickle: a Writer's state cannot travel to another process.\n\n"
-     "Raises\n"
-     "  TypeError: always."},
+    {"write", (PyCFunction)(void (*)(void))llpy_writer_write,
+     METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write},
+    {"write_many", (PyCFunction)(void (*)(void))llpy_writer_write_many,
+     METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write_many},
+    {"flush", llpy_writer_flush, METH_NOARGS, LLPY_DOC_Writer_flush},
+    {"sync", llpy_writer_sync, METH_NOARGS, LLPY_DOC_Writer_sync},
+    {"tell", Writer_tell, METH_NOARGS, LLPY_DOC_Writer_tell},
+    {"close", Writer_close, METH_NOARGS, LLPY_DOC_Writer_close},
+    {"__enter__", Writer_enter, METH_NOARGS, LLPY_DOC_Writer___enter__},
+    {"__exit__", Writer_exit, METH_VARARGS, LLPY_DOC_Writer___exit__},
+    {"__reduce__", Writer_reduce, METH_NOARGS, LLPY_DOC_Writer___reduce__},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Writer_getset[] = {
-    {"closed", Writer_get_closed, NULL, "True once close() was called.", NULL},
+    {"closed", Writer_get_closed, NULL, LLPY_DOC_Writer_closed, NULL},
     {"_sync_waiters", llpy_sync_get_waiters, NULL,
-     "Threads in a group commit: the one flushing and those queued\n"
-     "(internal: for tests).",
-     NULL},
+     LLPY_DOC_Writer__sync_waiters, NULL},
     {"_sync_flushes", llpy_sync_get_flushes, NULL,
-     "fdatasync calls made by group commits (internal: for tests).", NULL},
+     LLPY_DOC_Writer__sync_flushes, NULL},
     {"_range_syncs", llpy_sync_get_range_syncs, NULL,
-     "Write-backs started by bytes_per_sync (internal: for tests).", NULL},
+     LLPY_DOC_Writer__range_syncs, NULL},
     {"_before_sync", llpy_sync_get_hook, llpy_sync_set_hook,
-     "A callable the leader of a group commit calls before its fdatasync,\n"
-     "without the writer's lock (internal: for tests).",
-     NULL},
+     LLPY_DOC_Writer__before_sync, NULL},
     {"_blocks_bounced", Writer_get_bounced, NULL,
-     "Payloads copied through the bounce buffer before writing, as the\n"
-     "kernel would have copied them slowly from the caller's memory\n"
-     "(internal: for tests).",
-     NULL},
-    {"mode", Writer_get_mode, NULL,
-     "The mode: 'w', 'a' or 'x' ('w' for a file object).", NULL},
-    {"name", Writer_get_name, NULL,
-     "The target given: the path, or the file object.", NULL},
+     LLPY_DOC_Writer__blocks_bounced, NULL},
+    {"mode", Writer_get_mode, NULL, LLPY_DOC_Writer_mode, NULL},
+    {"name", Writer_get_name, NULL, LLPY_DOC_Writer_name, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(
-    Writer_doc,
-    "Writer(target, mode='w', *, buffering=-1, closefd=False, "
-    "dialect='leveldb', log_number=None, recycle=False, compression=None, "
-    "sync_offsets=False, storage_options=None, sync=False, "
-    "bytes_per_sync=0, preallocate=0, lock=True)\n"
-    "--\n\n"
-    "Write records to a LevelDB log.\n"
-    "\n"
-    "Arguments\n"
-    "  target: a path (str, bytes or os.PathLike), or a binary file object\n"
-    "    open for writing, which holds the log from its position now: the\n"
-    "    log's offsets and blocks count from there, as a Reader given the\n"
-    "    object at that position counts them (one opened for appending to\n"
-    "    bytes already there is refused: use mode 'a' with its path).\n"
-    "  mode: for a path ('w' only for a file object):\n"
-    "    'w'  create the file, or truncate it;\n"
-    "    'x'  create it; FileExistsError if it exists;\n"
-    "    'a'  append to an existing log (created if missing), resuming\n"
-    "         block alignment from its length; see \"Mode 'a'\".\n"
-    "  buffering: as for open(): -1 a default buffer (64 KiB); 0 hands\n"
-    "    each record to the OS (or the file object) before write()\n"
-    "    returns; n > 0 a buffer of about n bytes (n at most 2**30).\n"
-    "  closefd: True also closes a file object when the writer closes (a\n"
-    "    path the writer opened is always closed). closefd, recycle and\n"
-    "    sync_offsets must be bools (TypeError).\n"
-    "  dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see\n"
-    "    \"Dialects\".\n"
-    "  log_number: the number recyclable records carry; None takes it\n"
-    "    from a path named NNNNNN.log.\n"
-    "  recycle: 'rocksdb' only: write recyclable records (types 5-8, with\n"
-    "    the log number), as RocksDB does with recycle_log_file_num.\n"
-    "  compression: 'rocksdb' only: None, or 'zstd' to write each record\n"
-    "    as one zstd frame after a compression record, as RocksDB's\n"
-    "    wal_compression does (needs the extra leveldb-log[rocksdb]).\n"
-    "  sync_offsets: 'pebble' only: write walSync chunks, which carry the\n"
-    "    offset last made durable by sync().\n"
-    "  storage_options: for a target given as a URL (scheme://...: s3://,\n"
-    "    gcs://, memory://, file://, ...), which fsspec opens (pip install\n"
-    "    'leveldb-log[fsspec]'): the file system's options, such as\n"
-    "    {'anon': True}; None for none. A local file system's URL is\n"
-    "    written as a path. Other stores take 'w' and 'x', not 'a'\n"
-    "    (ValueError, before anything is opened); the writer owns the\n"
-    "    object it opens there, and close() closes (so commits) it.\n"
-    "  sync: the default of write() and write_many(): True makes every\n"
-    "    call return only once its records are durable.\n"
-    "  bytes_per_sync: a path only: start writing back every N bytes\n"
-    "    handed to the OS (sync_file_range on Linux), so that a sync never\n"
-    "    finds a huge dirty range; 0 (the default) is off.\n"
-    "  preallocate: a path only: reserve N bytes of disk ahead of the log\n"
-    "    as it grows, without changing its size (Linux, macOS); 0 is off.\n"
-    "  lock: False neither takes nor checks the lock on a path (see \"One\n"
-    "    Writer per file\"), for file systems without working locks.\n"
-    "\n"
-    "Returns\n"
-    "  A Writer; write(), write_many(), flush(), sync(), tell(), close().\n"
-    "  In a with statement it is closed on exit.\n"
-    "\n"
-    "Mode 'a'\n"
-    "  A crash can leave the end of a log torn: valid fragments of one\n"
-    "  unfinished record, one incomplete record, zero fill. 'a' cuts\n"
-    "  exactly that back to the end of the last complete record, so the\n"
-    "  new records read back cleanly even in 'absolute' mode. Damage in\n"
-    "  the middle of the log is left alone (the new records then start at\n"
-    "  the next block boundary). If anything else ends the file, or a\n"
-    "  non-empty file holds no valid record at all (a file of zeros is\n"
-    "  fine), 'a' raises CorruptionError (\"<path> does not end like a log:\n"
-    "  <why> at offset N; it was left as it was\") and does not change the\n"
-    "  file.\n"
-    "\n"
-    "Buffering: flush() and sync()\n"
-    "  Records wait in the buffer (unless buffering=0) until it fills, or\n"
-    "  flush(), sync() or close(). flush() hands them to the OS: a crash\n"
-    "  of the process no longer loses them, and readers of the file see\n"
-    "  them. sync() is flush() then fsync: only that survives a power\n"
-    "  loss. A failed write raises the original exception; the record is\n"
-    "  not written later, and no record is ever half returned as valid.\n"
-    "\n"
-    "Durability\n"
-    "  write(..., sync=True) returns once the record survives a power\n"
-    "  loss. Threads doing so at once share flushes (group commit): the\n"
-    "  first leads one fdatasync without the GIL for every record written\n"
-    "  until then; the others queue and return when a flush that began\n"
-    "  after their record was written ends. From asyncio: await\n"
-    "  asyncio.to_thread(w.write, record, sync=True). A failed fdatasync\n"
-    "  fails every waiter and every later sync. See docs/api.md.\n"
-    "\n"
-    "One Writer per file\n"
-    "  A Writer on a path holds an exclusive advisory lock on the file\n"
-    "  until it closes; another Writer on it, in any process, raises\n"
-    "  LogLockedError before anything is truncated or cut. Readers never\n"
-    "  lock. File objects, devices and FIFOs are not locked.\n"
-    "\n"
-    "Closing\n"
-    "  close() flushes and closes; a closed writer raises ValueError. A\n"
-    "  Writer never closed is flushed and closed when collected, with a\n"
-    "  ResourceWarning if records were still buffered then, as an\n"
-    "  unclosed file does.\n"
-    "\n"
-    "Dialects\n"
-    "  'rocksdb' writes what RocksDB replays: LevelDB's layout, or\n"
-    "  recyclable records (recycle=True), or a compressed WAL. 'pebble'\n"
-    "  always writes recyclable chunks (or walSync ones) and ends the log\n"
-    "  with Pebble's trailer when closed. Mode 'a' keeps a compressed\n"
-    "  WAL compressed: appending with another compression setting raises\n"
-    "  ValueError. See docs/rocksdb.md.\n"
-    "\n"
-    "Threads and pickling\n"
-    "  A Writer may be shared by threads: each call holds its lock. A\n"
-    "  call on it from a file object's method it is calling raises\n"
-    "  RuntimeError instead of deadlocking. A Writer cannot be pickled\n"
-    "  (TypeError).\n"
-    "\n"
-    "Raises\n"
-    "  TypeError: a target that is neither a path nor an object with\n"
-    "    write(); a file object whose write() refuses bytes (a text file:\n"
-    "    open it with 'wb' or 'ab'); mode or buffering of the wrong type;\n"
-    "    sync or lock not a bool; bytes_per_sync or preallocate not an int.\n"
-    "  ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'\n"
-    "    for a file object, other than 'w' or 'x' for a URL of a store\n"
-    "    other than the local file system); buffering below -1 or above\n"
-    "    2**30 (the message names buffering); storage_options with a\n"
-    "    target that is no URL; an unknown dialect, or options the\n"
-    "    dialect does not have; recyclable records without a log number;\n"
-    "    bytes_per_sync or preallocate negative, or given for a file\n"
-    "    object or URL.\n"
-    "  ImportError (ZstdMissingError): compression='zstd' with no zstd\n"
-    "    binding installed; the message names the extra.\n"
-    "  FileExistsError ('x'), OSError: the path cannot be opened.\n"
-    "  LogLockedError (an OSError): another Writer holds the file.\n"
-    "  CorruptionError: mode 'a' on a file that does not end like a log.\n"
-    "  ImportError: a URL without fsspec (the message names the extra).");
+PyDoc_STRVAR(Writer_doc, LLPY_DOC_Writer);
 
 static PyType_Slot Writer_slots[] = {{Py_tp_doc, (void *)Writer_doc},
                                      {Py_tp_new, Writer_new},

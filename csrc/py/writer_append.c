@@ -1,12 +1,12 @@
 /*
- * writer_append.c - what mode "a" does on open: ask the core's tail module
- * (csrc/core/log_tail.h, which holds the policy) where the log resumes,
+ * writer_append.c - what mode "a" does on open: ask the core's append module
+ * (csrc/core/log_append.h, which holds the policy) where the log resumes,
  * reading the spans it asks for, then cut back what lies after that point;
  * or refuse, leaving the file as it was. Also _append_point, the same
  * decision without the cut, for the command line.
  */
-#include "binding.h"
 #include "reader_dialect.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +16,12 @@
 #include <unistd.h>
 #endif
 
-#include "log_tail.h"
+#include "log_append.h"
 
-/* Feeds the tail module from fd; 0 and *out, or -1 with an exception. */
+/* Feeds the append module from fd; 0 and *out, or -1 with an exception. */
 static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
-                  llog_tail_result *out) {
-    llog_tail *t = llog_tail_new_dialect(
+                  llog_append_result *out) {
+    llog_append *t = llog_append_new(
         size, dialect->dialect, dialect->has_log_number, dialect->log_number);
     if (t == NULL) {
         PyErr_NoMemory();
@@ -31,15 +31,15 @@ static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
     size_t len;
     uint8_t *into;
     int rc = 0;
-    while (rc == 0 && llog_tail_want(t, &at, &len, &into)) {
+    while (rc == 0 && llog_append_want(t, &at, &len, &into)) {
         Py_ssize_t got = llpy_fd_read_full(fd, 1, into, len, at);
         if (got < 0)
             rc = -1;
         else
-            llog_tail_got(t, (size_t)got);
+            llog_append_got(t, (size_t)got);
     }
-    llog_status status = rc == 0 ? llog_tail_decision(t, out) : LLOG_OK;
-    llog_tail_free(t);
+    llog_status status = rc == 0 ? llog_append_decision(t, out) : LLOG_OK;
+    llog_append_free(t);
     if (status != LLOG_OK) {
         llpy_raise_status(status);
         rc = -1;
@@ -51,13 +51,26 @@ static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
  * CorruptionError naming `name`. */
 static int resume_point(llpy_state *st, int fd, PyObject *name, uint64_t size,
                         const llog_reader_options *dialect,
-                        llog_tail_result *out) {
+                        llog_append_result *out) {
     if (decide(fd, size, dialect, out) < 0)
         return -1;
     if (out->refusal == NULL)
         return 0;
     llpy_raise_not_a_log(st, name, out->refused_at, size, out->refusal);
     return -1;
+}
+
+/* Sets the no_log attribute of the CorruptionError being raised: the file
+ * holds no valid record at all (verify says "not a log"), rather than
+ * ending in bytes no crash leaves. */
+static void mark_no_log(int no_log) {
+    PyObject *exc = PyErr_GetRaisedException();
+    if (exc != NULL && PyObject_SetAttrString(
+                           exc, "no_log", no_log ? Py_True : Py_False) < 0) {
+        Py_DECREF(exc);
+        return;
+    }
+    PyErr_SetRaisedException(exc);
 }
 
 static int64_t file_size(int fd) {
@@ -96,7 +109,7 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
         size = 0;
         errno = 0;
     }
-    llog_tail_result r = {.cut = (uint64_t)size};
+    llog_append_result r = {.cut = (uint64_t)size};
     if (size > 0 &&
         resume_point(st, fd, name, (uint64_t)size, dialect, &r) < 0)
         return -1;
@@ -109,7 +122,7 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
 
 /* (damaged_at, intact_at) when the decision found a torn-looking record
  * before intact ones, else None. */
-static PyObject *damage_of(const llog_tail_result *r) {
+static PyObject *damage_of(const llog_append_result *r) {
     if (r->intact_at == 0)
         Py_RETURN_NONE;
     return Py_BuildValue("(KK)", (unsigned long long)r->damaged_at,
@@ -123,6 +136,11 @@ PyObject *llpy_append_point(PyObject *module, PyObject *args,
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:_append_point",
                                      kwlist, &path, &dialect, &log_number))
         return NULL;
+    if (dialect == NULL) { /* the rule differs by dialect: always say which */
+        PyErr_SetString(PyExc_TypeError, "_append_point() missing required "
+                                         "keyword argument 'dialect'");
+        return NULL;
+    }
     llog_reader_options opt = {0};
     if (llpy_dialect_options(dialect, log_number, path, &opt) < 0)
         return NULL;
@@ -131,13 +149,15 @@ PyObject *llpy_append_point(PyObject *module, PyObject *args,
     if (fd < 0)
         return NULL;
     int64_t size = file_size(fd);
-    llog_tail_result r = {0};
+    llog_append_result r = {0};
     int rc = size < 0 ? -1 : 0;
     if (rc < 0)
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
     else if (size > 0)
         rc = resume_point(st, fd, path, (uint64_t)size, &opt, &r);
     llpy_close_fd(fd);
+    if (rc < 0 && r.refusal != NULL)
+        mark_no_log(r.no_log);
     if (rc < 0)
         return NULL;
     PyObject *damage = damage_of(&r);

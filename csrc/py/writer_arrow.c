@@ -3,9 +3,10 @@
  * C stream interfaces, arrow.h): any object exporting __arrow_c_stream__
  * (chunked data too) or __arrow_c_array__ of binary, large_binary, string
  * or large_string (and binary_view, string_view: polars makes those).
- * Every chunk is taken and checked before writer.c writes the first value,
- * straight from the Arrow buffers (no Python object per value): nulls
- * raise ValueError and other types TypeError, with nothing written.
+ * Every chunk is taken and checked before writer_write.c writes the first
+ * value, straight from the Arrow buffers (no Python object per value):
+ * nulls raise ValueError and other types TypeError, with nothing written.
+ * This file never sees a Writer: it hands values to a callback.
  */
 #include "arrow.h"
 

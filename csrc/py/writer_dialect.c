@@ -3,8 +3,8 @@
  * the options (checked before the target is touched), the header the core
  * writes, RocksDB's compression record and zstd frames, Pebble's trailer.
  */
-#include "binding.h"
 #include "reader_dialect.h"
+#include "writer_internal.h"
 
 #include <string.h>
 
@@ -86,7 +86,7 @@ int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
 
 /* 1 when the log on fd begins with RocksDB's zstd compression record. */
 static int starts_compressed(int fd, int *yes) {
-    uint8_t head[LLOG_HEADER_SIZE + 4];
+    uint8_t head[LLOG_COMPRESSION_RECORD_SIZE];
     Py_ssize_t got;
 #ifdef _WIN32
     got = _lseeki64(fd, 0, SEEK_SET) < 0 ? -1 : _read(fd, head, sizeof head);
@@ -97,11 +97,7 @@ static int starts_compressed(int fd, int *yes) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
-    llog_header h = llog_header_decode(head);
-    *yes = got == (Py_ssize_t)sizeof head &&
-           h.type == LLOG_RDB_SET_COMPRESSION && h.length == 4 &&
-           llog_checksum_ok(&h, head + LLOG_HEADER_SIZE) &&
-           llog_load32(head + LLOG_HEADER_SIZE) == 7;
+    *yes = llog_header_starts_compressed(head, (size_t)got);
     return 0;
 }
 
@@ -145,12 +141,10 @@ int llpy_writer_start(llpy_writer *self) {
                               LLOG_BLOCK_SIZE - self->header_size);
     if (!self->compress || self->core.offset != 0)
         return 0;
-    static const uint8_t zstd[4] = {7, 0, 0, 0}; /* RocksDB's kZSTD */
-    uint8_t *dst = room(self, LLOG_HEADER_SIZE + sizeof zstd);
+    uint8_t *dst = room(self, LLOG_COMPRESSION_RECORD_SIZE);
     if (dst == NULL)
         return -1;
-    self->len += llog_writer_meta(&self->core, LLOG_RDB_SET_COMPRESSION, zstd,
-                                  sizeof zstd, dst);
+    self->len += llog_writer_compression_record(&self->core, dst);
     return 0;
 }
 

@@ -5,7 +5,7 @@
  * another descriptor of the file does not drop it), flock() elsewhere on
  * POSIX, LockFileEx on Windows. Readers never lock.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <sys/stat.h>

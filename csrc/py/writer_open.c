@@ -4,7 +4,7 @@
  * take bytes, counted from its position) or a URL; and the mode and
  * buffering arguments.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

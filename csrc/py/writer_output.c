@@ -1,10 +1,10 @@
 /*
  * writer_output.c - the Writer's way out: records encoded by the core into
  * the buffer (or handed to writev straight from the caller's memory when
- * large), and the buffer handed to a descriptor or a file object. The rest
- * of the type (arguments, locking, rollback, closing) is writer.c.
+ * large), and the buffer handed to a descriptor or a file object. Writing
+ * a record whole or not at all is writer_write.c's; the type is writer.c.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -247,10 +247,10 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
 int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
                        uint64_t *offset) {
     if (self->pad_next) { /* never share a block with a torn record */
-        size_t in = (size_t)(self->core.offset % LLOG_BLOCK_SIZE);
-        if (in != 0 && emit(self, zero_block, LLOG_BLOCK_SIZE - in) < 0)
+        size_t pad = llog_writer_fresh_block(&self->core);
+        if (pad != 0 && emit(self, zero_block, pad) < 0)
             return -1;
-        self->core.offset += in ? LLOG_BLOCK_SIZE - in : 0;
+        llog_writer_padded(&self->core, pad);
         self->pad_next = 0;
     }
     uint64_t size = llog_writer_encoded_size(&self->core, n);

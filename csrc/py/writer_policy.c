@@ -6,7 +6,7 @@
  * log without changing its size; and the directory of a newly created log,
  * synced with the first flush so that the file's name survives a power loss.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,7 +21,7 @@
  * that succeeds proves nothing. A leader failing before its fdatasync (an
  * exception) leaves its waiters to lead again.
  */
-#include "binding.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

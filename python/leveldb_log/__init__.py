@@ -8,7 +8,7 @@ as the recovery mode says.
 Scale-out: splits(source, n=...) gives the byte ranges for
 Reader(source, start=..., end=...); a Reader over a path pickles.
 Forensics: scan(source) maps every region of the file (PhysicalRecord);
-stats.stats(source) counts them. The leveldb module decodes LevelDB's own
+stats(source) counts them (LogStats). The leveldb module decodes LevelDB's own
 payloads (WriteBatch, VersionEdit).
 Checksums: crc32c, mask_crc, unmask_crc. help() of each name says more;
 docs/api.md is the reference.
@@ -43,6 +43,7 @@ from leveldb_log._errors import (
     LogLockedError,
     TruncatedRecordError,
 )
+from leveldb_log._stats import LogStats, SizeBucket, stats
 from leveldb_log._zstd import ZstdMissingError
 from leveldb_log.scan import PhysicalRecord, scan
 from leveldb_log.splits import splits
@@ -50,7 +51,6 @@ from leveldb_log.splits import splits
 from leveldb_log import leveldb  # isort: skip  (the WriteBatch / VersionEdit decoders)
 from leveldb_log import rocksdb  # isort: skip  (RocksDB's WriteBatch / VersionEdit)
 from leveldb_log import pebble  # isort: skip  (Pebble's batches)
-from leveldb_log import stats  # isort: skip  (a log's figures: stats.stats(source))
 
 
 class RecordType(IntEnum):
@@ -81,10 +81,12 @@ __all__ = [
     "CorruptionWarning",
     "LogError",
     "LogLockedError",
+    "LogStats",
     "PhysicalRecord",
     "Predecessor",
     "Reader",
     "RecordType",
+    "SizeBucket",
     "TruncatedRecordError",
     "Writer",
     "ZstdMissingError",

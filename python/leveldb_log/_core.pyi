@@ -1,13 +1,13 @@
-"""Type stubs for the C extension leveldb_log._core.
+"""C core of leveldb_log: CRC-32C, Writer and Reader."""
 
-The docstrings here are the extension's own (tests/test_help.py checks they are equal), so
-that an IDE shows what help() shows.
-"""
+# Type stubs of the C extension leveldb_log._core, and the one source of its docstrings:
+# csrc/docstrings.py turns every docstring here (and each def's signature) into the C
+# string macros the extension is compiled with, so help() and an IDE show the same text.
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NoReturn, Protocol
 
 from typing_extensions import Buffer
 
@@ -21,6 +21,8 @@ crc32c_implementation: str
 crc32c_implementations: tuple[str, ...]
 RECORD_TYPES: dict[int, str]
 RECOVERY_MODES: tuple[str, ...]
+_REASON_BAD_LENGTH: str
+_REASON_CHECKSUM: str
 
 StrPath = str | os.PathLike[str]
 Recovery = Literal["skip", "tolerate_tail", "point_in_time", "absolute"]
@@ -48,9 +50,10 @@ def crc32c(data: Buffer, value: int = 0) -> int:
     """
 
 def _append_point(
-    path: StrPath, /, *, dialect: Dialect = "leveldb", log_number: int | None = None
+    path: StrPath, /, *, dialect: Dialect, log_number: int | None = None
 ) -> tuple[int, bool, int, tuple[int, int] | None]:
-    """Where Writer(path, 'a') would resume, without changing the file.
+    """Where Writer(path, 'a', dialect=dialect) would resume, without
+    changing the file.
 
     Returns
       (cut, fresh_block, clean_end, damage): the length mode 'a' cuts the
@@ -61,7 +64,8 @@ def _append_point(
       None.
 
     Raises
-      CorruptionError: where mode 'a' would refuse the file.
+      CorruptionError: where mode 'a' would refuse the file; its
+        no_log is True when the file holds no valid record at all.
       OSError: the file cannot be opened or read.
     """
 
@@ -121,7 +125,12 @@ def _slow_copy_window(max: int, /) -> int:
     """
 
 def _scan_block(
-    block: Buffer, final: bool, verify_checksums: bool, dialect: Dialect = "leveldb", /
+    block: Buffer,
+    final: bool,
+    verify_checksums: bool,
+    dialect: Dialect = "leveldb",
+    log_number: int | None = None,
+    /,
 ) -> list[
     tuple[
         int,
@@ -139,6 +148,15 @@ def _scan_block(
     Returns
       A list of (position, kind, type, length, checksum_ok, reason,
       header_size, log_number).
+    """
+
+def _detect_dialect(
+    first_bytes: Buffer, log_number: int | None = None, /
+) -> tuple[Dialect | None, str]:
+    """The dialect that wrote a log, from its first bytes (for _detect.py).
+
+    Returns
+      (dialect or None when unknown, the reason).
     """
 
 class _ArrowStream(Protocol):
@@ -317,10 +335,7 @@ class Writer:
         without the writer's lock (internal: for tests).
         """
     @_before_sync.setter
-    def _before_sync(self, hook: Callable[[], object] | None) -> None:
-        """A callable the leader of a group commit calls before its fdatasync,
-        without the writer's lock (internal: for tests).
-        """
+    def _before_sync(self, hook: Callable[[], object] | None) -> None: ...
     @property
     def _blocks_bounced(self) -> int:
         """Payloads copied through the bounce buffer before writing, as the
@@ -453,6 +468,12 @@ class Writer:
         /,
     ) -> None:
         """Close the writer (see close()); an exception is not suppressed."""
+    def __reduce__(self) -> NoReturn:
+        """Refuse to pickle: a Writer's state cannot travel to another process.
+
+        Raises
+          TypeError: always.
+        """
 
 class Reader(Iterator[bytes]):
     """Iterate over the records of a LevelDB log, as bytes, in write order.
@@ -743,6 +764,16 @@ class Reader(Iterator[bytes]):
         /,
     ) -> None:
         """Close the reader (see close()); an exception is not suppressed."""
+    def __reduce__(self) -> tuple[Callable[..., Reader], tuple[Any, ...]]:
+        """Pickle a reader over a path as what reopens it where it stands.
+
+        Returns
+          (leveldb_log._restore.restore_reader, (path, options, progress)).
+
+        Raises
+          TypeError: the reader is over a buffer or a file object, is
+            closed, or is inside its on_corruption callback.
+        """
 
 class Batch:
     """Records of a log as Arrow data, from Reader.iter_batches().

@@ -1,4 +1,8 @@
-"""Stubs of leveldb_log._datastore, the C decoder of EntityProto records."""
+"""C decoder of the legacy EntityProto (Firestore and Datastore exports)."""
+
+# Type stubs of the C extension leveldb_log._datastore, and the one source of its
+# docstrings: csrc/docstrings.py turns them (and each def's signature) into the C string
+# macros the extension is compiled with.
 
 from collections.abc import Callable
 from datetime import tzinfo
@@ -16,10 +20,12 @@ def _setup(
     """Hand the decoder the classes it builds (done once by leveldb_log.datastore)."""
 
 def decode(record: Any, /) -> Any:
-    """decode(record) -> Entity: one serialized EntityProto, decoded."""
+    """One serialized EntityProto, decoded: an Entity."""
 
 def decode_columns(records: Any, /) -> tuple[int, tuple[list[Any], ...], list[str], list[Any]]:
-    """decode_columns(records) -> (rows, keys, names, columns): records decoded into
-    columns. keys: lists of app, namespace, database, path offsets (rows + 1), kinds, ids
-    and names; columns: a (values, type mask) pair per name, each list `rows` long (None
-    where a record lacks it)."""
+    """Records decoded into columns: (rows, keys, names, columns).
+
+    keys: lists of app, namespace, database, path offsets (rows + 1), kinds, ids and names;
+    columns: a (values, type mask) pair per name, each list `rows` long (None where a
+    record lacks it).
+    """

@@ -65,11 +65,16 @@ class CorruptionError(LogError, ValueError):
       Writer(path, "a") when the file does not end like a log; str() is then
         "<path> does not end like a log: <why> at offset N; it was left as it
         was", and the file was not changed.
+      the payload decoders (leveldb_log.leveldb, .rocksdb, .pebble) on a
+        malformed payload: offset is then the byte offset *within the payload*
+        where decoding failed, size the bytes from there to the payload's end;
+        str() is "<WriteBatch|VersionEdit|Pebble batch>: <reason> at byte N".
     It is also a ValueError, so ``except ValueError`` catches it.
 
     Arguments
-      offset, size, reason: where the damage begins, how many bytes it covers,
-        and why (kept as attributes of the same names).
+      offset, size, reason: where the damage begins (a file offset from a
+        reader or writer, a payload offset from a decoder), how many bytes it
+        covers, and why (kept as attributes of the same names).
       message: when given, the text of str() (kept as .message; else None).
 
     A CorruptionError pickles with its message.

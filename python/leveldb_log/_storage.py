@@ -1,7 +1,7 @@
 """URLs as sources and targets: ``s3://``, ``gcs://``, ``memory://``, ``file://``, ...
 
-Reader, Writer, splits() and the command line hand any ``scheme://...`` string to this
-module, which opens it with fsspec (the optional extra ``leveldb-log[fsspec]``). A plain
+Reader, Writer, scan(), stats(), splits() and the command line hand any ``scheme://...``
+string to this module, which opens it with fsspec (the extra ``leveldb-log[fsspec]``). A plain
 path never comes here, so reading and writing local files never imports fsspec.
 
 A URL of the local file system (``file://``, ``local://``) is handed back as its plain
@@ -19,7 +19,7 @@ import io
 import os
 import re
 from collections.abc import Iterator, Mapping
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 #: An fsspec file system. fsspec is optional and untyped: it is imported by name, so that
 #: type checkers need neither it nor stubs for it.
@@ -32,6 +32,7 @@ __all__ = [
     "is_url",
     "local_path",
     "open_url",
+    "reading",
     "size",
 ]
 
@@ -40,6 +41,8 @@ __all__ = [
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 
 _MODES = {"rb", "wb", "xb", "ab"}
+
+T = TypeVar("T")
 
 
 class FsspecMissingError(ImportError):
@@ -163,6 +166,29 @@ def open_url(
         # view of the bytes, so that readers do not move each other's position.
         opened = io.BytesIO(opened.getvalue())
     return opened
+
+
+def reading(source: T, storage_options: Mapping[str, Any] | None) -> T | str | IO[bytes]:
+    """What a function that reads ``source`` opens: a URL opened, any other source as is.
+
+    Arguments
+      source: a source as scan() and stats() take it (a path, a URL, a bytes-like object
+        or a binary file object).
+      storage_options: the file system's keyword arguments for a URL, or None.
+
+    Returns
+      For a URL, what open_url(source, "rb") gives: a plain path (the local file system)
+      or a binary file object that the caller owns and closes. Any other source as given.
+
+    Raises
+      ValueError: storage_options with a source that is no URL (as Reader raises).
+      FsspecMissingError (an ImportError), FileNotFoundError, OSError: see open_url().
+    """
+    if isinstance(source, (str, os.PathLike)) and is_url(source):
+        return open_url(source, "rb", storage_options)
+    if storage_options is not None:
+        raise ValueError("storage_options applies to URLs (scheme://...)")
+    return source
 
 
 def size(url: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> int:

@@ -28,18 +28,41 @@ A LevelDB database directory holds two kinds of log (docs/leveldb.md walks throu
 
 An *internal key* is the user key followed by a fixed64 ``sequence << 8 | value_type``.
 
-Every decoder raises `ValueError` on a malformed payload, naming what is wrong and the
-byte offset (within the payload) where it was found.  Integers are little-endian; a
-varint holds 7 bits per byte, low bits first, the high bit meaning "more bytes follow".
+Every decoder raises `CorruptionError` (also a `ValueError`) on a malformed payload: its
+``offset`` is the byte offset *within the payload* where decoding failed, ``size`` the bytes
+from there to the payload's end, ``reason`` what is wrong; ``str()`` says all three, as
+``"<WriteBatch|VersionEdit>: <reason> at byte <offset>"``. The decoded values are frozen
+dataclasses. Integers are little-endian; a varint holds 7 bits per byte, low bits first,
+the high bit meaning "more bytes follow".
 """
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
+
+from leveldb_log._cursor import (
+    MAX_SEQUENCE,
+    U32,
+    Cursor,
+    Fields,
+    Handler,
+    decode_tags,
+    put_string,
+    put_varint,
+)
+from leveldb_log._edit import (
+    SCALAR_TAGS,
+    CompactPointer,
+    DeletedFile,
+    InternalKey,
+    comparator,
+    internal_key,
+    scalar,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -65,12 +88,6 @@ __all__ = [
 
 #: LevelDB's ``config::kNumLevels``: levels in a VersionEdit lie in ``range(NUM_LEVELS)``.
 NUM_LEVELS = 7
-#: Largest sequence number: it shares a fixed64 with the value type byte.
-MAX_SEQUENCE = (1 << 56) - 1
-
-WRITE_BATCH_HEADER_SIZE = 12  # fixed64 sequence + fixed32 count
-_U32 = (1 << 32) - 1
-_U64 = (1 << 64) - 1
 
 
 class ValueType(IntEnum):
@@ -83,16 +100,20 @@ class ValueType(IntEnum):
 # ---------------------------------------------------------------------------
 # Values
 # ---------------------------------------------------------------------------
+# Frozen dataclasses, not named tuples, here as in the rocksdb and pebble modules: a value
+# is equal only to a value of its own class (a named tuple equals any tuple of its fields).
 
 
-class Put(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Put:
     """Store ``value`` under ``key``."""
 
     key: bytes
     value: bytes
 
 
-class Delete(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Delete:
     """Remove ``key``."""
 
     key: bytes
@@ -101,7 +122,7 @@ class Delete(NamedTuple):
 Operation: TypeAlias = Put | Delete
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class WriteBatch:
     """One WAL record: operations applied atomically, numbered from ``sequence``."""
 
@@ -119,53 +140,8 @@ class WriteBatch:
             yield self.sequence + index, op
 
 
-@dataclasses.dataclass(frozen=True)
-class InternalKey:
-    """A user key with the sequence number and value type LevelDB appends to it."""
-
-    user_key: bytes
-    sequence: int
-    value_type: int
-
-    def encode(self) -> bytes:
-        """The key's bytes: user key, then fixed64 ``sequence << 8 | value_type``.
-
-        Raises ValueError if sequence does not fit in 56 bits or value_type in a byte.
-        """
-        if not 0 <= self.sequence <= MAX_SEQUENCE:
-            raise ValueError(f"InternalKey: sequence {self.sequence} does not fit in 56 bits")
-        if not 0 <= self.value_type <= 0xFF:
-            raise ValueError(f"InternalKey: value type {self.value_type} does not fit in a byte")
-        return bytes(self.user_key) + struct.pack("<Q", self.sequence << 8 | self.value_type)
-
-    @classmethod
-    def decode(cls, data: Buffer) -> InternalKey:
-        """Split an internal key's bytes into user key, sequence and value type.
-
-        Raises ValueError if data is shorter than its 8-byte trailer.
-        """
-        raw = bytes(data)
-        if len(raw) < 8:
-            raise ValueError(f"internal key of {len(raw)} bytes is shorter than its 8-byte trailer")
-        (trailer,) = struct.unpack_from("<Q", raw, len(raw) - 8)
-        return cls(raw[:-8], trailer >> 8, trailer & 0xFF)
-
-
-class CompactPointer(NamedTuple):
-    """Where the next compaction of ``level`` starts (tag 5)."""
-
-    level: int
-    key: InternalKey
-
-
-class DeletedFile(NamedTuple):
-    """Table file ``number`` leaves ``level`` (tag 6)."""
-
-    level: int
-    number: int
-
-
-class NewFile(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class NewFile:
     """Table file ``number`` of ``file_size`` bytes joins ``level`` (tag 7)."""
 
     level: int
@@ -175,7 +151,7 @@ class NewFile(NamedTuple):
     largest: InternalKey
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class VersionEdit:
     """One MANIFEST record: a change to the set of table files and the DB's counters.
 
@@ -198,77 +174,6 @@ class VersionEdit:
 # ---------------------------------------------------------------------------
 
 
-class _Cursor:
-    """Reads fields from a payload left to right; every error names the byte offset."""
-
-    def __init__(self, what: str, data: Buffer) -> None:
-        self.what = what
-        self.data = bytes(data)
-        self.pos = 0
-
-    def at_end(self) -> bool:
-        return self.pos >= len(self.data)
-
-    def error(self, message: str, at: int | None = None) -> ValueError:
-        where = self.pos if at is None else at
-        return ValueError(f"{self.what}: {message} at byte {where}")
-
-    def fixed(self, size: int, name: str) -> int:
-        if self.pos + size > len(self.data):
-            raise self.error(f"truncated {name}")
-        value = int.from_bytes(self.data[self.pos : self.pos + size], "little")
-        self.pos += size
-        return value
-
-    def byte(self) -> int:
-        value = self.data[self.pos]
-        self.pos += 1
-        return value
-
-    def varint(self, bits: int, name: str = "") -> int:
-        """A varint32 or varint64: at most ceil(bits / 7) bytes, value below 2**bits."""
-        start = self.pos
-        what = f"{name} (varint{bits})" if name else f"varint{bits}"
-        max_bytes = (bits + 6) // 7
-        result = 0
-        for index in range(max_bytes):
-            if self.pos >= len(self.data):
-                raise self.error(f"truncated {what}", start)
-            b = self.data[self.pos]
-            self.pos += 1
-            result |= (b & 0x7F) << (7 * index)
-            if b < 0x80:
-                if result >> bits:
-                    raise self.error(f"{what} overflows {bits} bits", start)
-                return result
-        raise self.error(f"{what} longer than {max_bytes} bytes", start)
-
-    def length_prefixed(self, name: str) -> bytes:
-        start = self.pos
-        length = self.varint(32)
-        if self.pos + length > len(self.data):
-            left = len(self.data) - self.pos
-            raise self.error(f"{name} of {length} bytes runs past the end ({left} left)", start)
-        value = self.data[self.pos : self.pos + length]
-        self.pos += length
-        return value
-
-    def level(self) -> int:
-        start = self.pos
-        level = self.varint(32)
-        if level >= NUM_LEVELS:
-            raise self.error(f"level {level} out of range (LevelDB has {NUM_LEVELS})", start)
-        return level
-
-    def internal_key(self, name: str) -> InternalKey:
-        start = self.pos
-        raw = self.length_prefixed(name)
-        try:
-            return InternalKey.decode(raw)
-        except ValueError as e:
-            raise self.error(f"{name}: {e}", start) from None
-
-
 def decode_write_batch(payload: Buffer) -> WriteBatch:
     """Decode a WAL record (a record of a NNNNNN.log) into its sequence and operations.
 
@@ -280,49 +185,73 @@ def decode_write_batch(payload: Buffer) -> WriteBatch:
       in order (WriteBatch.numbered() gives each its own sequence number).
 
     Raises
-      ValueError: the payload is shorter than the 12-byte header, an operation is
-        cut short or has an unknown tag, or the count field disagrees with the
-        operations found; the message names the byte offset in the payload.
+      CorruptionError (a ValueError): the payload is shorter than the 12-byte
+        header, an operation is cut short or has an unknown tag, or the count
+        field disagrees with the operations found; its offset is the byte offset
+        in the payload where decoding failed.
     """
-    cur = _Cursor("WriteBatch", payload)
-    if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
-        raise ValueError(
-            f"WriteBatch: {len(cur.data)} bytes is shorter than the "
-            f"{WRITE_BATCH_HEADER_SIZE}-byte header (sequence, count)"
-        )
-    sequence = cur.fixed(8, "sequence")
-    count = cur.fixed(4, "count")
+    cur = Cursor("WriteBatch", payload)
+    sequence, count = cur.batch_header()
     ops: list[Operation] = []
     while not cur.at_end():
         start = cur.pos
         tag = cur.byte()
         if tag == ValueType.VALUE:
-            key = cur.length_prefixed("key")
-            ops.append(Put(key, cur.length_prefixed("value")))
+            key = cur.string("key")
+            ops.append(Put(key, cur.string("value")))
         elif tag == ValueType.DELETION:
-            ops.append(Delete(cur.length_prefixed("key")))
+            ops.append(Delete(cur.string("key")))
         else:
             raise cur.error(f"unknown operation tag {tag}", start)
     if len(ops) != count:
-        raise ValueError(f"WriteBatch: count says {count} operations but {len(ops)} found")
+        raise cur.error(f"count says {count} operations but {len(ops)} found", 8)
     return WriteBatch(sequence, tuple(ops))
 
 
 _TAG_COMPARATOR = 1
-_TAG_LOG_NUMBER = 2
-_TAG_NEXT_FILE_NUMBER = 3
-_TAG_LAST_SEQUENCE = 4
 _TAG_COMPACT_POINTER = 5
 _TAG_DELETED_FILE = 6
 _TAG_NEW_FILE = 7
 # Tag 8 held large value references in early LevelDB versions; no reader accepts it.
-_TAG_PREV_LOG_NUMBER = 9
 
-_SCALAR_TAGS = {
-    _TAG_LOG_NUMBER: "log_number",
-    _TAG_NEXT_FILE_NUMBER: "next_file_number",
-    _TAG_LAST_SEQUENCE: "last_sequence",
-    _TAG_PREV_LOG_NUMBER: "prev_log_number",
+
+def _level(cur: Cursor) -> int:
+    """A varint32 level, in range(NUM_LEVELS)."""
+    start = cur.pos
+    level = cur.varint(32, "level")
+    if level >= NUM_LEVELS:
+        raise cur.error(f"level {level} out of range (LevelDB has {NUM_LEVELS})", start)
+    return level
+
+
+def _compact_pointer(cur: Cursor, fields: Fields) -> None:
+    """Tag 5: a level and the internal key its next compaction starts at."""
+    level = _level(cur)
+    fields.add("compact_pointers", CompactPointer(level, internal_key(cur, "compact pointer key")))
+
+
+def _deleted_file(cur: Cursor, fields: Fields) -> None:
+    """Tag 6: a level and the number of a table file leaving it."""
+    level = _level(cur)
+    fields.add("deleted_files", DeletedFile(level, cur.varint(64, "file number")))
+
+
+def _new_file(cur: Cursor, fields: Fields) -> None:
+    """Tag 7: a table file joining a level, its size and its smallest and largest keys."""
+    level, number = _level(cur), cur.varint(64, "file number")
+    size = cur.varint(64, "file size")
+    smallest = internal_key(cur, "smallest key")
+    fields.add(
+        "new_files", NewFile(level, number, size, smallest, internal_key(cur, "largest key"))
+    )
+
+
+_EDIT_TAGS: dict[int, Handler] = {
+    _TAG_COMPARATOR: comparator,
+    **{tag: scalar(name) for tag, name in SCALAR_TAGS.items()},
+    _TAG_COMPACT_POINTER: _compact_pointer,
+    _TAG_DELETED_FILE: _deleted_file,
+    _TAG_NEW_FILE: _new_file,
 }
 
 
@@ -336,65 +265,17 @@ def decode_version_edit(payload: Buffer) -> VersionEdit:
       A VersionEdit; the fields the record does not set are None (or empty).
 
     Raises
-      ValueError: an unknown tag, a field cut short, a varint that overflows, a
-        level outside range(NUM_LEVELS) or an internal key shorter than 8 bytes;
-        the message names the byte offset in the payload.
+      CorruptionError (a ValueError): an unknown tag, a field cut short, a
+        varint that overflows, a level outside range(NUM_LEVELS) or an internal
+        key shorter than 8 bytes; its offset is the byte offset in the payload
+        where decoding failed.
     """
-    cur = _Cursor("VersionEdit", payload)
-    comparator: str | None = None
-    scalars: dict[str, int] = {}
-    compact: list[CompactPointer] = []
-    deleted: list[DeletedFile] = []
-    new: list[NewFile] = []
-    while not cur.at_end():
-        start = cur.pos
-        tag = cur.varint(32)
-        if tag == _TAG_COMPARATOR:
-            name = cur.length_prefixed("comparator name")
-            comparator = name.decode("utf-8", "surrogateescape")
-        elif tag in _SCALAR_TAGS:
-            scalars[_SCALAR_TAGS[tag]] = cur.varint(64)
-        elif tag == _TAG_COMPACT_POINTER:
-            compact.append(CompactPointer(cur.level(), cur.internal_key("compact pointer key")))
-        elif tag == _TAG_DELETED_FILE:
-            deleted.append(DeletedFile(cur.level(), cur.varint(64)))
-        elif tag == _TAG_NEW_FILE:
-            level, number, size = cur.level(), cur.varint(64), cur.varint(64)
-            smallest = cur.internal_key("smallest key")
-            new.append(NewFile(level, number, size, smallest, cur.internal_key("largest key")))
-        else:
-            raise cur.error(f"unknown tag {tag}", start)
-    return VersionEdit(
-        comparator=comparator,
-        log_number=scalars.get("log_number"),
-        prev_log_number=scalars.get("prev_log_number"),
-        next_file_number=scalars.get("next_file_number"),
-        last_sequence=scalars.get("last_sequence"),
-        compact_pointers=tuple(compact),
-        deleted_files=tuple(deleted),
-        new_files=tuple(new),
-    )
+    return decode_tags(Cursor("VersionEdit", payload), _EDIT_TAGS).build(VersionEdit)
 
 
 # ---------------------------------------------------------------------------
 # Encoding
 # ---------------------------------------------------------------------------
-
-
-def _varint(value: int, bits: int, name: str) -> bytes:
-    if value < 0 or value >> bits:
-        raise ValueError(f"{name} {value} does not fit in an unsigned {bits}-bit varint")
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _length_prefixed(data: Buffer, name: str) -> bytes:
-    raw = bytes(data)
-    return _varint(len(raw), 32, f"{name} length") + raw
 
 
 def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
@@ -409,7 +290,8 @@ def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
       The record's bytes, for Writer.write(); decode_write_batch() reads it back.
 
     Raises
-      TypeError: an operation that is neither a Put nor a Delete.
+      TypeError: an operation that is neither a Put nor a Delete, or a key or
+        value that is not bytes-like.
       ValueError: a sequence out of range, more than 2**32 - 1 operations, or a
         key or value too long for its varint32 length.
     """
@@ -418,16 +300,16 @@ def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
     for op in ops:
         if isinstance(op, Put):
             body += bytes([ValueType.VALUE])
-            body += _length_prefixed(op.key, "key") + _length_prefixed(op.value, "value")
+            body += put_string(op.key, "key") + put_string(op.value, "value")
         elif isinstance(op, Delete):
-            body += bytes([ValueType.DELETION]) + _length_prefixed(op.key, "key")
+            body += bytes([ValueType.DELETION]) + put_string(op.key, "key")
         else:
             raise TypeError(f"expected Put or Delete, got {type(op).__name__}")
         count += 1
-    if count > _U32:
+    if count > U32:
         raise ValueError(f"{count} operations do not fit in the fixed32 count")
-    if sequence < 0 or sequence + max(count - 1, 0) > MAX_SEQUENCE:
-        raise ValueError(f"sequence {sequence} with {count} operations exceeds 2**56 - 1")
+    if not isinstance(sequence, int) or sequence < 0 or sequence + max(count - 1, 0) > MAX_SEQUENCE:
+        raise ValueError(f"sequence {sequence!r} with {count} operations exceeds 2**56 - 1")
     return struct.pack("<QI", sequence, count) + bytes(body)
 
 
@@ -446,32 +328,32 @@ def encode_version_edit(edit: VersionEdit) -> bytes:
     """
     out = bytearray()
 
-    def scalar(tag: int, value: int | None, name: str) -> None:
+    def tagged(tag: int, value: int | None, name: str) -> None:
         if value is not None:
-            out.extend(_varint(tag, 32, "tag") + _varint(value, 64, name))
+            out.extend(put_varint(tag, 32, "tag") + put_varint(value, 64, name))
 
     if edit.comparator is not None:
         name = edit.comparator.encode("utf-8", "surrogateescape")
-        out += _varint(_TAG_COMPARATOR, 32, "tag") + _length_prefixed(name, "comparator")
-    scalar(_TAG_LOG_NUMBER, edit.log_number, "log number")
-    scalar(_TAG_PREV_LOG_NUMBER, edit.prev_log_number, "prev log number")
-    scalar(_TAG_NEXT_FILE_NUMBER, edit.next_file_number, "next file number")
-    scalar(_TAG_LAST_SEQUENCE, edit.last_sequence, "last sequence")
-    for level, key in edit.compact_pointers:
-        out += _varint(_TAG_COMPACT_POINTER, 32, "tag") + _level(level)
-        out += _length_prefixed(key.encode(), "key")
-    for level, number in edit.deleted_files:
-        out += _varint(_TAG_DELETED_FILE, 32, "tag") + _level(level)
-        out += _varint(number, 64, "file number")
+        out += put_varint(_TAG_COMPARATOR, 32, "tag") + put_string(name, "comparator")
+    tagged(2, edit.log_number, "log number")
+    tagged(9, edit.prev_log_number, "prev log number")
+    tagged(3, edit.next_file_number, "next file number")
+    tagged(4, edit.last_sequence, "last sequence")
+    for pointer in edit.compact_pointers:
+        out += put_varint(_TAG_COMPACT_POINTER, 32, "tag") + _put_level(pointer.level)
+        out += put_string(pointer.key.encode(), "key")
+    for deleted in edit.deleted_files:
+        out += put_varint(_TAG_DELETED_FILE, 32, "tag") + _put_level(deleted.level)
+        out += put_varint(deleted.number, 64, "file number")
     for f in edit.new_files:
-        out += _varint(_TAG_NEW_FILE, 32, "tag") + _level(f.level)
-        out += _varint(f.number, 64, "file number") + _varint(f.file_size, 64, "file size")
-        out += _length_prefixed(f.smallest.encode(), "smallest key")
-        out += _length_prefixed(f.largest.encode(), "largest key")
+        out += put_varint(_TAG_NEW_FILE, 32, "tag") + _put_level(f.level)
+        out += put_varint(f.number, 64, "file number") + put_varint(f.file_size, 64, "file size")
+        out += put_string(f.smallest.encode(), "smallest key")
+        out += put_string(f.largest.encode(), "largest key")
     return bytes(out)
 
 
-def _level(level: int) -> bytes:
+def _put_level(level: int) -> bytes:
     if not 0 <= level < NUM_LEVELS:
         raise ValueError(f"level {level} out of range (LevelDB has {NUM_LEVELS})")
-    return _varint(level, 32, "level")
+    return put_varint(level, 32, "level")

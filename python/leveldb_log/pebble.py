@@ -9,8 +9,12 @@ IngestSSTWithBlobs (26). Every other kind up to 30 is a key alone; a kind above 
 invalid. LogData (3) does not count in the header's count. The count is kept as the header
 says, not checked: Pebble's own batch reader does not check it either.
 
-`decode_batch` raises `CorruptionError` (also a `ValueError`) on a malformed payload; its
-``offset`` is the byte offset within the payload.
+The names are those of the leveldb and rocksdb modules: `decode_write_batch` gives a
+`WriteBatch` whose ``ops`` are `Operation` values (frozen dataclasses, named after Pebble's
+kinds), and range bounds are ``start`` and ``end``. `decode_write_batch` raises
+`CorruptionError` (also a `ValueError`) on a malformed payload: its ``offset`` is the byte
+offset *within the payload* where decoding failed, ``size`` the bytes from there to the
+payload's end, ``reason`` what is wrong.
 """
 
 from __future__ import annotations
@@ -21,13 +25,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from leveldb_log.rocksdb import (
+from leveldb_log._cursor import (
     MAX_SEQUENCE,
-    WRITE_BATCH_HEADER_SIZE,
-    _as_bytes,
-    _Cursor,
-    _length_prefixed,
-    _varint,
+    U32,
+    Cursor,
+    put_string,
+    put_varint,
 )
 
 if TYPE_CHECKING:
@@ -35,15 +38,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_KIND",
-    "Batch",
+    "MAX_SEQUENCE",
     "Delete",
     "DeleteSized",
-    "Entry",
     "Excise",
     "IngestSST",
     "IngestSSTWithBlobs",
     "LogData",
     "Merge",
+    "Operation",
     "Other",
     "RangeDelete",
     "RangeKeyDelete",
@@ -51,14 +54,13 @@ __all__ = [
     "RangeKeyUnset",
     "Set",
     "SingleDelete",
-    "decode_batch",
-    "encode_batch",
+    "WriteBatch",
+    "decode_write_batch",
+    "encode_write_batch",
 ]
 
-#: The largest valid kind (InternalKeyKindMax); a batch entry above it is invalid.
+#: The largest valid kind (InternalKeyKindMax); a batch op above it is invalid.
 MAX_KIND = 30
-
-_U32 = (1 << 32) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +135,7 @@ class RangeKeyDelete:
 
 @dataclass(frozen=True, slots=True)
 class DeleteSized:
-    """Remove ``key``, whose shadowed entry was about ``size`` bytes (kind 23)."""
+    """Remove ``key``, whose shadowed op was about ``size`` bytes (kind 23)."""
 
     key: bytes
     size: int
@@ -165,13 +167,13 @@ class IngestSSTWithBlobs:
 
 @dataclass(frozen=True, slots=True)
 class Other:
-    """An entry of another valid kind (up to 30) that carries a key alone."""
+    """An op of another valid kind (up to 30) that carries a key alone."""
 
     kind: int
     key: bytes
 
 
-Entry: TypeAlias = (
+Operation: TypeAlias = (
     Set
     | Delete
     | SingleDelete
@@ -188,8 +190,8 @@ Entry: TypeAlias = (
     | Other
 )
 
-# kind -> entry with two byte-string fields (key, value); kind -> entry with a key alone.
-_PAIRS: dict[int, Callable[[bytes, bytes], Entry]] = {
+# kind -> op with two byte-string fields (key, value); kind -> op with a key alone.
+_PAIRS: dict[int, Callable[[bytes, bytes], Operation]] = {
     1: Set,
     2: Merge,
     15: RangeDelete,
@@ -198,7 +200,7 @@ _PAIRS: dict[int, Callable[[bytes, bytes], Entry]] = {
     21: RangeKeySet,
     24: Excise,
 }
-_SINGLES: dict[int, Callable[[bytes], Entry]] = {0: Delete, 3: LogData, 7: SingleDelete}
+_SINGLES: dict[int, Callable[[bytes], Operation]] = {0: Delete, 3: LogData, 7: SingleDelete}
 _DELETE_SIZED, _INGEST_SST, _INGEST_SST_WITH_BLOBS = 23, 22, 26
 _KIND_OF: dict[type, int] = {
     Delete: 0,
@@ -218,22 +220,32 @@ _KIND_OF: dict[type, int] = {
 
 
 @dataclass(frozen=True)
-class Batch:
-    """One record of a Pebble WAL: its header and its entries, in order."""
+class WriteBatch:
+    """One record of a Pebble WAL (Pebble's batch): operations applied atomically.
+
+    ``sequence`` and ``count`` are the header's; the count is kept as the header says, not
+    checked (Pebble's reader does not check it). Made without a count, a WriteBatch counts
+    its operations other than LogData, as Pebble does.
+    """
 
     sequence: int
-    count: int
-    entries: tuple[Entry, ...]
+    ops: tuple[Operation, ...]
+    count: int = None  # type: ignore[assignment]  # set by __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        """Count the operations when no count is given."""
+        if self.count is None:
+            object.__setattr__(self, "count", sum(not isinstance(op, LogData) for op in self.ops))
 
 
-def decode_batch(payload: Buffer) -> Batch:
-    """Decode a record of a Pebble WAL into a Batch.
+def decode_write_batch(payload: Buffer) -> WriteBatch:
+    """Decode a record of a Pebble WAL into a WriteBatch.
 
     Arguments
       payload: the record, any bytes-like object (as a Reader returns it).
 
     Returns
-      A Batch: the header's sequence number and count, and the entries.
+      A WriteBatch: the header's sequence number and count, and the operations.
 
     Raises
       CorruptionError (a ValueError): the payload is shorter than the 12-byte header, a
@@ -241,23 +253,16 @@ def decode_batch(payload: Buffer) -> Batch:
         IngestSST's table number, IngestSSTWithBlobs' ids) that is not exactly its
         varints; its offset is the byte offset in the payload.
     """
-    cur = _Cursor("Pebble batch", payload)
-    if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
-        raise cur.error(
-            f"{len(cur.data)} bytes is shorter than the {WRITE_BATCH_HEADER_SIZE}-byte "
-            "header (sequence, count)",
-            0,
-        )
-    sequence = cur.fixed(8, "sequence")
-    count = cur.fixed(4, "count")
-    entries: list[Entry] = []
+    cur = Cursor("Pebble batch", payload)
+    sequence, count = cur.batch_header()
+    ops: list[Operation] = []
     while not cur.at_end():
-        entries.append(_decode_entry(cur))
-    return Batch(sequence, count, tuple(entries))
+        ops.append(_decode_op(cur))
+    return WriteBatch(sequence, tuple(ops), count)
 
 
-def _decode_entry(cur: _Cursor) -> Entry:
-    """The entry at the cursor: kind, key and, for the kinds that have one, value."""
+def _decode_op(cur: Cursor) -> Operation:
+    """The operation at the cursor: kind, key and, for the kinds that have one, value."""
     start = cur.pos
     kind = cur.byte()
     if kind > MAX_KIND:
@@ -281,9 +286,9 @@ def _decode_entry(cur: _Cursor) -> Entry:
     return Other(kind, key)
 
 
-def _varints(cur: _Cursor, field: bytes, at: int, n: int, name: str) -> list[int]:
+def _varints(cur: Cursor, field: bytes, at: int, n: int, name: str) -> list[int]:
     """Exactly ``n`` varint64s making up ``field``, a string that began at ``at``."""
-    inner = _Cursor(cur.what, field)
+    inner = Cursor(cur.what, field)
     try:
         values = [inner.varint(64, name) for _ in range(n)]
     except ValueError:
@@ -293,9 +298,9 @@ def _varints(cur: _Cursor, field: bytes, at: int, n: int, name: str) -> list[int
     return values
 
 
-def _blob_ids(cur: _Cursor, value: bytes, at: int) -> tuple[int, ...]:
+def _blob_ids(cur: Cursor, value: bytes, at: int) -> tuple[int, ...]:
     """IngestSSTWithBlobs' value: a varint count, then that many varint blob ids."""
-    inner = _Cursor(cur.what, value)
+    inner = Cursor(cur.what, value)
     try:
         count = inner.varint(64, "blob id count")
         ids = tuple(inner.varint(64, "blob id") for _ in range(min(count, len(value))))
@@ -306,57 +311,57 @@ def _blob_ids(cur: _Cursor, value: bytes, at: int) -> tuple[int, ...]:
     return ids
 
 
-def _encode_entry(entry: Entry) -> bytes:
-    """One entry's bytes: kind, key and value as the kind has them."""
-    if isinstance(entry, Other):
-        if not isinstance(entry.kind, int) or not 0 <= entry.kind <= MAX_KIND:
-            raise ValueError(f"kind {entry.kind!r} is not a valid kind (0 to {MAX_KIND})")
-        return bytes([entry.kind]) + _length_prefixed(entry.key, "key")
-    kind = _KIND_OF.get(type(entry))
+def _encode_op(op: Operation) -> bytes:
+    """One operation's bytes: kind, key and value as the kind has them."""
+    if isinstance(op, Other):
+        if not isinstance(op.kind, int) or not 0 <= op.kind <= MAX_KIND:
+            raise ValueError(f"kind {op.kind!r} is not a valid kind (0 to {MAX_KIND})")
+        return bytes([op.kind]) + put_string(op.key, "key")
+    kind = _KIND_OF.get(type(op))
     if kind is None:
-        raise TypeError(f"expected a leveldb_log.pebble entry, got {type(entry).__name__}")
+        raise TypeError(f"expected a leveldb_log.pebble operation, got {type(op).__name__}")
     out = bytearray([kind])
-    if isinstance(entry, IngestSST):
-        out += _length_prefixed(_varint(entry.table_number, 64, "table number"), "key")
-    elif isinstance(entry, IngestSSTWithBlobs):
-        out += _length_prefixed(_varint(entry.table_number, 64, "table number"), "key")
-        ids = _varint(len(entry.blob_ids), 64, "blob id count")
-        ids += b"".join(_varint(i, 64, "blob id") for i in entry.blob_ids)
-        out += _length_prefixed(ids, "value")
-    elif isinstance(entry, DeleteSized):
-        out += _length_prefixed(entry.key, "key")
-        out += _length_prefixed(_varint(entry.size, 64, "size"), "value")
+    if isinstance(op, IngestSST):
+        out += put_string(put_varint(op.table_number, 64, "table number"), "key")
+    elif isinstance(op, IngestSSTWithBlobs):
+        out += put_string(put_varint(op.table_number, 64, "table number"), "key")
+        ids = put_varint(len(op.blob_ids), 64, "blob id count")
+        ids += b"".join(put_varint(i, 64, "blob id") for i in op.blob_ids)
+        out += put_string(ids, "value")
+    elif isinstance(op, DeleteSized):
+        out += put_string(op.key, "key")
+        out += put_string(put_varint(op.size, 64, "size"), "value")
     else:
-        for field in dataclasses.fields(entry):
-            out += _length_prefixed(_as_bytes(getattr(entry, field.name), field.name), field.name)
+        for field in dataclasses.fields(op):
+            out += put_string(getattr(op, field.name), field.name)
     return bytes(out)
 
 
-def encode_batch(sequence: int, entries: Iterable[Entry], count: int | None = None) -> bytes:
-    """The WAL record Pebble would write for entries, numbered from sequence.
+def encode_write_batch(sequence: int, ops: Iterable[Operation], count: int | None = None) -> bytes:
+    """The WAL record Pebble would write for ops, numbered from sequence.
 
     Arguments
       sequence: the batch's sequence number (below 2**56).
-      entries: an iterable of the entries of this module.
-      count: the header's count; by default the entries other than LogData, as Pebble
+      ops: an iterable of the operations of this module.
+      count: the header's count; by default the operations other than LogData, as Pebble
         counts them.
 
     Returns
-      The record's bytes, for Writer.write(); decode_batch() reads them back.
+      The record's bytes, for Writer.write(); decode_write_batch() reads them back.
 
     Raises
-      TypeError: an object that is not an entry of this module, or a key or value that
+      TypeError: an object that is not an operation of this module, or a key or value that
         is not bytes-like.
       ValueError: a sequence, count, number or kind out of range, or a field too long
         for its varint32 length.
     """
     body = bytearray()
     counted = 0
-    for entry in entries:
-        body += _encode_entry(entry)
-        counted += not isinstance(entry, LogData)
+    for op in ops:
+        body += _encode_op(op)
+        counted += not isinstance(op, LogData)
     count = counted if count is None else count
-    if not isinstance(count, int) or not 0 <= count <= _U32:
+    if not isinstance(count, int) or not 0 <= count <= U32:
         raise ValueError(f"count {count!r} does not fit in the fixed32 count")
     if not isinstance(sequence, int) or not 0 <= sequence <= MAX_SEQUENCE:
         raise ValueError(f"sequence {sequence!r} is out of range (0 to 2**56 - 1)")

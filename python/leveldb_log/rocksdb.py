@@ -16,10 +16,10 @@ A RocksDB database directory holds the same two kinds of log as LevelDB's:
   error.
 
 Every decoder raises `CorruptionError` (also a `ValueError`) on a malformed payload: its
-``offset`` is the byte offset *within the payload* where the problem was found, ``size``
-the bytes from there to the payload's end, ``reason`` what is wrong; ``str()`` says all
-three. Keys, values and ids are varint32-length-prefixed byte strings; integers are
-little-endian.
+``offset`` is the byte offset *within the payload* where decoding failed, ``size`` the
+bytes from there to the payload's end, ``reason`` what is wrong; ``str()`` says all three.
+The decoded values are frozen dataclasses. Keys, values and ids are varint32-length-prefixed
+byte strings; integers are little-endian.
 """
 
 from __future__ import annotations
@@ -28,11 +28,31 @@ import dataclasses
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from leveldb_log import leveldb
+from leveldb_log._cursor import (
+    MAX_SEQUENCE,
+    U32,
+    U64,
+    WRITE_BATCH_HEADER_SIZE,
+    Cursor,
+    Fields,
+    Handler,
+    as_bytes,
+    decode_tags,
+    put_string,
+    put_varint,
+)
+from leveldb_log._edit import (
+    SCALAR_TAGS,
+    CompactPointer,
+    DeletedFile,
+    InternalKey,
+    comparator,
+    internal_key,
+    scalar,
+)
 from leveldb_log._errors import CorruptionError
-from leveldb_log.leveldb import InternalKey
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -47,7 +67,7 @@ __all__ = [
     "BlobIndex",
     "Commit",
     "CommitWithTimestamp",
-    "CompactCursor",
+    "CompactPointer",
     "Delete",
     "DeleteRange",
     "DeletedFile",
@@ -72,19 +92,12 @@ __all__ = [
     "encode_write_batch",
 ]
 
-#: Largest sequence number: it shares a fixed64 with the value type byte.
-MAX_SEQUENCE = (1 << 56) - 1
-
-WRITE_BATCH_HEADER_SIZE = 12  # fixed64 sequence + fixed32 count
-_U32 = (1 << 32) - 1
-_U64 = (1 << 64) - 1
-
 
 # ---------------------------------------------------------------------------
 # WriteBatch operations
 # ---------------------------------------------------------------------------
-# Frozen dataclasses, not named tuples: a Put and a Merge with the same fields must not
-# compare equal.
+# Frozen dataclasses, not named tuples (as for every decoded value): a Put and a Merge with
+# the same fields must not compare equal.
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +136,9 @@ class Merge:
 
 @dataclass(frozen=True, slots=True)
 class DeleteRange:
-    """Remove the keys in ``[begin, end)`` (tag 0x0F; 0x0E with ``cf``)."""
+    """Remove the keys in ``[start, end)`` (tag 0x0F; 0x0E with ``cf``)."""
 
-    begin: bytes
+    start: bytes
     end: bytes
     cf: int = 0
 
@@ -163,9 +176,9 @@ class TimedPut:
 
 @dataclass(frozen=True, slots=True)
 class LogData:
-    """A blob written to the log only, never applied (tag 0x03; not counted)."""
+    """Bytes written to the log only, never applied (tag 0x03; not counted)."""
 
-    blob: bytes
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,18 +321,7 @@ class WriteBatch:
 # ---------------------------------------------------------------------------
 
 
-class CompactCursor(NamedTuple):
-    """Where the next compaction of ``level`` starts (tag 5)."""
-
-    level: int
-    key: InternalKey
-
-
-class DeletedFile(NamedTuple):
-    """Table file ``number`` leaves ``level`` (tag 6)."""
-
-    level: int
-    number: int
+# CompactPointer (tag 5, RocksDB's compact cursor) and DeletedFile (tag 6) are LevelDB's.
 
 
 @dataclass(frozen=True)
@@ -360,7 +362,8 @@ class NewFile:
     ignored: tuple[tuple[int, bytes], ...] = ()
 
 
-class BlobFileAddition(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class BlobFileAddition:
     """A blob file joins the database (tag 400). ``custom_fields`` holds the ignorable
     custom fields as ``(tag, raw value)`` pairs."""
 
@@ -372,7 +375,8 @@ class BlobFileAddition(NamedTuple):
     custom_fields: tuple[tuple[int, bytes], ...] = ()
 
 
-class BlobFileGarbage(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class BlobFileGarbage:
     """Garbage found in a blob file (tag 401)."""
 
     number: int
@@ -381,14 +385,16 @@ class BlobFileGarbage(NamedTuple):
     custom_fields: tuple[tuple[int, bytes], ...] = ()
 
 
-class WalAddition(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class WalAddition:
     """WAL ``number`` is tracked; ``synced_size`` when the record says (tags 8196, 8199)."""
 
     number: int
     synced_size: int | None = None
 
 
-class WalDeletion(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class WalDeletion:
     """Every WAL numbered below ``number`` is obsolete (tags 8197, 8200)."""
 
     number: int
@@ -419,7 +425,7 @@ class VersionEdit:
     full_history_ts_low: bytes | None = None
     persist_user_defined_timestamps: bool | None = None
     last_compacted_manifest_file_size: int | None = None
-    compact_cursors: tuple[CompactCursor, ...] = ()
+    compact_pointers: tuple[CompactPointer, ...] = ()
     deleted_files: tuple[DeletedFile, ...] = ()
     new_files: tuple[NewFile, ...] = ()
     blob_file_additions: tuple[BlobFileAddition, ...] = ()
@@ -433,53 +439,6 @@ class VersionEdit:
     def in_atomic_group(self) -> bool:
         """True when the edit belongs to an atomic group (tag 300)."""
         return self.remaining_entries is not None
-
-
-# ---------------------------------------------------------------------------
-# Reading fields
-# ---------------------------------------------------------------------------
-
-
-class _Cursor(leveldb._Cursor):
-    """LevelDB's cursor (leveldb._Cursor), whose errors are CorruptionErrors with the
-    offset in the payload, and with RocksDB's fields."""
-
-    def error(self, message: str, at: int | None = None) -> CorruptionError:
-        """A CorruptionError at ``at`` (default: the current position) in the payload."""
-        where = self.pos if at is None else at
-        return CorruptionError(
-            where,
-            len(self.data) - where,
-            message,
-            message=f"{self.what}: {message} at byte {where}",
-        )
-
-    def byte(self) -> int:
-        """One byte (a tag or a kind)."""
-        if self.pos >= len(self.data):
-            raise self.error("truncated tag")
-        return super().byte()
-
-    def string(self, name: str) -> bytes:
-        """A varint32 length and that many bytes."""
-        start = self.pos
-        length = self.varint(32, f"{name} length")
-        if self.pos + length > len(self.data):
-            left = len(self.data) - self.pos
-            raise self.error(f"{name} of {length} bytes runs past the end ({left} left)", start)
-        value = self.data[self.pos : self.pos + length]
-        self.pos += length
-        return value
-
-    def internal_key(self, name: str) -> InternalKey:
-        """A varstring holding an internal key (at least its 8-byte trailer)."""
-        start = self.pos
-        raw = self.string(name)
-        if len(raw) < 8:
-            raise self.error(
-                f"{name} of {len(raw)} bytes is shorter than its 8-byte trailer", start
-            )
-        return InternalKey.decode(raw)
 
 
 # ---------------------------------------------------------------------------
@@ -504,15 +463,8 @@ def decode_write_batch(payload: Buffer) -> WriteBatch:
         counted operations ("WriteBatch has wrong count"); its offset is the byte offset
         in the payload.
     """
-    cur = _Cursor("WriteBatch", payload)
-    if len(cur.data) < WRITE_BATCH_HEADER_SIZE:
-        raise cur.error(
-            f"{len(cur.data)} bytes is shorter than the {WRITE_BATCH_HEADER_SIZE}-byte "
-            "header (sequence, count)",
-            0,
-        )
-    sequence = cur.fixed(8, "sequence")
-    count = cur.fixed(4, "count")
+    cur = Cursor("WriteBatch", payload)
+    sequence, count = cur.batch_header()
     ops: list[Operation] = []
     counted = 0
     while not cur.at_end():
@@ -530,7 +482,7 @@ def decode_write_batch(payload: Buffer) -> WriteBatch:
     return WriteBatch(sequence, tuple(ops))
 
 
-def _decode_operation(cur: _Cursor) -> Operation:
+def _decode_operation(cur: Cursor) -> Operation:
     """The operation at the cursor: its tag, column family id if any, then its fields."""
     start = cur.pos
     tag = cur.byte()
@@ -549,26 +501,6 @@ def _decode_operation(cur: _Cursor) -> Operation:
     return make(*strings, cf) if cls in COUNTED else make(*strings)
 
 
-def _varint(value: int, bits: int, name: str) -> bytes:
-    """``value`` as a varint of at most ``bits`` bits; ValueError if it does not fit
-    (LevelDB's encoder, which also takes only ints here)."""
-    if not isinstance(value, int):
-        raise ValueError(f"{name} {value!r} does not fit in an unsigned {bits}-bit varint")
-    return leveldb._varint(value, bits, name)
-
-
-def _as_bytes(data: object, name: str) -> bytes:
-    """``data`` as bytes if it is bytes-like (bytes, bytearray, memoryview), else TypeError."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
-    raise TypeError(f"{name} must be bytes-like, not {type(data).__name__}")
-
-
-def _length_prefixed(data: object, name: str) -> bytes:
-    """A varstring: ``data``'s varint32 length, then its bytes."""
-    return leveldb._length_prefixed(_as_bytes(data, name), name)
-
-
 def _encode_operation(op: Operation) -> bytes:
     """One operation's bytes: tag (the column family variant when cf is not 0), fields."""
     cls = type(op)
@@ -577,14 +509,14 @@ def _encode_operation(op: Operation) -> bytes:
     cf = getattr(op, "cf", 0)
     out = bytearray([_TAG_OF[(cls, cf != 0)]])
     if cf != 0:
-        out += _varint(cf, 32, "column family")
+        out += put_varint(cf, 32, "column family")
     for name in _STRINGS[cls]:
-        value = _as_bytes(getattr(op, name), name)
+        value = as_bytes(getattr(op, name), name)
         if isinstance(op, TimedPut) and name == "value":
-            if not isinstance(op.write_time, int) or not 0 <= op.write_time <= _U64:
+            if not isinstance(op.write_time, int) or not 0 <= op.write_time <= U64:
                 raise ValueError(f"write_time {op.write_time!r} does not fit in a fixed64")
             value += struct.pack("<Q", op.write_time)
-        out += _length_prefixed(value, name)
+        out += put_string(value, name)
     return bytes(out)
 
 
@@ -612,7 +544,7 @@ def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
     for op in ops:
         body += _encode_operation(op)
         count += isinstance(op, COUNTED)
-    if count > _U32:
+    if count > U32:
         raise ValueError(f"{count} operations do not fit in the fixed32 count")
     if not isinstance(sequence, int) or sequence < 0 or sequence + max(count - 1, 0) > MAX_SEQUENCE:
         raise ValueError(f"sequence {sequence!r} with {count} operations exceeds 2**56 - 1")
@@ -626,13 +558,6 @@ def encode_write_batch(sequence: int, ops: Iterable[Operation]) -> bytes:
 _SAFE_IGNORE = 0x2000  # an unknown VersionEdit tag with this bit is skipped
 _CUSTOM_NOT_IGNORABLE = 0x40  # an unknown custom field with this bit is an error
 
-_SCALARS64 = {
-    2: "log_number",
-    3: "next_file_number",
-    4: "last_sequence",
-    9: "prev_log_number",
-    10: "min_log_number_to_keep",
-}
 
 # NewFile4 custom fields: tag -> (field, decoding)
 _CUSTOM_FIELDS: dict[int, tuple[str, str]] = {
@@ -658,33 +583,6 @@ _NEW_FILE_TERMINATE = 1
 _BLOB_END_MARKER = 0
 
 
-class _Edit:
-    """The fields of a VersionEdit as they are decoded."""
-
-    def __init__(self) -> None:
-        """No field set yet."""
-        self.fields: dict[str, object] = {}
-        self.lists: dict[str, list[object]] = {
-            name: []
-            for name in (
-                "compact_cursors",
-                "deleted_files",
-                "new_files",
-                "blob_file_additions",
-                "blob_file_garbages",
-                "wal_additions",
-                "wal_deletions",
-                "subcompaction_progress",
-                "ignored",
-            )
-        }
-
-    def build(self) -> VersionEdit:
-        """The VersionEdit of the fields decoded."""
-        lists = {name: tuple(values) for name, values in self.lists.items()}
-        return VersionEdit(**self.fields, **lists)  # type: ignore[arg-type]
-
-
 def decode_version_edit(payload: Buffer) -> VersionEdit:
     """Decode a RocksDB MANIFEST record (of a MANIFEST-NNNNNN) into a VersionEdit.
 
@@ -701,22 +599,8 @@ def decode_version_edit(payload: Buffer) -> VersionEdit:
         shorter than 8 bytes, or a value out of its range; its offset is the byte
         offset in the payload.
     """
-    cur = _Cursor("VersionEdit", payload)
-    edit = _Edit()
-    while not cur.at_end():
-        start = cur.pos
-        try:
-            tag = cur.varint(32, "tag")
-        except CorruptionError:
-            raise cur.error("invalid tag", start) from None
-        handler = _EDIT_TAGS.get(tag)
-        if handler is not None:
-            handler(cur, edit)
-        elif tag & _SAFE_IGNORE:
-            edit.lists["ignored"].append((tag, cur.string(f"tag {tag} value")))
-        else:
-            raise cur.error(f"unknown tag {tag}", start)
-    return edit.build()
+    fields = decode_tags(Cursor("VersionEdit", payload), _EDIT_TAGS, _SAFE_IGNORE)
+    return fields.build(VersionEdit)
 
 
 def _text(raw: bytes) -> str:
@@ -724,61 +608,48 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def _scalar(name: str) -> _Handler:
-    """The handler of a tag holding one varint64, stored as ``name``."""
-
-    def handle(cur: _Cursor, edit: _Edit) -> None:
-        """Decode the tag's fields into ``edit``."""
-        edit.fields[name] = cur.varint(64, name.replace("_", " "))
-
-    return handle
-
-
-def _comparator(cur: _Cursor, edit: _Edit) -> None:
-    """Tag 1: the comparator's name."""
-    edit.fields["comparator"] = _text(cur.string("comparator name"))
-
-
-def _db_id(cur: _Cursor, edit: _Edit) -> None:
+def _db_id(cur: Cursor, fields: Fields) -> None:
     """Tag 8193: the database's id."""
-    edit.fields["db_id"] = _text(cur.string("db id"))
+    fields.set("db_id", _text(cur.string("db id")))
 
 
-def _compact_cursor(cur: _Cursor, edit: _Edit) -> None:
-    """Tag 5: a level and the internal key its next compaction starts at."""
+def _compact_pointer(cur: Cursor, fields: Fields) -> None:
+    """Tag 5 (RocksDB's compact cursor): a level and the internal key its next compaction
+    starts at."""
     level = cur.varint(32, "level")
-    edit.lists["compact_cursors"].append(CompactCursor(level, cur.internal_key("compact cursor")))
+    fields.add("compact_pointers", CompactPointer(level, internal_key(cur, "compact pointer key")))
 
 
-def _deleted_file(cur: _Cursor, edit: _Edit) -> None:
+def _deleted_file(cur: Cursor, fields: Fields) -> None:
     """Tag 6: a level and the number of a table file leaving it."""
     level = cur.varint(32, "level")
-    edit.lists["deleted_files"].append(DeletedFile(level, cur.varint(64, "file number")))
+    fields.add("deleted_files", DeletedFile(level, cur.varint(64, "file number")))
 
 
-def _new_file(tag: int) -> _Handler:
+def _new_file(tag: int) -> Handler:
     """The handler of the table file forms 7, 100, 102 and 103."""
 
-    def handle(cur: _Cursor, edit: _Edit) -> None:
-        """Decode the tag's fields into ``edit``."""
+    def handle(cur: Cursor, fields: Fields) -> None:
+        """Decode the tag's fields into ``fields``."""
         level, number = cur.varint(32, "level"), cur.varint(64, "file number")
         path_id = cur.varint(32, "path id") if tag == 102 else 0
         size = cur.varint(64, "file size")
-        smallest, largest = cur.internal_key("smallest key"), cur.internal_key("largest key")
-        fields: dict[str, object] = {"path_id": path_id, "tag": tag}
+        smallest, largest = internal_key(cur, "smallest key"), internal_key(cur, "largest key")
+        file: dict[str, object] = {"path_id": path_id, "tag": tag}
         if tag != 7:
-            fields["smallest_seqno"] = cur.varint(64, "smallest seqno")
-            fields["largest_seqno"] = cur.varint(64, "largest seqno")
+            file["smallest_seqno"] = cur.varint(64, "smallest seqno")
+            file["largest_seqno"] = cur.varint(64, "largest seqno")
         if tag == 103:
-            _custom_fields(cur, edit, fields)
-        new = NewFile(level, number, size, smallest, largest, **fields)  # type: ignore[arg-type]
-        edit.lists["new_files"].append(new)
+            _custom_fields(cur, fields, file)
+        new = NewFile(level, number, size, smallest, largest, **file)  # type: ignore[arg-type]
+        fields.add("new_files", new)
 
     return handle
 
 
-def _custom_fields(cur: _Cursor, edit: _Edit, fields: dict[str, object]) -> None:
-    """NewFile4's custom fields, up to kTerminate (1), into ``fields``."""
+def _custom_fields(cur: Cursor, fields: Fields, file: dict[str, object]) -> None:
+    """NewFile4's custom fields, up to kTerminate (1), into ``file`` (one of them, the
+    minimum log number to keep, belongs to the edit's ``fields``)."""
     ignored: list[tuple[int, bytes]] = []
     while True:
         start = cur.pos
@@ -795,15 +666,15 @@ def _custom_fields(cur: _Cursor, edit: _Edit, fields: dict[str, object]) -> None
         name, how = _CUSTOM_FIELDS[tag]
         decoded = _custom_value(cur, value, value_at, name, how)
         if name == "min_log_number_to_keep":
-            edit.fields[name] = decoded
+            fields.set(name, decoded)
         else:
-            fields[name] = decoded
-    fields["ignored"] = tuple(ignored)
+            file[name] = decoded
+    file["ignored"] = tuple(ignored)
 
 
-def _custom_value(cur: _Cursor, value: bytes, at: int, name: str, how: str) -> object:
+def _custom_value(cur: Cursor, value: bytes, at: int, name: str, how: str) -> object:
     """A NewFile4 custom field's value, decoded as ``how`` says."""
-    inner = _Cursor(cur.what, value)
+    inner = Cursor(cur.what, value)
     if how == "raw":
         return value
     if how == "varint":
@@ -830,27 +701,27 @@ def _custom_value(cur: _Cursor, value: bytes, at: int, name: str, how: str) -> o
     return value[0]
 
 
-def _u32(field: str) -> _Handler:
+def _u32(field: str) -> Handler:
     """The handler of a tag holding one varint32, stored as ``field``."""
 
-    def handle(cur: _Cursor, edit: _Edit) -> None:
-        """Decode the tag's fields into ``edit``."""
-        edit.fields[field] = cur.varint(32, field.replace("_", " "))
+    def handle(cur: Cursor, fields: Fields) -> None:
+        """Decode the tag's fields into ``fields``."""
+        fields.set(field, cur.varint(32, field.replace("_", " ")))
 
     return handle
 
 
-def _cf_add(cur: _Cursor, edit: _Edit) -> None:
+def _cf_add(cur: Cursor, fields: Fields) -> None:
     """Tag 201: the name of a column family created."""
-    edit.fields["column_family_add"] = _text(cur.string("column family name"))
+    fields.set("column_family_add", _text(cur.string("column family name")))
 
 
-def _cf_drop(cur: _Cursor, edit: _Edit) -> None:
+def _cf_drop(cur: Cursor, fields: Fields) -> None:
     """Tag 202: the edit's column family is dropped (no payload)."""
-    edit.fields["column_family_drop"] = True
+    fields.set("column_family_drop", True)
 
 
-def _blob_custom_fields(cur: _Cursor, what: str) -> tuple[tuple[int, bytes], ...]:
+def _blob_custom_fields(cur: Cursor, what: str) -> tuple[tuple[int, bytes], ...]:
     """A blob file record's custom fields, up to the end marker (0)."""
     fields: list[tuple[int, bytes]] = []
     while True:
@@ -863,25 +734,25 @@ def _blob_custom_fields(cur: _Cursor, what: str) -> tuple[tuple[int, bytes], ...
         fields.append((tag, cur.string(f"{what} custom field {tag}")))
 
 
-def _blob_addition(cur: _Cursor, edit: _Edit) -> None:
+def _blob_addition(cur: Cursor, fields: Fields) -> None:
     """Tags 400 and 8194: a blob file added."""
     number = cur.varint(64, "blob file number")
     count, size = cur.varint(64, "total blob count"), cur.varint(64, "total blob bytes")
     method, value = cur.string("checksum method"), cur.string("checksum value")
     custom = _blob_custom_fields(cur, "blob file addition")
     addition = BlobFileAddition(number, count, size, method, value, custom)
-    edit.lists["blob_file_additions"].append(addition)
+    fields.add("blob_file_additions", addition)
 
 
-def _blob_garbage(cur: _Cursor, edit: _Edit) -> None:
+def _blob_garbage(cur: Cursor, fields: Fields) -> None:
     """Tags 401 and 8195: garbage in a blob file."""
     number = cur.varint(64, "blob file number")
     count, size = cur.varint(64, "garbage blob count"), cur.varint(64, "garbage blob bytes")
     custom = _blob_custom_fields(cur, "blob file garbage")
-    edit.lists["blob_file_garbages"].append(BlobFileGarbage(number, count, size, custom))
+    fields.add("blob_file_garbages", BlobFileGarbage(number, count, size, custom))
 
 
-def _wal_addition_fields(cur: _Cursor) -> WalAddition:
+def _wal_addition_fields(cur: Cursor) -> WalAddition:
     """A WalAddition: varint64 log number, then tagged fields up to kTerminate (1)."""
     number = cur.varint(64, "WAL number")
     synced_size = None
@@ -895,72 +766,61 @@ def _wal_addition_fields(cur: _Cursor) -> WalAddition:
         synced_size = cur.varint(64, "WAL synced size")
 
 
-def _wal_addition(cur: _Cursor, edit: _Edit) -> None:
+def _wal_addition(cur: Cursor, fields: Fields) -> None:
     """Tag 8196: a WalAddition inline."""
-    edit.lists["wal_additions"].append(_wal_addition_fields(cur))
+    fields.add("wal_additions", _wal_addition_fields(cur))
 
 
-def _wal_addition2(cur: _Cursor, edit: _Edit) -> None:
+def _wal_addition2(cur: Cursor, fields: Fields) -> None:
     """Tag 8199: a WalAddition inside a varstring."""
-    inner = _inner(cur, "WAL addition")
-    edit.lists["wal_additions"].append(_wal_addition_fields(inner))
+    inner = cur.inner("WAL addition")
+    fields.add("wal_additions", _wal_addition_fields(inner))
 
 
-def _wal_deletion(cur: _Cursor, edit: _Edit) -> None:
+def _wal_deletion(cur: Cursor, fields: Fields) -> None:
     """Tag 8197: a WalDeletion inline."""
-    edit.lists["wal_deletions"].append(WalDeletion(cur.varint(64, "WAL number")))
+    fields.add("wal_deletions", WalDeletion(cur.varint(64, "WAL number")))
 
 
-def _wal_deletion2(cur: _Cursor, edit: _Edit) -> None:
+def _wal_deletion2(cur: Cursor, fields: Fields) -> None:
     """Tag 8200: a WalDeletion inside a varstring."""
-    inner = _inner(cur, "WAL deletion")
-    edit.lists["wal_deletions"].append(WalDeletion(inner.varint(64, "WAL number")))
+    inner = cur.inner("WAL deletion")
+    fields.add("wal_deletions", WalDeletion(inner.varint(64, "WAL number")))
 
 
-def _inner(cur: _Cursor, name: str) -> _Cursor:
-    """A cursor over the next length-prefixed value, reporting offsets in the payload."""
-    raw = cur.string(name)
-    inner = _Cursor(cur.what, cur.data[: cur.pos])
-    inner.pos = cur.pos - len(raw)
-    return inner
-
-
-def _ts_low(cur: _Cursor, edit: _Edit) -> None:
+def _ts_low(cur: Cursor, fields: Fields) -> None:
     """Tag 8198: the full history timestamp low, never empty."""
     start = cur.pos
     value = cur.string("full history ts low")
     if not value:
         raise cur.error("empty full history ts low", start)
-    edit.fields["full_history_ts_low"] = value
+    fields.set("full_history_ts_low", value)
 
 
-def _persist_udt(cur: _Cursor, edit: _Edit) -> None:
+def _persist_udt(cur: Cursor, fields: Fields) -> None:
     """Tag 8201: whether user-defined timestamps are persisted (one byte)."""
     start = cur.pos
     value = cur.string("persist user-defined timestamps")
     if len(value) != 1:
         raise cur.error(f"persist user-defined timestamps of {len(value)} bytes, not 1", start)
-    edit.fields["persist_user_defined_timestamps"] = value[0] != 0
+    fields.set("persist_user_defined_timestamps", value[0] != 0)
 
 
-def _subcompaction(cur: _Cursor, edit: _Edit) -> None:
+def _subcompaction(cur: Cursor, fields: Fields) -> None:
     """Tag 8202: subcompaction progress, kept raw."""
-    edit.lists["subcompaction_progress"].append(cur.string("subcompaction progress"))
+    fields.add("subcompaction_progress", cur.string("subcompaction progress"))
 
 
-def _manifest_size(cur: _Cursor, edit: _Edit) -> None:
+def _manifest_size(cur: Cursor, fields: Fields) -> None:
     """Tag 8203: a varint64 inside a varstring."""
-    inner = _inner(cur, "last compacted manifest file size")
-    edit.fields["last_compacted_manifest_file_size"] = inner.varint(64, "manifest file size")
+    inner = cur.inner("last compacted manifest file size")
+    fields.set("last_compacted_manifest_file_size", inner.varint(64, "manifest file size"))
 
 
-if TYPE_CHECKING:
-    _Handler: TypeAlias = Callable[[_Cursor, _Edit], None]
-
-_EDIT_TAGS: dict[int, _Handler] = {
-    1: _comparator,
-    **{tag: _scalar(name) for tag, name in _SCALARS64.items()},
-    5: _compact_cursor,
+_EDIT_TAGS: dict[int, Handler] = {
+    1: comparator,
+    **{tag: scalar(name) for tag, name in {**SCALAR_TAGS, 10: "min_log_number_to_keep"}.items()},
+    5: _compact_pointer,
     6: _deleted_file,
     7: _new_file(7),
     100: _new_file(100),

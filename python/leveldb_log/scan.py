@@ -24,9 +24,11 @@ kind                  region
                       ``reason`` is ``"a torn tail no writer leaves (not a log?)"`` when
                       its whole header has a type no writer writes or a length that
                       cannot fit its block (the Reader warns of that), else None.
-``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): an empty
-                      recyclable record with checksum 0, and what follows it in its
-                      block (an older log's bytes, in a recycled file).
+``"end"``             Pebble's end of a closed log (dialect ``"pebble"``): a header
+                      of the log's number plus one (before any record has said the
+                      log's number: the empty one with checksum 0 that Pebble's
+                      Close writes), and what follows it in its block (an older
+                      log's bytes, in a recycled file).
 ====================  ==============================================================
 
 For every kind but ``"record"``, ``length`` is the region's size. ``type`` is the header's
@@ -36,18 +38,20 @@ type byte when a whole header was read at ``offset``, else None.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import (
     TYPE_CHECKING,
+    Any,
     BinaryIO,
     Literal,
     NamedTuple,
     Protocol,
     TypeAlias,
+    cast,
     runtime_checkable,
 )
 
-from leveldb_log import _core
+from leveldb_log import _core, _storage
 from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE
 from leveldb_log._dialects import DIALECTS, Dialect
 
@@ -58,9 +62,9 @@ __all__ = ["BAD_RECORD_LENGTH", "CHECKSUM_MISMATCH", "Kind", "PhysicalRecord", "
 
 Kind: TypeAlias = Literal["record", "trailer", "zero", "garbage", "truncated", "end"]
 
-# The reader's reason texts for the two kinds of garbage.
-BAD_RECORD_LENGTH = "bad record length"
-CHECKSUM_MISMATCH = "checksum mismatch"
+# The reader's reason texts for the two kinds of garbage (the core's).
+BAD_RECORD_LENGTH: str = _core._REASON_BAD_LENGTH
+CHECKSUM_MISMATCH: str = _core._REASON_CHECKSUM
 
 
 @runtime_checkable
@@ -122,6 +126,7 @@ def scan(
     payloads: bool = False,
     verify_checksums: bool = True,
     dialect: Dialect = "leveldb",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[PhysicalRecord]:
     """Every region of the log in source, in file order: a map of its bytes.
 
@@ -130,19 +135,22 @@ def scan(
     not joined into records. See PhysicalRecord for the kinds.
 
     Arguments
-      source: a path; a bytes-like object holding the log; or a binary file
-        object with read(), holding the log from its current position
-        (offsets count from there). It is opened (or its buffer taken) by
-        the call itself, so a missing path or a wrong type raises there, not
-        at the first next(). It is read one block at a time, never whole; a
-        file opened from a path is closed once the iterator ends or is
-        closed.
+      source: a path; a URL (scheme://..., such as s3://bucket/key.log),
+        opened with fsspec (pip install 'leveldb-log[fsspec]'); a bytes-like
+        object holding the log; or a binary file object with read(), holding
+        the log from its current position (offsets count from there). It
+        is opened (or its buffer taken) by the call itself, so a missing
+        path or a wrong type raises there, not at the first next(). It is
+        read one block at a time, never whole; a file opened from a path or
+        URL is closed once the iterator ends or is closed.
       payloads: True gives each "record" region its payload bytes.
       verify_checksums: False checks no CRC (checksum_ok is None) and a
         mismatch is not damage, as with Reader(verify_checksums=False).
       dialect: 'leveldb', 'rocksdb' or 'pebble': which header sizes the
         types have (RocksDB's metadata records are listed as records, with
         their type), as with Reader(dialect=...).
+      storage_options: for a URL, the file system's options (as for Reader);
+        None for none.
 
     Returns
       An iterator of PhysicalRecord, one per region.
@@ -152,15 +160,29 @@ def scan(
         read (while iterating).
       TypeError: a source that is none of the above, or a flag that is not
         a bool (at the call).
-      ValueError: an unknown dialect (at the call).
+      ValueError: an unknown dialect, or storage_options with a source that
+        is no URL (at the call).
+      ImportError: a URL without fsspec (the message names the extra).
     """
     opts = _Options(
         _check_flag("payloads", payloads),
         _check_flag("verify_checksums", verify_checksums),
         _check_dialect(dialect),
     )
-    if isinstance(source, (str, os.PathLike)):
-        return _scan_path(open(source, "rb"), opts)
+    return _scan_source(source, storage_options, opts)
+
+
+def _scan_source(
+    source: str | os.PathLike[str] | Buffer | ReadableFile,
+    storage_options: Mapping[str, Any] | None,
+    opts: _Options,
+) -> Iterator[PhysicalRecord]:
+    """The regions of ``source``, opened (a path or URL) or taken (a buffer) now."""
+    opened = _storage.reading(source, storage_options)
+    if isinstance(opened, (str, os.PathLike)):
+        return _scan_path(open(opened, "rb"), opts)
+    if opened is not source:  # a URL's file object: scan's to close
+        return _scan_path(cast(BinaryIO, opened), opts)
     if isinstance(source, ReadableFile):
         return _scan_blocks(_file_blocks(source), opts)
     if not isinstance(source, memoryview):
@@ -228,23 +250,29 @@ def _scan_blocks(
     blocks: Iterator[bytes] | Iterator[memoryview], opts: _Options
 ) -> Iterator[PhysicalRecord]:
     base = 0
+    log_number: list[int] = []  # the log's, once a recyclable record has said it
     for block in blocks:
         # Only the final block can be short, and only there does a cut-short record mean
         # a torn tail rather than damage.
-        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts)
+        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts, log_number)
         base += len(block)
 
 
 def _scan_block(
-    base: int, block: bytes | memoryview, short: bool, opts: _Options
+    base: int, block: bytes | memoryview, short: bool, opts: _Options, log_number: list[int]
 ) -> Iterator[PhysicalRecord]:
     """The regions of one block starting at file offset ``base``.
 
     The C core classifies them with the reader's own decoder and rules; ``short`` is True
     for the final, short block, where a cut-short record is a torn tail, not damage.
+    ``log_number`` holds the log's number once a record has said it (the first recyclable
+    one, as the reader learns it): Pebble's trailer is told by it.
     """
-    regions = _core._scan_block(block, short, opts.verify, opts.dialect)
+    known = log_number[0] if log_number else None
+    regions = _core._scan_block(block, short, opts.verify, opts.dialect, known)
     for position, kind, rtype, length, ok, reason, header_size, number in regions:
+        if kind == "record" and number is not None and not log_number:
+            log_number.append(number)
         data = None
         if opts.payloads and kind == "record":
             start = position + header_size

@@ -1,5 +1,6 @@
 """Arguments and offsets: ranges past the end of a file read nothing for every offset below
-2**64, flags are bools, bytes paths work, splits refuses what workers cannot seek in, a
+2**64, flags are bools, bytes paths work, every opener (Reader, scan, stats, splits) takes
+every kind of source, splits refuses what workers cannot seek in, a
 Writer refuses a file object it cannot write, a spent Reader refuses another Arrow export,
 and a Writer and a Reader count a file object's offsets from the same place."""
 
@@ -13,10 +14,9 @@ from typing import Any
 
 import leveldb_log
 import pytest
-from leveldb_log import Corruption, Reader, Writer
-from leveldb_log.stats import stats
+from leveldb_log import Corruption, Reader, Writer, stats
 from support import model
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
 RECORDS = [b"one", b"two" * 20_000, b"three"]
 PAST_THE_END = [
@@ -160,13 +160,47 @@ def test_a_rocksdb_writer_takes_its_log_number_from_a_bytes_path(tmp_path: pathl
     assert [r.log_number for r in leveldb_log.scan(path, dialect="rocksdb")] == [42]
 
 
+# ---- every opener takes every kind of source --------------------------------------------
+
+OPENERS: dict[str, Callable[[Any], Any]] = {
+    "Reader": lambda source: list(Reader(source)),
+    "scan": lambda source: list(leveldb_log.scan(source)),
+    "stats": stats,
+    "splits": lambda source: leveldb_log.splits(source, n=2),
+}
+KINDS: dict[str, Callable[[pathlib.Path], Any]] = {
+    "str": str,
+    "Path": lambda path: path,
+    "PathLike[bytes]": lambda path: BytesPath(os.fsencode(path)),
+    "file:// URL": lambda path: path.as_uri(),
+    "bytes": lambda path: path.read_bytes(),
+    "bytearray": lambda path: bytearray(path.read_bytes()),
+    "memoryview": lambda path: memoryview(path.read_bytes()),
+    "file object": lambda path: open(path, "rb"),
+    "BytesIO": lambda path: io.BytesIO(path.read_bytes()),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("opener", OPENERS)
+def test_every_opener_takes_every_kind_of_source(
+    log_path: pathlib.Path, opener: str, kind: str
+) -> None:
+    source = KINDS[kind](log_path)
+    try:
+        assert OPENERS[opener](source) == OPENERS[opener](log_path.read_bytes())
+    finally:
+        if hasattr(source, "close"):
+            source.close()
+
+
 # ---- splits ----------------------------------------------------------------------------
 
 
 def test_splits_refuses_a_directory(tmp_path: pathlib.Path) -> None:
     with pytest.raises(IsADirectoryError, match="not a directory"):
         leveldb_log.splits(tmp_path, n=2)
-    result = run_cli("split", "-n", "2", tmp_path)
+    result = run_cli_asserting_no_traceback("split", "-n", "2", tmp_path)
     assert result.returncode == 2 and result.stdout == b""
     assert b"not a directory" in result.stderr
 
@@ -176,7 +210,7 @@ def test_splits_refuses_a_fifo(tmp_path: pathlib.Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(ValueError, match="seek"):
         leveldb_log.splits(fifo, n=2)
-    result = run_cli("split", "-n", "2", fifo)
+    result = run_cli_asserting_no_traceback("split", "-n", "2", fifo)
     assert result.returncode == 2 and result.stdout == b""
     assert b"seek" in result.stderr
 

@@ -1,6 +1,6 @@
 """help() is documentation a user can live on: every public name says what it takes, returns
-and raises; Reader and Writer carry their rules; the stubs carry the same text as the
-extension, so an IDE shows what help() shows."""
+and raises; Reader and Writer carry their rules; the extensions' C docstrings are generated
+from the stubs at build time (csrc/docstrings.py), so an IDE shows what help() shows."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import leveldb_log
+import leveldb_log._core
+import leveldb_log._datastore
 import pytest
-from leveldb_log import Reader, Writer, leveldb
-from leveldb_log import stats as stats_module
+from leveldb_log import Reader, Writer, leveldb, pebble, rocksdb
 
-STUB = Path(leveldb_log.__file__).resolve().parent / "_core.pyi"
+PACKAGE = Path(leveldb_log.__file__).resolve().parent
 
 # Public names that are plain values: they have no docstring of their own (docs/api.md
 # describes them).
@@ -30,7 +31,7 @@ DATA = {
 }
 
 # Slots whose doc CPython writes ("Implement next(self)."): the stub leaves them bare.
-SLOTS = {"__init__", "__iter__", "__next__"}
+SLOTS = {"__init__", "__iter__", "__next__", "__len__"}
 
 
 def own_doc(obj: Any) -> str:
@@ -78,24 +79,33 @@ FUNCTIONS = [
     leveldb_log.unmask_crc,
     leveldb_log.scan,
     leveldb_log.splits,
-    stats_module.stats,
+    leveldb_log.stats,
     leveldb.decode_write_batch,
     leveldb.encode_write_batch,
     leveldb.decode_version_edit,
     leveldb.encode_version_edit,
+    rocksdb.decode_write_batch,
+    rocksdb.encode_write_batch,
+    rocksdb.decode_version_edit,
+    pebble.decode_write_batch,
+    pebble.encode_write_batch,
 ]
 
 
-@pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f"{f.__module__}.{f.__name__}")
 def test_functions_say_what_they_take_return_and_raise(func: Any) -> None:
     doc = own_doc(func)
     for section in ("Arguments", "Returns", "Raises"):
         assert f"\n{section}\n" in doc, f"{func.__name__}: no {section!r} section"
 
 
-@pytest.mark.parametrize("name", leveldb.__all__)
-def test_leveldb_names_are_documented(name: str) -> None:
-    obj = getattr(leveldb, name)
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [(m, name) for m in (leveldb, rocksdb, pebble) for name in m.__all__],
+    ids=lambda x: x if isinstance(x, str) else x.__name__.rsplit(".", 1)[1],
+)
+def test_payload_module_names_are_documented(module: types.ModuleType, name: str) -> None:
+    obj = getattr(module, name)
     if isinstance(obj, int) or name == "Operation":  # constants and a type alias
         return
     assert own_doc(obj), name
@@ -197,58 +207,124 @@ def test_signatures_of_the_c_functions_and_methods() -> None:
         assert parameters(w.flush) == []
 
 
-# ---- the stub against the extension ---------------------------------------------------
+# ---- the stubs against the extensions -------------------------------------------------
+# setup.py compiles each stub's docstrings (and its defs' signatures) into its extension:
+# every C-level object must have its docstring in the stub, and the stub none of its own.
+
+EXTENSIONS = {"_core": leveldb_log._core, "_datastore": leveldb_log._datastore}
 
 
-def stub_tree() -> ast.Module:
-    return ast.parse(STUB.read_text(encoding="utf-8"))
+def stub_tree(extension: str) -> ast.Module:
+    return ast.parse((PACKAGE / f"{extension}.pyi").read_text(encoding="utf-8"))
 
 
-def stub_class(name: str) -> ast.ClassDef:
-    found = [n for n in stub_tree().body if isinstance(n, ast.ClassDef) and n.name == name]
-    assert len(found) == 1, name
-    return found[0]
+def stub_docs(extension: str) -> dict[str, tuple[ast.AST, str | None]]:
+    """Dotted name -> (node, docstring) of the stub's module, functions, classes, members."""
+    tree = stub_tree(extension)
+    found: dict[str, tuple[ast.AST, str | None]] = {"": (tree, ast.get_docstring(tree))}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = (node, ast.get_docstring(node))
+        elif isinstance(node, ast.ClassDef):
+            found[node.name] = (node, ast.get_docstring(node))
+            for member in node.body:
+                if isinstance(member, ast.FunctionDef):
+                    setter = any(".setter" in ast.unparse(d) for d in member.decorator_list)
+                    if not setter:  # a property's getter holds its doc
+                        found[f"{node.name}.{member.name}"] = (member, ast.get_docstring(member))
+    return found
 
 
-def stub_functions(body: list[ast.stmt]) -> dict[str, ast.FunctionDef]:
-    return {n.name: n for n in body if isinstance(n, ast.FunctionDef)}
+def c_objects(extension: str) -> dict[str, Any]:
+    """Dotted name -> every object of the extension that carries a C docstring."""
+    module = EXTENSIONS[extension]
+    found: dict[str, Any] = {"": module}
+    for name, value in vars(module).items():
+        if isinstance(value, types.BuiltinFunctionType):
+            found[name] = value
+        elif isinstance(value, type):
+            found[name] = value
+            for member, obj in documented_members(value).items():
+                found[f"{name}.{member}"] = obj
+    return found
 
 
-def stub_parameters(node: ast.FunctionDef) -> list[str]:
+def every_c_object() -> list[tuple[str, str]]:
+    return [(ext, name) for ext in EXTENSIONS for name in c_objects(ext)]
+
+
+def test_the_extensions_have_the_objects_the_stubs_describe() -> None:
+    core = c_objects("_core")
+    for name in ("", "crc32c", "_scan_block", "Reader", "Reader.position", "Writer.write"):
+        assert name in core, name
+    for name in ("Batch", "Batch.nbytes", "BatchIterator", "Writer._before_sync"):
+        assert name in core, name
+    assert {"", "decode", "decode_columns", "_setup"} <= set(c_objects("_datastore"))
+
+
+@pytest.mark.parametrize(("extension", "name"), every_c_object())
+def test_every_c_docstring_is_the_stubs(extension: str, name: str) -> None:
+    stub = stub_docs(extension)
+    where = f"{extension}.pyi: {name or 'the module'}"
+    assert name in stub, f"{where} is missing: the C docstrings are generated from the stub"
+    doc = stub[name][1]
+    assert doc, f"{where} has no docstring: the C docstrings are generated from the stub"
+    assert doc == own_doc(c_objects(extension)[name]), where
+
+
+@pytest.mark.parametrize("extension", list(EXTENSIONS))
+def test_the_stubs_document_nothing_the_extension_lacks(extension: str) -> None:
+    runtime = c_objects(extension)
+    documented = {name for name, (_, doc) in stub_docs(extension).items() if doc is not None}
+    stale = documented - set(runtime)
+    assert not stale, f"{extension}.pyi documents what the extension lacks: {sorted(stale)}"
+    slots = {n for n in stub_docs(extension) if n.rpartition(".")[2] in SLOTS}
+    bare = {n for n in slots if stub_docs(extension)[n][1] is None}
+    assert bare == slots, f"the runtime doc of {slots - bare} is CPython's: leave them bare"
+
+
+def stub_signature(node: ast.FunctionDef) -> list[tuple[str, Any, object]]:
+    """(name, kind, default) of each parameter of a stub's def."""
     args = node.args
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-    return [a.arg for a in every]
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [inspect.Parameter.empty] * (len(positional) - len(args.defaults))
+    defaults += [ast.literal_eval(d) for d in args.defaults]
+    kinds = [inspect.Parameter.POSITIONAL_ONLY] * len(args.posonlyargs)
+    kinds += [inspect.Parameter.POSITIONAL_OR_KEYWORD] * len(args.args)
+    found = [(a.arg, k, d) for a, k, d in zip(positional, kinds, defaults, strict=True)]
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        default = inspect.Parameter.empty if d is None else ast.literal_eval(d)
+        found.append((a.arg, inspect.Parameter.KEYWORD_ONLY, default))
+    return found
 
 
-@pytest.mark.parametrize("name", ["crc32c", "mask_crc", "unmask_crc", "_append_point"])
-def test_stub_functions_carry_the_runtime_docstrings(name: str) -> None:
-    node = stub_functions(stub_tree().body)[name]
-    runtime = getattr(leveldb_log._core, name)
-    assert ast.get_docstring(node) == own_doc(runtime)
-    assert stub_parameters(node) == parameters(runtime)
+def runtime_signature(obj: Any) -> list[tuple[str, Any, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(obj).parameters.values()]
 
 
-@pytest.mark.parametrize("cls", [Writer, Reader], ids=lambda c: c.__name__)
-def test_stub_classes_carry_the_runtime_docstrings(cls: type) -> None:
-    node = stub_class(cls.__name__)
-    assert ast.get_docstring(node) == own_doc(cls)
-    stub = stub_functions(node.body)
-    runtime = documented_members(cls)
-    for name, fn in stub.items():
-        doc = ast.get_docstring(fn)
-        if name in SLOTS:
-            assert doc is None, f"{cls.__name__}.{name}: the runtime doc is CPython's"
-            continue
-        assert doc is not None, f"{cls.__name__}.{name} has no docstring in the stub"
-        assert doc == own_doc(runtime[name]), f"{cls.__name__}.{name}"
-    missing = {n for n in runtime if not n.startswith("_")} - set(stub)
-    assert not missing, f"not in the stub: {missing}"
+def signed_objects() -> list[tuple[str, str]]:
+    return [
+        (ext, name)
+        for ext in EXTENSIONS
+        for name, obj in c_objects(ext).items()
+        if name
+        and not isinstance(obj, (types.GetSetDescriptorType, types.MemberDescriptorType))
+        and (not isinstance(obj, type) or name in {"Reader", "Writer"})
+    ]
 
 
-@pytest.mark.parametrize("cls", [Writer, Reader], ids=lambda c: c.__name__)
-def test_stub_signatures_match_the_runtime_ones(cls: type) -> None:
-    stub = stub_functions(stub_class(cls.__name__).body)
-    assert stub_parameters(stub["__init__"])[1:] == parameters(cls)
-    for name, member in documented_members(cls).items():
-        if isinstance(member, types.MethodDescriptorType) and name in stub:
-            assert stub_parameters(stub[name]) == parameters(member), f"{cls.__name__}.{name}"
+@pytest.mark.parametrize(("extension", "name"), signed_objects())
+def test_every_c_signature_is_the_stubs(extension: str, name: str) -> None:
+    runtime = c_objects(extension)[name]
+    nodes = stub_docs(extension)
+    if isinstance(runtime, type):
+        node = nodes[f"{name}.__init__"][0]
+        assert isinstance(node, ast.FunctionDef)
+        assert runtime_signature(runtime) == stub_signature(node)[1:], name
+        return
+    node = nodes[name][0]
+    assert isinstance(node, ast.FunctionDef)
+    want = stub_signature(node)
+    if "." in name:  # a method: CPython's $self is positional-only
+        want[0] = (want[0][0], inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.empty)
+    assert runtime_signature(runtime) == want, f"{extension}.{name}"

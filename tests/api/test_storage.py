@@ -115,6 +115,40 @@ def test_memory_splits_are_those_of_the_bytes(mem: str) -> None:
     assert splits(f"{mem}/a.log", size=3 * BLOCK_SIZE) == splits(data, size=3 * BLOCK_SIZE)
 
 
+def test_memory_scan_and_stats_are_those_of_the_bytes(mem: str) -> None:
+    bad = damaged(_log_bytes(records()))
+    with fsspec.open(f"{mem}/bad.log", "wb") as f:
+        f.write(bad)
+    url = f"{mem}/bad.log"
+    assert list(leveldb_log.scan(url, payloads=True)) == list(leveldb_log.scan(bad, payloads=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # stats hears the damage: it never warns
+        figures = leveldb_log.stats(url, storage_options={})
+    assert figures == leveldb_log.stats(bad)
+    assert figures.corrupt
+
+
+def test_a_url_scan_or_stats_closes_the_file_it_opened(
+    mem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[Owned] = []
+
+    def fake(url: str, mode: str, options: Any) -> Owned:
+        assert (mode, options) == ("rb", {"anon": True})
+        f = Owned(_log_bytes([b"one", b"two"]))
+        opened.append(f)
+        return f
+
+    monkeypatch.setattr(_storage, "open_url", fake)
+    regions = leveldb_log.scan(f"{mem}/a.log", storage_options={"anon": True})
+    assert next(regions).kind == "record"
+    assert not opened[0].closed
+    assert [r.kind for r in regions] == ["record"]
+    assert opened[0].closed
+    assert leveldb_log.stats(f"{mem}/a.log", storage_options={"anon": True}).records == 2
+    assert opened[1].closed
+
+
 def test_memory_reader_pickles_as_what_reopens_the_url(mem: str) -> None:
     recs = records(500)
     with Writer(f"{mem}/a.log") as w:
@@ -228,6 +262,10 @@ def test_storage_options_belong_to_urls(tmp_path: Path, mem: str) -> None:
         Writer(tmp_path / "b.log", storage_options={})
     with pytest.raises(ValueError, match="storage_options applies to URLs"):
         splits(path, n=1, storage_options={})
+    with pytest.raises(ValueError, match="storage_options applies to URLs"):
+        leveldb_log.scan(path, storage_options={})
+    with pytest.raises(ValueError, match="storage_options applies to URLs"):
+        leveldb_log.stats(b"", storage_options={})
     with pytest.raises(TypeError, match="storage_options must be a mapping"):
         Reader(f"{mem}/a.log", storage_options=[1])
     assert not (tmp_path / "b.log").exists()
@@ -297,6 +335,8 @@ def test_file_urls_are_paths(tmp_path: Path) -> None:
     r.close()
     copy.close()
     assert splits(url, n=3) == splits(tmp_path / "a.log", n=3)
+    assert leveldb_log.stats(url) == leveldb_log.stats(tmp_path / "a.log")
+    assert list(leveldb_log.scan(url)) == list(leveldb_log.scan(tmp_path / "a.log"))
 
 
 def test_file_url_appends_after_a_torn_tail(tmp_path: Path) -> None:
@@ -323,6 +363,8 @@ for call in (
     lambda: leveldb_log.Reader("s3://bucket/a.log"),
     lambda: leveldb_log.Writer("s3://bucket/a.log"),
     lambda: leveldb_log.splits("s3://bucket/a.log", n=2),
+    lambda: leveldb_log.scan("s3://bucket/a.log"),
+    lambda: leveldb_log.stats("s3://bucket/a.log"),
 ):
     try:
         call()
@@ -351,6 +393,8 @@ with leveldb_log.Writer(path, "a") as w:
     w.write(b"y")
 assert list(leveldb_log.Reader(path)) == [b"x", b"y"]
 assert leveldb_log.splits(path, n=2) == [(0, 16)]
+assert [r.kind for r in leveldb_log.scan(path)] == ["record", "record"]
+assert leveldb_log.stats(path).records == 2
 from leveldb_log.cli import main
 assert main(["verify", "-q", path]) == 0
 assert "fsspec" not in sys.modules

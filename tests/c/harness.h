@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log_format.h"
+#include "log_header.h"
 #include "ref_crc32c.h"
 
 #define B LLOG_BLOCK_SIZE
@@ -42,11 +42,12 @@
     X(writer)                                                                 \
     X(reader)                                                                 \
     X(ranges)                                                                 \
-    X(tail)                                                                   \
+    X(append)                                                                 \
     X(dialects_reading)                                                       \
     X(dialects_metadata)                                                      \
     X(dialects_writer)                                                        \
     X(peer_log_test)                                                          \
+    X(header)                                                                 \
     X(recovery)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);

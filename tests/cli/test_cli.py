@@ -20,13 +20,13 @@ import leveldb_log
 import pytest
 from leveldb_log.cli import verify
 from support import model
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
 
 
-run = run_cli
+run = run_cli_asserting_no_traceback
 
 
 def lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:

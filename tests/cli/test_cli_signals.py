@@ -15,7 +15,7 @@ import time
 
 import leveldb_log
 import pytest
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
 
@@ -133,7 +133,7 @@ def test_a_temporary_file_sigkill_left_is_removed_by_the_next_write(
     assert left.startswith(f".t.log.leveldb-log.{socket.gethostname()}.{proc.pid}.")
     assert (tmp_path / left).exists()  # what SIGKILL leaves
 
-    result = run_cli("write", target, input=b"after\n")
+    result = run_cli_asserting_no_traceback("write", target, input=b"after\n")
     assert result.returncode == 0, result.stderr
     message = result.stderr.decode()
     assert f"removed {str(tmp_path / left)!r}" in message and str(target) in message
@@ -151,14 +151,14 @@ def test_the_next_write_leaves_other_temporary_files_alone(tmp_path: pathlib.Pat
     ]
     for name in others:
         (tmp_path / name).write_bytes(b"keep")
-    result = run_cli("write", tmp_path / "t.log", input=b"a\n")
+    result = run_cli_asserting_no_traceback("write", tmp_path / "t.log", input=b"a\n")
     assert result.returncode == 0 and result.stderr == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*others, "t.log"])
 
 
 def test_an_error_names_the_target_not_the_temporary_file(tmp_path: pathlib.Path) -> None:
     target = tmp_path / "missing" / "t.log"
-    result = run_cli("write", target, input=b"a\n")
+    result = run_cli_asserting_no_traceback("write", target, input=b"a\n")
     assert result.returncode == 2
     assert result.stderr.decode() == (
         f"leveldb-log: cannot access {str(target)!r}: No such file or directory\n"

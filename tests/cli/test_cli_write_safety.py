@@ -13,12 +13,12 @@ import sys
 
 import leveldb_log
 import pytest
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
 TEXT = b"# A README\n\nSome notes, not a log.\n" * 600  # 20 KB of text
 
 
-run = run_cli
+run = run_cli_asserting_no_traceback
 
 
 def files_in(folder: pathlib.Path) -> list[str]:

@@ -14,7 +14,7 @@ import leveldb_log
 import pytest
 from leveldb_log import Corruption, CorruptionError, CorruptionWarning, TruncatedRecordError
 from support import model
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "recovery.md"
 NOT_A_LOG_REASON = "a torn tail no writer leaves (not a log?)"
@@ -86,7 +86,7 @@ def reader(mode: str) -> Callable[[pathlib.Path], str]:
 
 
 def verify(path: pathlib.Path) -> str:
-    result = run_cli("verify", path)
+    result = run_cli_asserting_no_traceback("verify", path)
     out = result.stdout.decode()
     verdict = (
         "not a log"
@@ -104,7 +104,7 @@ def verify(path: pathlib.Path) -> str:
 
 
 def stats(path: pathlib.Path) -> str:
-    result = run_cli("stats", "--json", path)
+    result = run_cli_asserting_no_traceback("stats", "--json", path)
     figures = json.loads(result.stdout)
     err = result.stderr.decode()
     if "not a log?" in err:
@@ -131,7 +131,7 @@ def scan(path: pathlib.Path) -> str:
 
 def command(name: str) -> Callable[[pathlib.Path], str]:
     def judge(path: pathlib.Path) -> str:
-        result = run_cli(name, path)
+        result = run_cli_asserting_no_traceback(name, path)
         err = result.stderr.decode()
         if result.returncode == 0:
             assert err == ""
@@ -194,7 +194,7 @@ def test_every_tool_gives_the_tables_verdict(
 @pytest.mark.parametrize("name", ["verify", "stats", "dump", "cat"])
 def test_a_text_file_on_standard_input_is_not_a_log_either(name: str) -> None:
     # verify's own end-of-file check needs a file; the Reader's warning does not.
-    result = run_cli(name, "-", input=the_file("a text file"))
+    result = run_cli_asserting_no_traceback(name, "-", input=the_file("a text file"))
     assert result.returncode == 1
     said = (result.stdout + result.stderr).decode()
     assert "not a log?" in said and "OK" not in said
@@ -203,9 +203,9 @@ def test_a_text_file_on_standard_input_is_not_a_log_either(name: str) -> None:
 def test_verify_in_another_dialect_tells_a_text_file_from_a_log(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(the_file("a text file"))
-    result = run_cli("verify", "--dialect", "rocksdb", path)
+    result = run_cli_asserting_no_traceback("verify", "--dialect", "rocksdb", path)
     assert result.returncode == 1
     # The end-of-file rule of mode "a" judges every dialect: the verdict is LevelDB's.
-    leveldb = run_cli("verify", "--dialect", "leveldb", path)
+    leveldb = run_cli_asserting_no_traceback("verify", "--dialect", "leveldb", path)
     assert result.stdout == leveldb.stdout
     assert "NOT A LOG: no valid record" in result.stdout.decode()

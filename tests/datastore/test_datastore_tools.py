@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from leveldb_log import datastore as ds
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 from support.datastore_build import write_export, write_log
 
 try:
@@ -160,7 +160,7 @@ def test_dask_reads_one_partition_per_output_file_or_byte_range(
 
 
 def test_cli_dump_decode_prints_entities_as_json_lines(export: Path) -> None:
-    result = run_cli("dump", "--decode", export)
+    result = run_cli_asserting_no_traceback("dump", "--decode", export)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.decode().splitlines()]
     assert len(rows) == 6
@@ -170,7 +170,9 @@ def test_cli_dump_decode_prints_entities_as_json_lines(export: Path) -> None:
     assert props["when"] == "2020-01-03T00:00:00.000000Z"
     assert props["ref"] == [["users", "alice"], ["posts", 7]]
     assert props["where"] == {"latitude": 2.0, "longitude": -2.0}
-    one = run_cli("dump", "--decode", export / "all_namespaces" / "all_kinds" / "output-1")
+    one = run_cli_asserting_no_traceback(
+        "dump", "--decode", export / "all_namespaces" / "all_kinds" / "output-1"
+    )
     assert [json.loads(x)["key"] for x in one.stdout.decode().splitlines()] == [
         [["users", "u4"]],
         [["users", "u5"]],
@@ -180,23 +182,25 @@ def test_cli_dump_decode_prints_entities_as_json_lines(export: Path) -> None:
 def test_cli_dump_decode_reports_damage_and_bad_records(tmp_path: Path) -> None:
     key = ds.Key([("k", "a")])
     write_log(tmp_path / "output-0", [ds.encode_entity(ds.Entity({"v": 1}, key=key)), b"junk"])
-    result = run_cli("dump", "--decode", tmp_path / "output-0")
+    result = run_cli_asserting_no_traceback("dump", "--decode", tmp_path / "output-0")
     assert result.returncode == 1
     assert len(result.stdout.decode().splitlines()) == 1
     assert b"offset" in result.stderr and b"output-0" in result.stderr
     renamed = tmp_path / "backup.bin"
     renamed.write_bytes((tmp_path / "output-0").read_bytes()[:-11])  # the first record only
-    forced = run_cli("dump", "--decode", "--kind", "export", renamed)
+    forced = run_cli_asserting_no_traceback("dump", "--decode", "--kind", "export", renamed)
     assert forced.returncode == 0 and json.loads(forced.stdout)["properties"] == {"v": 1}
 
 
 def test_cli_stats_counts_entities_per_kind(export: Path) -> None:
-    result = run_cli("stats", "--json", export)
+    result = run_cli_asserting_no_traceback("stats", "--json", export)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"entities": 6, "kinds": {"users": 6}}
-    text = run_cli("stats", export).stdout.decode().splitlines()
+    text = run_cli_asserting_no_traceback("stats", export).stdout.decode().splitlines()
     assert text[0].split() == ["entities", "6"] and text[1].split() == ["users", "6"]
-    one = run_cli("stats", "--json", export / "all_namespaces" / "all_kinds" / "output-0")
+    one = run_cli_asserting_no_traceback(
+        "stats", "--json", export / "all_namespaces" / "all_kinds" / "output-0"
+    )
     figures = json.loads(one.stdout)
     assert figures["records"] == 4 and figures["entities"] == 4 and figures["kinds"] == {"users": 4}
 

@@ -1,5 +1,6 @@
 """WriteBatch and VersionEdit payloads (leveldb_log.leveldb): golden bytes built by hand,
-round trips, and a helpful ValueError for every kind of malformed payload."""
+round trips, and a helpful CorruptionError (a ValueError) for every kind of malformed
+payload, at the offset in the payload where decoding failed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from leveldb_log import CorruptionError, rocksdb
 from leveldb_log.leveldb import (
     MAX_SEQUENCE,
     NUM_LEVELS,
@@ -162,8 +164,9 @@ def test_every_strict_prefix_of_a_batch_is_refused(
 ) -> None:
     payload = encode_write_batch(1, ops)
     cut = data.draw(st.integers(0, len(payload) - 1))
-    with pytest.raises(ValueError, match=r"^WriteBatch: "):
+    with pytest.raises(CorruptionError, match=r"^WriteBatch: ") as e:
         decode_write_batch(payload[:cut])
+    assert 0 <= e.value.offset <= cut and e.value.size == cut - e.value.offset
 
 
 u64 = st.integers(0, 2**64 - 1) | st.integers(0, 300)
@@ -206,8 +209,9 @@ def test_arbitrary_bytes_decode_or_raise_value_error_naming_the_payload(data: by
     for decode, name in ((decode_write_batch, "WriteBatch"), (decode_version_edit, "VersionEdit")):
         try:
             decode(data)
-        except ValueError as e:
+        except CorruptionError as e:
             assert str(e).startswith(f"{name}: ")
+            assert str(e).endswith(f"at byte {e.offset}") and 0 <= e.offset <= len(data)
 
 
 # ---------------------------------------------------------------------------
@@ -220,33 +224,48 @@ H = header(1, 1)
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        (b"", "WriteBatch: 0 bytes is shorter than the 12-byte header (sequence, count)"),
-        (H[:11], "WriteBatch: 11 bytes is shorter than the 12-byte header (sequence, count)"),
+        (b"", "WriteBatch: 0 bytes is shorter than the 12-byte header (sequence, count) at byte 0"),
+        (
+            H[:11],
+            "WriteBatch: 11 bytes is shorter than the 12-byte header (sequence, count) at byte 0",
+        ),
         (
             header(1, 3) + b"\x01\x01a\x01b\x00\x01c",
-            "WriteBatch: count says 3 operations but 2 found",
+            "WriteBatch: count says 3 operations but 2 found at byte 8",
         ),
-        (header(1, 0) + b"\x00\x01c", "WriteBatch: count says 0 operations but 1 found"),
+        (header(1, 0) + b"\x00\x01c", "WriteBatch: count says 0 operations but 1 found at byte 8"),
         (H + b"\x07\x01a", "WriteBatch: unknown operation tag 7 at byte 12"),
         (H + b"\x01\x01a\x01b" + b"\x02", "WriteBatch: unknown operation tag 2 at byte 17"),
-        (H + b"\x01\x80", "WriteBatch: truncated varint32 at byte 13"),
-        (H + b"\x01", "WriteBatch: truncated varint32 at byte 13"),
-        (H + b"\x01\x01a", "WriteBatch: truncated varint32 at byte 15"),
+        (H + b"\x01\x80", "WriteBatch: truncated key length (varint32) at byte 13"),
+        (H + b"\x01", "WriteBatch: truncated key length (varint32) at byte 13"),
+        (H + b"\x01\x01a", "WriteBatch: truncated value length (varint32) at byte 15"),
         (H + b"\x01\x05ab", "WriteBatch: key of 5 bytes runs past the end (2 left) at byte 13"),
         (
             H + b"\x01\x01a\x03b",
             "WriteBatch: value of 3 bytes runs past the end (1 left) at byte 15",
         ),
-        (H + b"\x00\xff\xff\xff\xff\x1f", "WriteBatch: varint32 overflows 32 bits at byte 13"),
+        (
+            H + b"\x00\xff\xff\xff\xff\x1f",
+            "WriteBatch: key length (varint32) overflows 32 bits at byte 13",
+        ),
         (
             H + b"\x00\xff\xff\xff\xff\xff\x01",
-            "WriteBatch: varint32 longer than 5 bytes at byte 13",
+            "WriteBatch: key length (varint32) longer than 5 bytes at byte 13",
         ),
     ],
 )
 def test_malformed_write_batch(payload: bytes, message: str) -> None:
-    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(CorruptionError, match=f"^{re.escape(message)}$") as e:
         decode_write_batch(payload)
+    assert_payload_offset(e.value, payload, message)
+
+
+def assert_payload_offset(e: CorruptionError, payload: bytes, message: str) -> None:
+    """The error's offset is the "at byte N" of its message, size the bytes from there to the
+    payload's end, and reason the message without its prefix and suffix."""
+    offset = int(message.rsplit(" ", 1)[1])
+    assert (e.offset, e.size) == (offset, len(payload) - offset)
+    assert message == f"{message.split(':')[0]}: {e.reason} at byte {offset}"
 
 
 @pytest.mark.parametrize(
@@ -255,31 +274,34 @@ def test_malformed_write_batch(payload: bytes, message: str) -> None:
         (b"\x2a\x00", "VersionEdit: unknown tag 42 at byte 0"),
         (b"\x02\x06\x08\x01", "VersionEdit: unknown tag 8 at byte 2"),
         (b"\x02\x06\x80\x01", "VersionEdit: unknown tag 128 at byte 2"),
-        (b"\x02", "VersionEdit: truncated varint64 at byte 1"),
-        (b"\x04\xff\xff", "VersionEdit: truncated varint64 at byte 1"),
-        (b"\x03" + b"\xff" * 10 + b"\x01", "VersionEdit: varint64 longer than 10 bytes at byte 1"),
-        (b"\x03" + b"\xff" * 9 + b"\x02", "VersionEdit: varint64 overflows 64 bits at byte 1"),
-        (b"\x80", "VersionEdit: truncated varint32 at byte 0"),
+        (b"\x02", "VersionEdit: truncated log number (varint64) at byte 1"),
+        (b"\x04\xff\xff", "VersionEdit: truncated last sequence (varint64) at byte 1"),
+        (b"\x03" + b"\xff" * 10 + b"\x01", "VersionEdit: next file number (varint64) longer"
+         " than 10 bytes at byte 1"),
+        (b"\x03" + b"\xff" * 9 + b"\x02", "VersionEdit: next file number (varint64) overflows"
+         " 64 bits at byte 1"),
+        (b"\x80", "VersionEdit: invalid tag at byte 0"),
         (b"\x01\x05abc", "VersionEdit: comparator name of 5 bytes runs past the end (3 left)"
          " at byte 1"),
         (b"\x06\x07\x01", "VersionEdit: level 7 out of range (LevelDB has 7) at byte 1"),
-        (b"\x06\x01", "VersionEdit: truncated varint64 at byte 2"),
-        (b"\x05\x01\x03abc", "VersionEdit: compact pointer key: internal key of 3 bytes is"
-         " shorter than its 8-byte trailer at byte 2"),
+        (b"\x06\x01", "VersionEdit: truncated file number (varint64) at byte 2"),
+        (b"\x05\x01\x03abc", "VersionEdit: compact pointer key of 3 bytes is shorter"
+         " than its 8-byte trailer at byte 2"),
         (b"\x07\x00\x05\x10\x09" + ikey(b"a", 1) + b"\x02", "VersionEdit: largest key of 2"
          " bytes runs past the end (0 left) at byte 14"),
-        (b"\x07\x00\x05\x10\x00", "VersionEdit: smallest key: internal key of 0 bytes is"
-         " shorter than its 8-byte trailer at byte 4"),
-        (b"\x07\x00\x05", "VersionEdit: truncated varint64 at byte 3"),
+        (b"\x07\x00\x05\x10\x00", "VersionEdit: smallest key of 0 bytes is shorter than its"
+         " 8-byte trailer at byte 4"),
+        (b"\x07\x00\x05", "VersionEdit: truncated file size (varint64) at byte 3"),
     ],
 )  # fmt: skip
 def test_malformed_version_edit(payload: bytes, message: str) -> None:
-    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(CorruptionError, match=f"^{re.escape(message)}$") as e:
         decode_version_edit(payload)
+    assert_payload_offset(e.value, payload, message)
 
 
 def test_internal_key_shorter_than_its_trailer() -> None:
-    with pytest.raises(ValueError, match="internal key of 7 bytes is shorter than its 8-byte"):
+    with pytest.raises(CorruptionError, match="internal key of 7 bytes is shorter than its 8-byte"):
         InternalKey.decode(b"1234567")
 
 
@@ -319,3 +341,11 @@ def test_values_are_frozen_and_hashable() -> None:
     assert len({batch, batch}) == 1 and len({edit, edit}) == 1
     with pytest.raises(AttributeError):
         batch.sequence = 2  # type: ignore[misc]
+
+
+def test_decoded_values_equal_only_values_of_their_class() -> None:
+    # Dataclasses, not named tuples: a Put is no tuple, and the engines share tag 5 and 6.
+    assert Put(b"k", b"v") != (b"k", b"v")
+    assert DeletedFile(1, 2) != (1, 2)
+    assert rocksdb.DeletedFile is DeletedFile and rocksdb.CompactPointer is CompactPointer
+    assert rocksdb.InternalKey is InternalKey

@@ -1,5 +1,5 @@
 """Pebble's batches (leveldb_log.pebble): golden bytes built by hand from docs/rocksdb.md for
-every kind, round trips through encode_batch, and a CorruptionError (never another
+every kind, round trips through encode_write_batch, and a CorruptionError (never another
 exception) for every malformed payload."""
 
 from __future__ import annotations
@@ -12,15 +12,14 @@ from hypothesis import strategies as st
 from leveldb_log import CorruptionError
 from leveldb_log.pebble import (
     MAX_KIND,
-    Batch,
     Delete,
     DeleteSized,
-    Entry,
     Excise,
     IngestSST,
     IngestSSTWithBlobs,
     LogData,
     Merge,
+    Operation,
     Other,
     RangeDelete,
     RangeKeyDelete,
@@ -28,8 +27,9 @@ from leveldb_log.pebble import (
     RangeKeyUnset,
     Set,
     SingleDelete,
-    decode_batch,
-    encode_batch,
+    WriteBatch,
+    decode_write_batch,
+    encode_write_batch,
 )
 
 
@@ -50,7 +50,7 @@ def header(sequence: int, count: int) -> bytes:
     return struct.pack("<QI", sequence, count)
 
 
-GOLDEN: list[tuple[str, bytes, Entry]] = [
+GOLDEN: list[tuple[str, bytes, Operation]] = [
     ("0 delete", b"\x00" + vs(b"k"), Delete(b"k")),
     ("1 set", b"\x01" + vs(b"k") + vs(b"v"), Set(b"k", b"v")),
     ("2 merge", b"\x02" + vs(b"k") + vs(b"+"), Merge(b"k", b"+")),
@@ -75,37 +75,37 @@ GOLDEN: list[tuple[str, bytes, Entry]] = [
 
 
 @pytest.mark.parametrize(("entry", "decoded"), [g[1:] for g in GOLDEN], ids=[g[0] for g in GOLDEN])
-def test_every_kind_decodes_and_encodes_byte_for_byte(entry: bytes, decoded: Entry) -> None:
+def test_every_kind_decodes_and_encodes_byte_for_byte(entry: bytes, decoded: Operation) -> None:
     counted = 0 if isinstance(decoded, LogData) else 1
     payload = header(77, counted) + entry
-    assert decode_batch(payload) == Batch(77, counted, (decoded,))
-    assert encode_batch(77, [decoded]) == payload
+    assert decode_write_batch(payload) == WriteBatch(77, (decoded,), counted)
+    assert encode_write_batch(77, [decoded]) == payload
 
 
 @pytest.mark.parametrize("kind", [4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 16, 25, 27, 28, 29])
 def test_other_kinds_up_to_30_are_a_key_alone(kind: int) -> None:
     payload = header(1, 2) + bytes([kind]) + vs(b"k") + b"\x01" + vs(b"a") + vs(b"b")
-    assert decode_batch(payload).entries == (Other(kind, b"k"), Set(b"a", b"b"))
+    assert decode_write_batch(payload).ops == (Other(kind, b"k"), Set(b"a", b"b"))
 
 
 @pytest.mark.parametrize("kind", [31, 32, 0x7F, 0xFF])
 def test_kinds_above_30_are_invalid(kind: int) -> None:
     payload = header(1, 1) + b"\x00" + vs(b"k") + bytes([kind]) + vs(b"k")
     with pytest.raises(CorruptionError) as info:
-        decode_batch(payload)
+        decode_write_batch(payload)
     assert info.value.reason == f"invalid key kind {kind:#x}"
     assert info.value.offset == 15 and isinstance(info.value, ValueError)
 
 
 def test_the_count_is_kept_as_the_header_says() -> None:
     payload = header(5, 99) + b"\x01" + vs(b"k") + vs(b"v")
-    assert decode_batch(payload) == Batch(5, 99, (Set(b"k", b"v"),))
-    assert encode_batch(5, [Set(b"k", b"v")], count=99) == payload
+    assert decode_write_batch(payload) == WriteBatch(5, (Set(b"k", b"v"),), 99)
+    assert encode_write_batch(5, [Set(b"k", b"v")], count=99) == payload
 
 
 def test_log_data_is_not_counted() -> None:
     entries = [LogData(b"a"), Set(b"k", b"v"), LogData(b"b"), IngestSST(1)]
-    assert decode_batch(encode_batch(0, entries)).count == 2
+    assert decode_write_batch(encode_write_batch(0, entries)).count == 2
 
 
 @pytest.mark.parametrize(
@@ -122,29 +122,29 @@ def test_log_data_is_not_counted() -> None:
 )
 def test_malformed_entries(entry: bytes, reason: str) -> None:
     with pytest.raises(CorruptionError) as info:
-        decode_batch(header(1, 1) + entry)
+        decode_write_batch(header(1, 1) + entry)
     assert reason in info.value.reason
     assert 12 <= info.value.offset <= 12 + len(entry)
 
 
 def test_short_header() -> None:
     with pytest.raises(CorruptionError, match="12-byte header"):
-        decode_batch(b"\x00" * 11)
+        decode_write_batch(b"\x00" * 11)
 
 
 def test_encode_refuses_bad_entries() -> None:
-    with pytest.raises(TypeError, match=r"leveldb_log\.pebble entry"):
-        encode_batch(1, [b"raw"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"leveldb_log\.pebble operation"):
+        encode_write_batch(1, [b"raw"])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="key must be bytes-like"):
-        encode_batch(1, [Set("k", b"v")])  # type: ignore[arg-type]
+        encode_write_batch(1, [Set("k", b"v")])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="kind 31"):
-        encode_batch(1, [Other(31, b"k")])
+        encode_write_batch(1, [Other(31, b"k")])
     with pytest.raises(ValueError, match="table number"):
-        encode_batch(1, [IngestSST(-1)])
+        encode_write_batch(1, [IngestSST(-1)])
     with pytest.raises(ValueError, match="sequence"):
-        encode_batch(2**56, [])
+        encode_write_batch(2**56, [])
     with pytest.raises(ValueError, match="count"):
-        encode_batch(1, [], count=2**32)
+        encode_write_batch(1, [], count=2**32)
 
 
 keys = st.binary(max_size=30)
@@ -168,9 +168,9 @@ ENTRIES = st.one_of(
 
 
 @given(st.integers(0, 2**56 - 1), st.lists(ENTRIES, max_size=20))
-def test_decode_inverts_encode(sequence: int, entries: list[Entry]) -> None:
-    batch = decode_batch(encode_batch(sequence, entries))
-    assert batch.sequence == sequence and batch.entries == tuple(entries)
+def test_decode_inverts_encode(sequence: int, entries: list[Operation]) -> None:
+    batch = decode_write_batch(encode_write_batch(sequence, entries))
+    assert batch.sequence == sequence and batch.ops == tuple(entries)
     assert batch.count == sum(not isinstance(e, LogData) for e in entries)
 
 
@@ -178,7 +178,7 @@ def test_decode_inverts_encode(sequence: int, entries: list[Entry]) -> None:
 @given(st.binary(max_size=200))
 def test_any_bytes_decode_or_raise_corruption(data: bytes) -> None:
     try:
-        decode_batch(data)
+        decode_write_batch(data)
     except CorruptionError as e:
         assert 0 <= e.offset <= len(data)
 
@@ -186,13 +186,13 @@ def test_any_bytes_decode_or_raise_corruption(data: bytes) -> None:
 @settings(max_examples=300)
 @given(st.lists(ENTRIES, min_size=1, max_size=8), st.data())
 def test_damaged_batches_decode_or_raise_corruption(
-    entries: list[Entry], data: st.DataObject
+    entries: list[Operation], data: st.DataObject
 ) -> None:
-    payload = bytearray(encode_batch(1, entries))
+    payload = bytearray(encode_write_batch(1, entries))
     cut = data.draw(st.integers(12, len(payload)))
     index = data.draw(st.integers(0, len(payload) - 1))
     payload[index] = data.draw(st.integers(0, 255))
     try:
-        decode_batch(bytes(payload[:cut]))
+        decode_write_batch(bytes(payload[:cut]))
     except CorruptionError as e:
         assert 0 <= e.offset <= cut

@@ -21,7 +21,7 @@ from leveldb_log.rocksdb import (
     BlobIndex,
     Commit,
     CommitWithTimestamp,
-    CompactCursor,
+    CompactPointer,
     Delete,
     DeletedFile,
     DeleteRange,
@@ -341,7 +341,7 @@ def test_leveldbs_tags() -> None:
         prev_log_number=11,
         next_file_number=300,
         last_sequence=2**40,
-        compact_cursors=(CompactCursor(3, K_SMALL),),
+        compact_pointers=(CompactPointer(3, K_SMALL),),
         deleted_files=(DeletedFile(2, 77),),
         new_files=(NewFile(1, 8, 1000, K_SMALL, K_LARGE, tag=7),),
     )
@@ -537,7 +537,7 @@ def test_a_tag_cut_short_is_an_invalid_tag() -> None:
     [
         (varint(8198) + vs(b""), "empty full history ts low"),
         (varint(8201) + vs(b"\x01\x01"), "persist user-defined timestamps of 2 bytes, not 1"),
-        (varint(5) + varint(1) + vs(b"short"), "compact cursor of 5 bytes is shorter"),
+        (varint(5) + varint(1) + vs(b"short"), "compact pointer key of 5 bytes is shorter"),
         (varint(2) + b"\xff" * 10 + b"\x01", "log number (varint64) longer than 10 bytes"),
         (varint(203) + varint(2**32), "max column family (varint32) overflows 32 bits"),
         (varint(8200) + vs(b""), "truncated WAL number (varint64)"),

@@ -12,14 +12,13 @@ import struct
 
 import leveldb_log
 import pytest
-from leveldb_log import pebble, rocksdb
+from leveldb_log import pebble, rocksdb, stats
 from leveldb_log._detect import detect_dialect
 from leveldb_log.cli import _payloads
 from leveldb_log.cli.dump import escape, json_bytes
-from leveldb_log.stats import stats
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
-run = run_cli
+run = run_cli_asserting_no_traceback
 B = leveldb_log.BLOCK_SIZE
 
 
@@ -313,7 +312,7 @@ def test_decode_standard_input(rocksdb_wal: pathlib.Path) -> None:
 
 
 def test_pebble_batches_render() -> None:
-    batch = pebble.encode_batch(
+    batch = pebble.encode_write_batch(
         7, [pebble.Set(b"k", b"v"), pebble.DeleteSized(b"d", 12), pebble.IngestSST(3)]
     )
     text = _payloads.decoder("pebble", "wal", "text", lambda b: escape(b, "'"), json_bytes)
@@ -356,7 +355,7 @@ def test_auto_reads_a_recycled_rocksdb_wal(tmp_path: pathlib.Path) -> None:
 @needs_dialects
 def test_auto_reads_a_pebble_wal(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "000004.log"
-    batch = pebble.encode_batch(10, [pebble.Set(b"k", b"v"), pebble.RangeDelete(b"a", b"b")])
+    batch = pebble.encode_write_batch(10, [pebble.Set(b"k", b"v"), pebble.RangeDelete(b"a", b"b")])
     path.write_bytes(chunk(9, batch, 4, 0) + chunk(9, batch, 4, 0) + trailer(5))
     result = run("dump", "--decode", path)
     assert result.returncode == 0, result.stderr
@@ -379,8 +378,8 @@ def test_stats_reads_in_the_dialect(tmp_path: pathlib.Path) -> None:
 
 
 PEBBLE_BATCHES = [
-    pebble.encode_batch(10, [pebble.Set(b"k", b"v"), pebble.RangeDelete(b"a", b"b")]),
-    pebble.encode_batch(12, [pebble.LogData(b"note"), pebble.DeleteSized(b"k", 9)]),
+    pebble.encode_write_batch(10, [pebble.Set(b"k", b"v"), pebble.RangeDelete(b"a", b"b")]),
+    pebble.encode_write_batch(12, [pebble.LogData(b"note"), pebble.DeleteSized(b"k", 9)]),
 ]
 PEBBLE_LINES = [
     "sequence 10; count 2",

@@ -157,7 +157,7 @@ def test_scan_shows_pebbles_trailer_and_stats_finds_a_closed_log_clean() -> None
     log = written(dialect="pebble", log_number=12)
     last = list(leveldb_log.scan(log, dialect="pebble"))[-1]
     assert (last.kind, last.offset, last.end) == ("end", len(log) - 11, len(log))
-    s = leveldb_log.stats.stats(log, dialect="pebble")
+    s = leveldb_log.stats(log, dialect="pebble")
     assert (s.records, s.torn_tail_bytes, s.corrupt) == (len(RECORDS), 0, False)
     with leveldb_log.Reader(log, dialect="pebble") as r:
         assert list(r) == RECORDS and r.position == len(log)

@@ -21,12 +21,12 @@ import leveldb_log
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import model_dialects
+from support import model_dialects, reading
 from support.damage import damage
+from support.dialect_cases import GOLDEN, GOLDEN_DIR, TABLE_CASES
 from support.profiles import differential
-from support.reading import MODES, Outcome, assert_same
+from support.reading import MODES, Outcome, assert_reader_contract, assert_same
 from support.records import B, make_records, payload, size_lists
-from test_model_dialects import GOLDEN, GOLDEN_DIR, TABLE_CASES
 
 
 def zstd_module() -> Any:
@@ -65,30 +65,8 @@ def attrs_of(reader: Any) -> dict[str, Any]:
 
 def c_read(source: Any, **kw: Any) -> tuple[Outcome, dict[str, Any]]:
     """Reads with leveldb_log.Reader: everything observable, and the attributes after."""
-    seen: list[Any] = []
-    records: list[bytes] = []
-    offsets: list[int | None] = []
-    error = None
-    with leveldb_log.Reader(source, on_corruption=seen.append, **kw) as r:
-        it = iter(r)
-        while True:
-            try:
-                rec = next(it)
-            except StopIteration:
-                break
-            except leveldb_log.CorruptionError as e:
-                error = (
-                    "truncated" if isinstance(e, leveldb_log.TruncatedRecordError) else "corruption"
-                )
-                assert seen and (e.offset, e.size, e.reason) == tuple(seen[-1])
-                break
-            records.append(rec)
-            offsets.append(r.last_record_offset)
-        dropped = r.dropped_bytes
-        attrs = attrs_of(r)
-        assert list(r) == []
-    out = Outcome(records, offsets, [tuple(c) for c in seen], error, dropped)
-    return out, attrs
+    out = reading.c_read(source, attrs_of=attrs_of, **kw)
+    return out, out.attrs
 
 
 def model_read(data: bytes, **kw: Any) -> tuple[Outcome, dict[str, Any]]:
@@ -114,6 +92,7 @@ def model_read(data: bytes, **kw: Any) -> tuple[Outcome, dict[str, Any]]:
 
 def check_same(data: bytes, **kw: Any) -> Outcome:
     got, got_attrs = c_read(data, **kw)
+    assert_reader_contract(got)
     want, want_attrs = model_read(data, **kw)
     assert_same(got, want, kw)
     assert got_attrs == want_attrs, kw
@@ -328,9 +307,11 @@ def test_consecutive_ranges_read_every_record_once_in_rocksdb_skip_mode(
     bounds = [0, *cuts, None]
     kw = dict(dialect="rocksdb", log_number=log.log_number, recovery="skip")
     whole, _ = c_read(log, **kw)
+    assert_reader_contract(whole)
     parts = []
     for a, b in itertools.pairwise(bounds):
         part, _ = c_read(log, start=a, end=b, **kw)
+        assert_reader_contract(part)
         inside = [c for c in whole.corruptions if c[0] >= a and (b is None or c[0] < b)]
         assert part.corruptions == inside, (a, b)
         parts.append(part)
@@ -395,6 +376,7 @@ def test_metadata_records_are_exposed_by_the_reader() -> None:
     data += model_dialects.encode_chunk(10, model_dialects.udt_payload([(0, 8), (3, 16)]))
     data += model_dialects.encode_chunk(1, b"batch")
     out, attrs = c_read(data, dialect="rocksdb", recovery="absolute")
+    assert_reader_contract(out)
     assert out.records == [b"batch"] and out.corruptions == []
     assert attrs["timestamp_sizes"] == {0: 8, 3: 16}
     assert attrs["predecessor"] == (6, 1234, 99)
@@ -531,6 +513,7 @@ def test_rocksdb_compressed_writer_frames_as_the_model_frames(
     assert got == want
     for recovery in MODES:
         c_out, attrs = c_read(path, dialect="rocksdb", recovery=recovery)
+        assert_reader_contract(c_out)
         m_out, _ = model_read(
             got,
             dialect="rocksdb",
@@ -613,6 +596,7 @@ def test_damaged_compressed_logs_read_as_the_model_reads_them(
         log, done, _ = damage(data.draw, clean, kinds=kinds)
     kw: dict[str, Any] = dict(dialect="rocksdb", recovery=recovery)
     got, got_attrs = c_read(log, **kw)
+    assert_reader_contract(got)
     want, want_attrs = model_read(log, decompress=zstd_decompress, **kw)
     assert_same(got, want, (sizes, recycle, done))
     assert got_attrs == want_attrs

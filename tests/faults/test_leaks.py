@@ -17,7 +17,7 @@ from pathlib import Path
 
 import leveldb_log
 import pytest
-from support.leaks import check_no_leak
+from support.leaks import assert_no_leak
 
 B = leveldb_log.BLOCK_SIZE
 BIG = bytes(range(256)) * 400  # 102400 bytes: four fragments, encoded without the GIL
@@ -59,7 +59,7 @@ def test_no_leak_writing_and_reading_a_path(tmp_path: Path) -> None:
             assert sum(1 for _ in r) == len(RECORDS) + 1
             r.position  # noqa: B018
 
-    check_no_leak(cycle, 2000, also_ignoring=__file__)
+    assert_no_leak(cycle, 2000, also_ignoring=__file__)
 
 
 def test_no_leak_writing_and_reading_file_objects_and_buffers() -> None:
@@ -77,7 +77,7 @@ def test_no_leak_writing_and_reading_file_objects_and_buffers() -> None:
         next(r)  # abandoned in the middle, never closed
         del r
 
-    check_no_leak(cycle, 3000, also_ignoring=__file__)
+    assert_no_leak(cycle, 3000, also_ignoring=__file__)
 
 
 def test_no_leak_appending_to_torn_logs(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_no_leak_appending_to_torn_logs(tmp_path: Path) -> None:
         with leveldb_log.Writer(path, "a") as w:
             w.write(b"after")
 
-    check_no_leak(cycle, 2000, also_ignoring=__file__)
+    assert_no_leak(cycle, 2000, also_ignoring=__file__)
 
 
 def _raises(exc: type[BaseException], fn: Callable[[], object]) -> None:
@@ -127,7 +127,7 @@ def test_no_leak_on_bad_arguments_and_closed_objects(tmp_path: Path, log_path: P
         _raises(ValueError, lambda: next(r))
         _raises(ValueError, lambda: leveldb_log.crc32c(b"x", 1 << 40))
 
-    check_no_leak(cycle, 2000, also_ignoring=__file__)
+    assert_no_leak(cycle, 2000, also_ignoring=__file__)
 
 
 class Boom(Exception):
@@ -159,7 +159,7 @@ def test_no_leak_on_corruption_in_every_recovery_mode() -> None:
         r = leveldb_log.Reader(CORRUPT, on_corruption=lambda c: r.close())  # closes itself
         list(r)
 
-    check_no_leak(cycle, 3000, also_ignoring=__file__)
+    assert_no_leak(cycle, 3000, also_ignoring=__file__)
 
 
 class FailingIO(io.RawIOBase):
@@ -216,4 +216,4 @@ def test_no_leak_when_file_objects_raise() -> None:
         r.close()
         assert len(list(leveldb_log.Reader(FailingIO(CLEAN, fail="seek")))) == len(RECORDS)
 
-    check_no_leak(cycle, 2000, also_ignoring=__file__)
+    assert_no_leak(cycle, 2000, also_ignoring=__file__)

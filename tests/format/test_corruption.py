@@ -15,7 +15,7 @@ from support import model
 from support.damage import damage, soup_bytes, soup_ops
 from support.oracle import untouched_records
 from support.profiles import differential
-from support.reading import MODES, assert_same, c_read, model_read
+from support.reading import MODES, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, H, encode_sizes, layout, make_records, payload, size_lists
 
 DETECTABLE = ("flip", "flip_header", "zero", "overwrite")  # no forged checksums
@@ -51,6 +51,7 @@ def test_damage_in_place_never_yields_a_record_that_was_not_written(written, dat
     pairs = list(zip(lay.offsets, records, strict=True))
     for recovery in MODES:
         out = c_read(damaged, recovery=recovery)
+        assert_reader_contract(out)
         got = list(zip(out.offsets, out.records, strict=True))
         assert is_subsequence(got, pairs), (recovery, done)
         assert_same(out, model_read(damaged, recovery=recovery), (recovery, done))
@@ -63,6 +64,7 @@ def test_skip_mode_yields_every_record_in_blocks_the_damage_did_not_touch(writte
     kinds = (*DETECTABLE, "rewrite_header")
     damaged, done, touched = damage(data.draw, lay.data, kinds=kinds)
     out = c_read(damaged)
+    assert_reader_contract(out)
     got = set(zip(out.offsets, out.records, strict=True))
     for i in untouched_records(lay, touched):
         assert (lay.offsets[i], records[i]) in got, (i, done)
@@ -91,6 +93,7 @@ def test_truncated_log_yields_exactly_the_records_that_end_before_the_cut(
     complete = [i for i, e in enumerate(lay.ends) if e <= cut]
     for recovery in MODES:
         out = c_read(source, recovery=recovery)
+        assert_reader_contract(out)
         assert out.records == [records[i] for i in complete], recovery
         assert out.offsets == [lay.offsets[i] for i in complete], recovery
         if recovery == "absolute":
@@ -114,6 +117,7 @@ def test_inserted_garbage_yields_written_records_only_and_all_before_its_block(w
     assert [kind for kind, _, _ in done] == ["insert"]
     for recovery in MODES:
         out = c_read(damaged, recovery=recovery)
+        assert_reader_contract(out)
         assert is_subsequence(out.records, records), (recovery, done)
         if recovery == "skip":
             before = [records[i] for i in untouched_records(lay, touched)]
@@ -135,8 +139,12 @@ def test_reader_equals_model_on_every_kind_of_damaged_input(tmp_path_factory, da
     for recovery in MODES:
         kw = dict(recovery=recovery, verify_checksums=verify)
         expected = model_read(damaged, **kw)
-        assert_same(c_read(damaged, **kw), expected, (kw, done))
-        assert_same(c_read(path, **kw), expected, (kw, done))
+        got = c_read(damaged, **kw)
+        assert_reader_contract(got)
+        assert_same(got, expected, (kw, done))
+        got = c_read(path, **kw)
+        assert_reader_contract(got)
+        assert_same(got, expected, (kw, done))
 
 
 # ---------------------------------------------------------------------------
@@ -478,7 +486,9 @@ def test_point_in_time_ends_cleanly_before_a_mid_file_corruption():
 def test_each_recovery_mode_matches_the_model_on_mid_file_and_tail_damage(recovery):
     torn = torn_cases()[1][1]
     for data in (mid_file_corruption(), torn):
-        assert_same(c_read(data, recovery=recovery), model_read(data, recovery=recovery))
+        got = c_read(data, recovery=recovery)
+        assert_reader_contract(got)
+        assert_same(got, model_read(data, recovery=recovery))
 
 
 @pytest.mark.parametrize("recovery", ["skip", "tolerate_tail", "point_in_time"])

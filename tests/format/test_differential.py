@@ -24,7 +24,7 @@ from support import model
 from support.damage import soup_bytes, soup_ops
 from support.logs import as_log, clean_logs, damaged_logs, draw_range, offsets_strategy
 from support.profiles import differential
-from support.reading import MODES, Outcome, assert_same, c_read, model_read
+from support.reading import MODES, Outcome, assert_reader_contract, assert_same, c_read, model_read
 from support.records import (
     B,
     H,
@@ -276,6 +276,7 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
         return  # (the log after the prefix was read back from the object above)
     # and the whole reads back as one clean log, even in absolute mode
     out = c_read(result, recovery="absolute")
+    assert_reader_contract(out)
     assert out.records == first_records + second_records
     assert out.offsets == model.encode(first_records)[1] + expected_offsets
     assert out.corruptions == [] and out.error is None
@@ -294,6 +295,7 @@ def test_reader_returns_records_and_offsets_from_every_source_kind(workdir, kind
     lay = layout(records)
     with source_of(kind, log, workdir) as source:
         out = c_read(source, recovery=recovery)
+        assert_reader_contract(out)
     assert out.records == records
     assert out.offsets == lay.offsets
     assert out.corruptions == [] and out.error is None and out.dropped_bytes == 0
@@ -310,6 +312,7 @@ def test_reader_matches_model_on_damaged_logs_from_every_source_kind(
     kw = dict(recovery=recovery, verify_checksums=verify, start=start, end=end)
     with source_of(kind, log, workdir) as source:
         out = c_read(source, **kw)
+        assert_reader_contract(out)
     assert_same(out, model_read(log, **kw), kw)
 
 
@@ -340,6 +343,7 @@ def test_file_object_read_in_any_chunk_size_matches_model(
         consumed += stream.read(skip - len(consumed))
     assert consumed == b"\xff" * skip
     out = c_read(stream, **kw)
+    assert_reader_contract(out)
     assert_same(out, model_read(log, **kw), kw)
     if log and (start, end) == (0, None):
         assert stream.calls > 0  # it was read through readinto
@@ -384,6 +388,7 @@ def test_cutting_a_clean_log_anywhere_returns_every_record_once_and_no_corruptio
     parts = read_cuts(source, cuts, recovery=recovery)
     bounds = list(zip(cuts, [*cuts[1:], None], strict=True))
     for (s, e), part in zip(bounds, parts, strict=True):
+        assert_reader_contract(part)
         assert part.corruptions == [] and part.error is None and part.dropped_bytes == 0
         assert part.offsets == [o for o in lay.offsets if s <= o and (e is None or o < e)]
     assert [r for p in parts for r in p.records] == records
@@ -397,8 +402,11 @@ def test_cutting_a_damaged_log_reports_each_record_and_corruption_exactly_once(l
     points = data.draw(st.lists(offsets_strategy(log), max_size=8))
     cuts = sorted({0, *points})
     whole = c_read(log, verify_checksums=verify)
+    assert_reader_contract(whole)
     assert_same(whole, model_read(log, verify_checksums=verify))
     parts = read_cuts(log, cuts, verify_checksums=verify)
+    for part in parts:
+        assert_reader_contract(part)
     assert [r for p in parts for r in p.records] == whole.records, cuts
     assert [o for p in parts for o in p.offsets] == whole.offsets, cuts
     # each report exactly once (a report about an open record comes after later bytes'
@@ -416,7 +424,9 @@ def test_ranges_of_a_damaged_log_match_model_in_every_recovery_mode(log, data):
         verify = data.draw(st.booleans())
         for recovery in MODES:
             kw = dict(recovery=recovery, verify_checksums=verify, start=start, end=end)
-            assert_same(c_read(log, **kw), model_read(log, **kw), kw)
+            got = c_read(log, **kw)
+            assert_reader_contract(got)
+            assert_same(got, model_read(log, **kw), kw)
 
 
 @differential(0.5)
@@ -428,7 +438,9 @@ def test_ranges_of_hand_made_physical_records_match_model_in_every_recovery_mode
         verify = data.draw(st.booleans())
         for recovery in MODES:
             kw = dict(recovery=recovery, verify_checksums=verify, start=start, end=end)
-            assert_same(c_read(log, **kw), model_read(log, **kw), kw)
+            got = c_read(log, **kw)
+            assert_reader_contract(got)
+            assert_same(got, model_read(log, **kw), kw)
 
 
 @differential(0.5)
@@ -436,7 +448,9 @@ def test_ranges_of_hand_made_physical_records_match_model_in_every_recovery_mode
 def test_verify_checksums_false_matches_model(log, recovery, data):
     start, end = draw_range(data.draw, log) if data.draw(st.booleans()) else (0, None)
     kw = dict(recovery=recovery, verify_checksums=False, start=start, end=end)
-    assert_same(c_read(log, **kw), model_read(log, **kw), kw)
+    got = c_read(log, **kw)
+    assert_reader_contract(got)
+    assert_same(got, model_read(log, **kw), kw)
 
 
 @differential(0.5)
@@ -471,7 +485,9 @@ def test_range_starting_at_a_block_boundary_inside_a_fragmented_record_matches_m
         for end in (None, data.draw(st.integers(k * B, len(log) + 1))):
             for recovery in MODES:
                 kw = dict(recovery=recovery, verify_checksums=verify, start=k * B, end=end)
-                assert_same(c_read(log, **kw), model_read(log, **kw), kw)
+                got = c_read(log, **kw)
+                assert_reader_contract(got)
+                assert_same(got, model_read(log, **kw), kw)
 
 
 def test_range_starting_where_a_torn_fragmented_record_continues_reports_nothing():
@@ -479,11 +495,13 @@ def test_range_starting_where_a_torn_fragmented_record_continues_reports_nothing
     begins at offset 0, so a range starting at block 1 has nothing to report, in any mode."""
     data = model.encode([b"x" * 40000])[0][: B + 3]
     whole = c_read(data, recovery="absolute")
+    assert_reader_contract(whole)
     assert whole.error == "truncated"
     assert whole.corruptions == [(0, B + 3, "truncated header at end of file")]
     for recovery in MODES:
         kw = dict(recovery=recovery, start=B)
         out = c_read(data, **kw)
+        assert_reader_contract(out)
         assert_same(out, model_read(data, **kw), kw)
         assert out.corruptions == [] and out.error is None
 
@@ -495,8 +513,11 @@ def test_unknown_type_at_a_block_start_inside_a_record_is_reported_once_across_a
         + model.encode_physical(model.FULL, b"ok")
     )
     whole = c_read(data)
+    assert_reader_contract(whole)
     assert whole.records == [b"ok"]
     assert whole.corruptions == [(0, B - H + 3, "unknown record type 9")]
     first, second = read_cuts(data, [0, B])
+    assert_reader_contract(first)
+    assert_reader_contract(second)
     assert first.corruptions == whole.corruptions
     assert second.records == [b"ok"] and second.corruptions == []

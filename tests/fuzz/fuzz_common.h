@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "crc32c.h"
-#include "log_format.h"
+#include "log_header.h"
 #include "log_reader.h"
 #include "log_writer.h"
 

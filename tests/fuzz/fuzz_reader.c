@@ -41,6 +41,7 @@
  *   the same events.
  */
 #include "fuzz_common.h"
+#include "log_detect.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
@@ -152,6 +153,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opt.recovery = (llog_recovery)((flags >> 5) & 3);
     opt.has_log_number = dialect == 3 || (flags & 0x80) != 0;
     opt.log_number = opt.has_log_number ? seed & 15 : 0;
+
+    /* Detection reads any bytes, never past them, to a verdict and why. */
+    llog_detection det =
+        llog_detect_dialect(log, len, opt.has_log_number, opt.log_number);
+    FUZZ_CHECK(det.reason != NULL && det.dialect <= LLOG_DIALECT_COUNT);
 
     seen_log whole = {0};
     read_all(&opt, log, len, &whole);

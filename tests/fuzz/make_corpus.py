@@ -13,7 +13,7 @@ Input formats (see each harness's header comment):
   from the small encoder below, written from docs/rocksdb.md);
 - roundtrip: flags, prefix end:2, first-list count, writer start:8, seed, then 2 bytes a record;
 - crc32c: one byte (split point and alignment), then the data;
-- tail: how many records to append, their size seed, then the log; or (bit 7 of the first
+- append: how many records to append, their size seed, then the log; or (bit 7 of the first
   byte) a crash: a seed, where to cut, zero fill, then record sizes;
 - datastore: one EntityProto record, as leveldb_log.datastore.encode_entity writes it
   (entities made here, of every value type).
@@ -271,7 +271,7 @@ def roundtrip_seeds() -> dict[str, bytes]:
     }
 
 
-def tail_seeds() -> dict[str, bytes]:
+def append_seeds() -> dict[str, bytes]:
     """Logs ending the ways a crash, preallocation or damage leaves them."""
     worked, _ = model.encode(records([1000, 97270, 8000], salt=1))
     small, _ = model.encode([b"foo", b"", b"bar", b"x" * 100])
@@ -375,7 +375,7 @@ def main() -> None:
     write(out, "reader", reader_seeds())
     write(out, "roundtrip", roundtrip_seeds())
     write(out, "crc32c", crc_seeds())
-    write(out, "tail", tail_seeds())
+    write(out, "append", append_seeds())
     write(out, "datastore", datastore_seeds())
 
 

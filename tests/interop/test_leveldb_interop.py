@@ -77,8 +77,8 @@ def db_state(db: pathlib.Path) -> DbState:
             state.last_sequence = edit.last_sequence
         if edit.next_file_number is not None:
             state.next_file_number = edit.next_file_number
-        for _, number in edit.deleted_files:
-            del state.live_files[number]
+        for deleted in edit.deleted_files:
+            del state.live_files[deleted.number]
         for f in edit.new_files:
             state.live_files[f.number] = f.file_size
     return state
@@ -205,7 +205,7 @@ def test_wal_of_leveldb_holds_every_write_in_order(tmp_path: pathlib.Path) -> No
     found = wal_batches(log)
     assert_batches(found, written, first=1)
     assert os.path.getsize(log) > 8 * B  # values of several blocks: FIRST/MIDDLE/LAST used
-    assert any(sum(len(op[-1]) for op in b.ops) > 3 * B for b in found)
+    assert any(sum(len(op.value) for op in b.ops if isinstance(op, Put)) > 3 * B for b in found)
     # And LevelDB agrees with the decoded batches about the contents.
     db = open_db(tmp_path)
     assert dict(db.iterator()) == expected_contents(written)

@@ -41,19 +41,19 @@ from support.rocksdb_interop import (
     assert_same_outcome,
     counted,
     current_wal,
-    damage_wal,
+    damage_wal_asserting_its_layout,
     damage_workload,
-    decode_wal,
+    decode_wal_asserting_headers,
     expected_contents,
-    manifest_edits,
-    our_outcome,
+    manifest_edits_asserting_both_dialects_agree,
+    our_outcome_asserting_headers,
     read_wal,
-    replay_manifest,
+    replay_manifest_asserting_file_metadata,
     rocksdb_reports,
     table_files,
     wal_files,
     workload,
-    write_our_wal,
+    write_our_wal_asserting_the_encoder,
 )
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -295,7 +295,7 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
     read = read_wal(log)
     assert read.reports == []
     assert read.compression == ("zstd" if "--zstd" in flags else None)
-    assert_batches(decode_wal(read.records), written, first=1)
+    assert_batches(decode_wal_asserting_headers(read.records), written, first=1)
     assert our_dump(log) == ldb  # our CLI prints what ldb prints
     contents, last = rocksdb_7_read(rocksdb_wal, tmp_path)
     assert last == sum(counted(b) for b in written)
@@ -314,14 +314,18 @@ def test_rocksdb_7_8_replays_a_wal_we_wrote(
     log = current_wal(tmp_path)
     assert log.stat().st_size == 0
     ours = debian_workload(seed=42, n=800)
-    write_our_wal(log, last + 1, ours, compression=compression, recycle=recycle)
+    write_our_wal_asserting_the_encoder(
+        log, last + 1, ours, compression=compression, recycle=recycle
+    )
     ldb = ldb_dump_wal(log)
     assert ldb == as_ldb_prints(ours, first=last + 1)
     contents, new_last = rocksdb_7_read(rocksdb_wal, tmp_path)
     assert new_last == last + sum(counted(b) for b in ours)
     for cf in range(3):
         assert contents[cf] == expected_contents(theirs + ours, cf)
-    families, live = replay_manifest(manifest_edits(tmp_path))
+    families, live = replay_manifest_asserting_file_metadata(
+        manifest_edits_asserting_both_dialects_agree(tmp_path)
+    )
     assert families == dict(enumerate(CF_NAMES)) and live == table_files(tmp_path)
 
 
@@ -375,7 +379,9 @@ def test_recovery_modes_keep_and_report_what_rocksdb_7_8_does(
     rocksdb_7_write(rocksdb_wal, db, written, *(["--recycle"] if recycle else []))
     log = db / "000004.log"
     assert log.read_bytes()[6] == (5 if recycle else 1)
-    damage_wal(log, damage, written)
+    damage_wal_asserting_its_layout(log, damage, written)
     for ours, theirs in MODES.items():
         recovered = rocksdb_7_outcome(rocksdb_wal, db, theirs)
-        assert_same_outcome(ours, our_outcome(log, ours), recovered, expected_contents(written))
+        assert_same_outcome(
+            ours, our_outcome_asserting_headers(log, ours), recovered, expected_contents(written)
+        )

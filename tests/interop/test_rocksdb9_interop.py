@@ -43,19 +43,19 @@ from support.rocksdb_interop import (
     assert_same_outcome,
     counted,
     current_wal,
-    damage_wal,
+    damage_wal_asserting_its_layout,
     damage_workload,
-    decode_wal,
+    decode_wal_asserting_headers,
     expected_contents,
-    manifest_edits,
-    our_outcome,
+    manifest_edits_asserting_both_dialects_agree,
+    our_outcome_asserting_headers,
     read_wal,
-    replay_manifest,
+    replay_manifest_asserting_file_metadata,
     rocksdb_reports,
     table_files,
     wal_files,
     workload,
-    write_our_wal,
+    write_our_wal_asserting_the_encoder,
 )
 
 BIG_MEMTABLE = 256 << 20  # no flush unless the test asks for one
@@ -135,7 +135,7 @@ def test_plain_wal_of_rocksdb_9_holds_every_write_in_order(tmp_path: pathlib.Pat
     read = read_wal(log)
     assert read.reports == []
     assert read.compression is None and read.log_number == int(log.stem)
-    assert_batches(decode_wal(read.records), written[:half], first=1)
+    assert_batches(decode_wal_asserting_headers(read.records), written[:half], first=1)
     for batch in written[half:]:
         db.apply(batch)
     shutil.copytree(tmp_path / "db", tmp_path / "copy")  # the open database, as it is
@@ -143,7 +143,7 @@ def test_plain_wal_of_rocksdb_9_holds_every_write_in_order(tmp_path: pathlib.Pat
     db.close()
     read = read_wal(tmp_path / "copy" / log.name)
     assert read.reports == []
-    assert_batches(decode_wal(read.records), written, first=1)
+    assert_batches(decode_wal_asserting_headers(read.records), written, first=1)
     assert (
         tmp_path / "copy" / log.name
     ).stat().st_size > 40 * B  # values of up to 1 MiB: FIRST/MIDDLE/LAST used
@@ -163,7 +163,7 @@ def test_rocksdb_9_wide_column_entity_is_one_operation(tmp_path: pathlib.Path) -
     read = read_wal(log)
     db.close()
     assert read.reports == []
-    assert decode_wal(read.records) == [
+    assert decode_wal_asserting_headers(read.records) == [
         (1, (("entity", 1, b"entity"),)),
         (2, (("put", 0, b"after", b"x"),)),
     ]
@@ -213,7 +213,7 @@ def test_recycled_wal_of_rocksdb_9_ends_at_the_old_records(
             read = read_wal(log, recovery=recovery)
             assert read.reports == [], (r, recovery)
             assert read.log_number == int(log.stem)
-            assert_batches(decode_wal(read.records), rounds[r], first=first)
+            assert_batches(decode_wal_asserting_headers(read.records), rounds[r], first=first)
         RocksDict(copy, recycle=True, mode=mode).close()  # RocksDB finds nothing wrong either
         assert rocksdb_reports(copy, log.name) == []
         first += len(rounds[r])
@@ -243,7 +243,7 @@ def test_recycled_wal_of_rocksdb_9_with_mixed_records(
     first = 1 + sum(counted(b) for b in rounds[0] + rounds[1])
     log = current_wal(copies[2])
     read = read_wal(log, recovery=recovery)
-    assert_batches(decode_wal(read.records), rounds[2], first=first)
+    assert_batches(decode_wal_asserting_headers(read.records), rounds[2], first=first)
     copy = RocksDict(copies[2], recycle=True, mode=mode)
     try:
         for cf in range(3):
@@ -264,8 +264,8 @@ def test_manifest_of_rocksdb_9_after_flushes_and_compactions(tmp_path: pathlib.P
     for cf in db.cfs:
         cf.compact_range(None, None)
     db.close()
-    edits = manifest_edits(tmp_path)
-    families, live = replay_manifest(edits)
+    edits = manifest_edits_asserting_both_dialects_agree(tmp_path)
+    families, live = replay_manifest_asserting_file_metadata(edits)
     assert families == dict(enumerate(CF_NAMES))
     assert live == table_files(tmp_path)
     assert any(edit.deleted_files for edit in edits)  # the compactions
@@ -289,7 +289,7 @@ def test_rocksdb_9_replays_a_wal_we_wrote_in_place_of_its_own(
     assert first == 1 + sum(counted(b) for b in theirs)
     log = current_wal(tmp_path)
     ours = list(workload(seed=31, n=1500, cfs=3))
-    write_our_wal(log, first, ours, recycle=recycle, compression=compression)
+    write_our_wal_asserting_the_encoder(log, first, ours, recycle=recycle, compression=compression)
     data = log.read_bytes()
     if compression:  # RocksDB reads a compressed WAL whatever its own wal_compression
         assert data[4:11] == b"\x04\x00\x09\x07\x00\x00\x00"
@@ -313,7 +313,9 @@ def test_rocksdb_9_refuses_our_wal_damaged_mid_file_in_absolute_mode(
     db.apply((("put", 0, b"theirs", b"1"),))
     db.close()
     log = current_wal(tmp_path)
-    write_our_wal(log, 2, [(("put", 1, b"k%d" % i, b"v" * 100),) for i in range(3)])
+    write_our_wal_asserting_the_encoder(
+        log, 2, [(("put", 1, b"k%d" % i, b"v" * 100),) for i in range(3)]
+    )
     data = bytearray(log.read_bytes())
     data[len(data) // 2] ^= 0x40
     log.write_bytes(bytes(data))
@@ -366,7 +368,9 @@ def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
     db.close()
     log = tmp_path / "db" / "000004.log"
     assert log.read_bytes()[6] == (5 if recycle else 1)
-    damage_wal(log, damage, written)
+    damage_wal_asserting_its_layout(log, damage, written)
     for ours, theirs in RD_MODES.items():
         recovered = rocksdb_9_outcome(tmp_path / "db", theirs, recycle)
-        assert_same_outcome(ours, our_outcome(log, ours), recovered, expected_contents(written))
+        assert_same_outcome(
+            ours, our_outcome_asserting_headers(log, ours), recovered, expected_contents(written)
+        )

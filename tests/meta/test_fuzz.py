@@ -25,7 +25,7 @@ HARNESSES = {
     "reader": 40_000,
     "roundtrip": 3_000,
     "crc32c": 150_000,
-    "tail": 5_000,
+    "append": 5_000,
     "datastore": 250_000,
 }
 

@@ -74,6 +74,21 @@ def test_the_readme_tests_map_lists_every_folder_of_tests() -> None:
     assert sorted(readme_tests_map()) == sorted(folders)
 
 
+def test_a_private_header_is_included_by_its_own_files_only() -> None:
+    """X_internal.h holds X's fields (a struct the rest of the code sees as opaque): only X*.c,
+    the files of X, include it."""
+    private = sorted(ROOT.glob("csrc/**/*_internal.h"))
+    assert any(p.name == "writer_internal.h" for p in private)
+    stray = []
+    for header in private:
+        owner = header.name.removesuffix("_internal.h")
+        for path in sorted(ROOT.glob("csrc/**/*.[ch]")):
+            included = f'#include "{header.name}"' in path.read_text()
+            if included and not (path.suffix == ".c" and path.name.startswith(owner)):
+                stray.append(f"{path.relative_to(ROOT)} includes {header.name}")
+    assert stray == []
+
+
 def c_functions(text: str) -> Iterator[tuple[int, int, str]]:
     """(first line, last line, signature) of each function defined at file scope."""
     lines = text.splitlines()

@@ -90,7 +90,7 @@ def test_c_unit_tests_have_no_memcheck_errors_or_leaks(
     assert " 0 failed" in proc.stdout, proc.stdout[-3000:]
 
 
-@pytest.mark.parametrize("harness", ["reader", "roundtrip", "crc32c", "tail", "datastore"])
+@pytest.mark.parametrize("harness", ["reader", "roundtrip", "crc32c", "append", "datastore"])
 def test_fuzz_seed_corpus_replays_clean_under_valgrind_memcheck(
     tmp_path: Path, harness: str
 ) -> None:

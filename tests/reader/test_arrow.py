@@ -24,10 +24,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support import model
-from support.leaks import check_no_leak
+from support.leaks import assert_no_leak
 from support.logs import clean_logs, damaged_logs, draw_range
 from support.profiles import scaled
-from support.reading import MODES, Outcome, assert_same, c_read, model_read
+from support.reading import MODES, Outcome, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, make_records
 
 # ---------------------------------------------------------------------------
@@ -205,7 +205,9 @@ def test_batches_of_damaged_logs_match_the_model_and_iteration_in_every_mode_and
     kw = {"recovery": recovery, "start": start, "end": end}
     got = batch_read(log, *limits, **kw)
     assert_same(got, model_read(log, **kw), (recovery, start, end, limits))
-    assert_same(got, c_read(log, **kw), (recovery, start, end, limits))
+    expected = c_read(log, **kw)
+    assert_reader_contract(expected)
+    assert_same(got, expected, (recovery, start, end, limits))
 
 
 @scaled(0.3)
@@ -214,7 +216,9 @@ def test_batches_of_a_file_object_match_iteration(clean: Any, limits: tuple[int,
     log, records = clean
     got = batch_read(io.BytesIO(log), *limits)
     assert got.records == records and got.error is None
-    assert_same(got, c_read(io.BytesIO(log)))
+    expected = c_read(io.BytesIO(log))
+    assert_reader_contract(expected)
+    assert_same(got, expected)
 
 
 @scaled(0.3)
@@ -226,6 +230,7 @@ def test_the_stream_read_by_hand_matches_iteration(log: bytes, data: Any) -> Non
         leveldb_log.Reader(log, recovery=recovery, on_corruption=seen.append)
     )
     expected = c_read(log, recovery=recovery)
+    assert_reader_contract(expected)
     assert [r for _, recs in batches for r in recs] == expected.records
     assert [o for offs, _ in batches for o in offs] == expected.offsets
     assert [tuple(c) for c in seen] == expected.corruptions
@@ -297,7 +302,9 @@ def test_batches_of_long_records_read_in_place_from_a_path(tmp_path: Any) -> Non
         w.write_many(records)
     got = batch_read(path, 3, 500000)
     assert got.records == records
-    assert_same(got, c_read(path))
+    expected = c_read(path)
+    assert_reader_contract(expected)
+    assert_same(got, expected)
     with leveldb_log.Reader(path) as r:
         assert sum(len(b) for b in r.iter_batches()) == len(records)
         assert r._blocks_in_place > 0  # assembled straight from the file (reader_fill.c)
@@ -556,7 +563,7 @@ def test_batches_and_streams_do_not_leak(name: str) -> None:
     """The C buffers (malloc'ed: seen in the resident size, 80 KiB a cycle) and the Python
     objects (tracemalloc) of every batch and stream are freed, exactly once (a double free
     crashes, or fails under the sanitized build)."""
-    check_no_leak(LEAK_CYCLES[name], 3000)
+    assert_no_leak(LEAK_CYCLES[name], 3000)
 
 
 # ---------------------------------------------------------------------------

@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 from support import model
 from support.damage import damage
 from support.profiles import scaled
-from support.reading import MODES, assert_same, c_read, model_read
+from support.reading import MODES, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, H, payload
 from support.threads import run_threads
 
 FRAG = B - H  # payload of a block-filling fragment
 IN_PLACE = sys.platform.startswith(("linux", "freebsd"))  # preadv
-LLPY_SLOW_COPY_MAX = 31  # the window of slow copies (csrc/py/binding.h)
+LLPY_SLOW_COPY_MAX = 31  # the window of slow copies (csrc/py/llpy_io.h)
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +127,7 @@ def test_damaged_logs_of_long_records_match_model(
     prime(workdir, guess)
     with slow_copies(window):
         got = c_read(str(path), **kw)
+        assert_reader_contract(got)
     assert_same(got, model_read(damaged, **kw), (done, kw, window))
 
 

@@ -25,7 +25,7 @@ from leveldb_log import (
     Writer,
 )
 from support import model
-from support.child import run_isolated
+from support.child import assert_passes_in_a_child
 from support.files import read_file, write_raw
 from support.records import MIXED_SIZES, records_of
 from support.threads import run_threads
@@ -635,4 +635,6 @@ def _reader_threads_body(path, source_kind):
 
 @pytest.mark.parametrize("source_kind", ["path", "bytes"])
 def test_reader_shared_by_threads_delivers_every_record_once(tmp_path, source_kind):
-    run_isolated("test_reader", "_reader_threads_body", str(tmp_path / "shared.log"), source_kind)
+    assert_passes_in_a_child(
+        "test_reader", "_reader_threads_body", str(tmp_path / "shared.log"), source_kind
+    )

@@ -1,4 +1,4 @@
-"""leveldb_log.stats: the figures of a log, from scan (layout) and Reader (records, damage).
+"""leveldb_log.stats(): the figures of a log, from scan (layout) and Reader (records, damage).
 
 Exact figures on hand-made logs (clean, fragmented, damaged, torn, zero-filled), the same
 figures from every kind of source, and properties against the pure-Python model on
@@ -17,8 +17,8 @@ import leveldb_log
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from leveldb_log import LogStats, SizeBucket, stats
 from leveldb_log._core import RECORD_TYPES
-from leveldb_log.stats import LogStats, SizeBucket, stats
 from support import model
 from support.damage import damage
 from support.profiles import scaled
@@ -281,7 +281,7 @@ def test_a_missing_file_raises_with_its_name(tmp_path: pathlib.Path) -> None:
 def test_stats_count_what_the_reader_returns_and_drops(
     sizes: list[int], data: st.DataObject
 ) -> None:
-    # (moved from test_cli.py: cli.collect_stats is now leveldb_log.stats.stats)
+    # (moved from test_cli.py: cli.collect_stats is now leveldb_log.stats)
     clean, _ = model.encode(make_records(sizes))
     broken, _, _ = damage(data.draw, clean)
     reports: list[leveldb_log.Corruption] = []

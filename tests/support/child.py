@@ -1,4 +1,5 @@
-"""A test body run in a child interpreter, so that a crash or a deadlock fails the test."""
+"""A test body run in a child interpreter, so that a crash or a deadlock fails the test
+(and not the whole run)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 import pytest
 
 
-def run_isolated(module: str, body: str, *args: Any, timeout: int = 20) -> None:
-    """Runs <module>.<body>(*args) in a child interpreter (module: the name of a test file
-    already imported, as its __name__ gives it).
+def assert_passes_in_a_child(module: str, body: str, *args: Any, timeout: int = 20) -> None:
+    """Asserts that <module>.<body>(*args) passes in a child interpreter (module: the name of
+    a test file already imported, as its __name__ gives it): it returns within the timeout,
+    with exit status 0.
 
     The thread tests share one native object between threads; a crash or a
     deadlock there must fail the test, not kill or hang the whole run.

@@ -20,14 +20,7 @@ from pathlib import Path
 import leveldb_log
 from leveldb_log.datastore import Entity, encode_entity
 
-
-def varint(v: int) -> bytes:
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
+from support.wire import varint
 
 
 def field(number: int, value: int | bytes) -> bytes:

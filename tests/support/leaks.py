@@ -26,12 +26,12 @@ def run(cycle: Callable[[], None], n: int) -> None:
             gc.collect()
 
 
-def check_no_leak(cycle: Callable[[], None], n: int, also_ignoring: str | None = None) -> None:
+def assert_no_leak(cycle: Callable[[], None], n: int, also_ignoring: str | None = None) -> None:
     """Runs cycle() n // 4 times to warm up, then n times under tracemalloc, then 2 n more
-    times. The traced memory must not grow by 8 bytes a cycle (the smallest Python object is
-    16), nor the resident size by 1 MiB (a reader's C state alone is a few hundred bytes).
-    Allocations made in this file, and in the file also_ignoring names (a caller's cycles),
-    are not counted."""
+    times, and asserts that the traced memory grew by less than 8 bytes a cycle (the smallest
+    Python object is 16) and the resident size by less than 1 MiB (a reader's C state alone
+    is a few hundred bytes). Allocations made in this file, and in the file also_ignoring
+    names (a caller's cycles), are not counted."""
     run(cycle, n // 4)
     gc.collect()
     rss_before = rss_bytes()

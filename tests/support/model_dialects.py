@@ -689,8 +689,10 @@ class _PebbleReader:
             if hs > HEADER_SIZE:
                 number = _u32(data, p + 7)
                 if self.log_number is None:
-                    self.log_number = number
-                    self.asm.events.append(Meta(p, "log_number", number))
+                    # Close's exact trailer first says the log's number is one less
+                    closing = data[p : p + 7] == bytes(6) + bytes([RECYCLABLE_FULL])
+                    self.log_number = (number - 1) & _MASK32 if closing else number
+                    self.asm.events.append(Meta(p, "log_number", self.log_number))
                 if number != self.log_number & _MASK32:
                     self.other_number(p, number)  # consumed unchecked, like RocksDB's
                     p += hs + length

@@ -7,6 +7,8 @@ import os
 
 from hypothesis import settings
 
+#: The profile HYPOTHESIS_PROFILE names (conftest.py loads it for every test), and the one of
+#: the differential tests: that profile, else "ci" in CI (which sets CI=true), else "default".
 NAMED_PROFILE = os.environ.get("HYPOTHESIS_PROFILE")
 DIFFERENTIAL_PROFILE = NAMED_PROFILE or ("ci" if os.environ.get("CI") else "default")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 from unittest import mock
 
@@ -20,14 +21,23 @@ class Outcome:
     corruptions: list[tuple[int, int, str]]
     error: str | None  # None, "corruption" or "truncated"
     dropped_bytes: int
+    # What only a real Reader shows (c_read fills them, assert_reader_contract checks them):
+    # the exception that ended the read, the reports as on_corruption got them, what
+    # iterating once more gave, and what the caller asked to see of the Reader at the end.
+    exception: BaseException | None = dataclasses.field(default=None, compare=False)
+    reports: list[Any] = dataclasses.field(default_factory=list, compare=False)
+    after_end: list[Any] = dataclasses.field(default_factory=list, compare=False)
+    attrs: Any = dataclasses.field(default=None, compare=False)
 
 
-def c_read(source: Any, **kw: Any) -> Outcome:
-    """Reads with leveldb_log.Reader, collecting everything observable."""
+def c_read(source: Any, attrs_of: Callable[[Any], Any] | None = None, **kw: Any) -> Outcome:
+    """Reads with leveldb_log.Reader, collecting everything observable; checks nothing
+    (assert_reader_contract does). A CorruptionError ends the read and is kept; attrs_of(r),
+    when given, is taken once the records are read."""
     seen: list[Any] = []
     records: list[bytes] = []
     offsets: list[int | None] = []
-    error = None
+    exception = None
     with leveldb_log.Reader(source, on_corruption=seen.append, **kw) as r:
         it = iter(r)
         while True:
@@ -36,21 +46,33 @@ def c_read(source: Any, **kw: Any) -> Outcome:
             except StopIteration:
                 break
             except leveldb_log.CorruptionError as e:
-                assert isinstance(e, ValueError) and isinstance(e, leveldb_log.LogError)
-                error = (
-                    "truncated" if isinstance(e, leveldb_log.TruncatedRecordError) else "corruption"
-                )
-                # the exception carries the last report
-                assert seen and (e.offset, e.size, e.reason) == tuple(seen[-1])
+                exception = e
                 break
-            assert isinstance(rec, bytes)
             records.append(rec)
             offsets.append(r.last_record_offset)
         dropped = r.dropped_bytes
-        assert list(r) == []  # finished for good after an error or the end
-    for c in seen:
-        assert isinstance(c, leveldb_log.Corruption)
-    return Outcome(records, offsets, [tuple(c) for c in seen], error, dropped)
+        attrs = attrs_of(r) if attrs_of is not None else None
+        after_end = list(r)
+    error = None
+    if exception is not None:
+        truncated = isinstance(exception, leveldb_log.TruncatedRecordError)
+        error = "truncated" if truncated else "corruption"
+    corruptions = [tuple(c) for c in seen]
+    return Outcome(records, offsets, corruptions, error, dropped, exception, seen, after_end, attrs)
+
+
+def assert_reader_contract(got: Outcome) -> None:
+    """What every read of c_read must show, whatever the log: records are bytes, reports are
+    Corruption objects, a CorruptionError is a ValueError and a LogError and carries the last
+    report, and a Reader that stopped (at the end or at an error) stays finished."""
+    assert all(isinstance(rec, bytes) for rec in got.records)
+    assert all(isinstance(c, leveldb_log.Corruption) for c in got.reports)
+    e = got.exception
+    if e is not None:
+        assert isinstance(e, ValueError) and isinstance(e, leveldb_log.LogError)
+        # the exception carries the last report
+        assert got.reports and (e.offset, e.size, e.reason) == tuple(got.reports[-1])
+    assert got.after_end == []  # finished for good after an error or the end
 
 
 _real_read_events = model.read_events
@@ -81,6 +103,7 @@ def model_read(data: bytes, **kw: Any) -> Outcome:
 
 
 def assert_same(got: Outcome, expected: Outcome, context: Any = "") -> None:
+    """Asserts that two reads saw the same records, offsets, reports, error and drops."""
     assert got.offsets == expected.offsets, context
     assert got.records == expected.records, context
     assert got.corruptions == expected.corruptions, context

@@ -20,6 +20,8 @@ from typing import Any
 
 import leveldb_log
 
+from support.wire import varint, varstring
+
 # ---------------------------------------------------------------------------
 # our side: reading, decoding, encoding
 # ---------------------------------------------------------------------------
@@ -57,8 +59,8 @@ def read_wal(path: pathlib.Path, **options: Any) -> Read:
 
 
 def batch_header(record: bytes) -> tuple[int, int]:
-    """(sequence, count) of a WriteBatch, read here without the decoder."""
-    assert len(record) >= 12, record
+    """(sequence, count) of a WriteBatch, read here without the decoder (struct.error for a
+    record shorter than that header)."""
     sequence, count = struct.unpack_from("<QI", record)
     return sequence, count
 
@@ -68,9 +70,9 @@ def normalise_op(op: object) -> Op:
     from leveldb_log import rocksdb
 
     if isinstance(op, rocksdb.LogData):
-        return ("log_data", op.blob)
+        return ("log_data", op.data)
     if isinstance(op, rocksdb.DeleteRange):
-        return ("delete_range", op.cf, op.begin, op.end)
+        return ("delete_range", op.cf, op.start, op.end)
     if isinstance(op, rocksdb.WideColumnEntity):
         return ("entity", op.cf, op.key)
     if isinstance(op, (rocksdb.Put, rocksdb.Merge)):
@@ -103,8 +105,9 @@ def as_operations(ops: Batch) -> list[object]:
     return out
 
 
-def decode_wal(records: Sequence[bytes]) -> list[tuple[int, Batch]]:
-    """(sequence, operations) of every WriteBatch, through leveldb_log.rocksdb."""
+def decode_wal_asserting_headers(records: Sequence[bytes]) -> list[tuple[int, Batch]]:
+    """(sequence, operations) of every WriteBatch, through leveldb_log.rocksdb, asserting that
+    the decoder's sequence and count are those of the header read by hand."""
     from leveldb_log.rocksdb import decode_write_batch
 
     out = []
@@ -128,19 +131,6 @@ def assert_batches(found: list[tuple[int, Batch]], written: Sequence[Batch], fir
         sequence += counted(ops)
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _varstring(data: bytes) -> bytes:
-    return _varint(len(data)) + data
-
-
 # (tag without column family, tag with one): docs/rocksdb.md, WriteBatch tags
 _TAGS = {
     "put": (0x01, 0x05),
@@ -156,13 +146,13 @@ def encode_batch(sequence: int, ops: Batch) -> bytes:
     out = bytearray(struct.pack("<QI", sequence, counted(ops)))
     for kind, *fields in ops:
         if kind == "log_data":
-            out += b"\x03" + _varstring(fields[0])
+            out += b"\x03" + varstring(fields[0])
             continue
         cf, *strings = fields
         plain, with_cf = _TAGS[kind]
-        out += bytes([with_cf]) + _varint(cf) if cf else bytes([plain])
+        out += bytes([with_cf]) + varint(cf) if cf else bytes([plain])
         for s in strings:
-            out += _varstring(s)
+            out += varstring(s)
     return bytes(out)
 
 
@@ -194,9 +184,11 @@ def current_wal(db: pathlib.Path) -> pathlib.Path:
     return wal_files(db)[-1]
 
 
-def write_our_wal(log: pathlib.Path, first: int, batches: Sequence[Batch], **options: Any) -> None:
-    """Our WAL at `log`: the batches numbered from `first`, encoded by hand and checked
-    against leveldb_log.rocksdb.encode_write_batch."""
+def write_our_wal_asserting_the_encoder(
+    log: pathlib.Path, first: int, batches: Sequence[Batch], **options: Any
+) -> None:
+    """Our WAL at `log`: the batches numbered from `first`, encoded by hand, asserting that
+    leveldb_log.rocksdb.encode_write_batch encodes each the same."""
     from leveldb_log.rocksdb import encode_write_batch
 
     with leveldb_log.Writer(log, dialect="rocksdb", **options) as w:
@@ -273,9 +265,9 @@ def rocksdb_reports(db: pathlib.Path, wal: str) -> list[tuple[int, str]]:
     return [(int(size), reason.strip()) for size, reason in found]
 
 
-def manifest_edits(db: pathlib.Path) -> list[Any]:
-    """The VersionEdits of the database's MANIFEST, read in both dialects (a MANIFEST uses
-    LevelDB's record types only) with nothing reported."""
+def manifest_edits_asserting_both_dialects_agree(db: pathlib.Path) -> list[Any]:
+    """The VersionEdits of the database's MANIFEST, asserting that both dialects (a MANIFEST
+    uses LevelDB's record types only) read the same, with nothing reported."""
     from leveldb_log.rocksdb import decode_version_edit
 
     manifest = db / (db / "CURRENT").read_text().strip()
@@ -291,8 +283,11 @@ def manifest_edits(db: pathlib.Path) -> list[Any]:
     return found[0]
 
 
-def replay_manifest(edits: Sequence[Any]) -> tuple[dict[int, str], dict[int, int]]:
-    """Column family names by id, and live table files (number -> size) after the edits."""
+def replay_manifest_asserting_file_metadata(
+    edits: Sequence[Any],
+) -> tuple[dict[int, str], dict[int, int]]:
+    """Column family names by id, and live table files (number -> size) after the edits,
+    asserting that each new file has the tag, key range and times RocksDB writes."""
     live: dict[int, int] = {}
     families = {0: "default"}
     for edit in edits:
@@ -349,8 +344,11 @@ def record_offsets(records: Sequence[bytes], header: int) -> list[int]:
     return offsets
 
 
-def damage_wal(log: pathlib.Path, damage: str, written: Sequence[Batch]) -> None:
-    """Flip a payload byte of record 20, or cut the file in or before the last record."""
+def damage_wal_asserting_its_layout(
+    log: pathlib.Path, damage: str, written: Sequence[Batch]
+) -> None:
+    """Flip a payload byte of record 20, or cut the file in or before the last record, after
+    asserting that records 20 and the last are where record_offsets says."""
     data = bytearray(log.read_bytes())
     header = 11 if data[6] == 5 else 7
     offsets = record_offsets([encode_batch(i + 1, ops) for i, ops in enumerate(written)], header)
@@ -370,14 +368,14 @@ def damage_wal(log: pathlib.Path, damage: str, written: Sequence[Batch]) -> None
     log.write_bytes(bytes(data))
 
 
-def our_outcome(log: pathlib.Path, recovery: str) -> Outcome:
+def our_outcome_asserting_headers(log: pathlib.Path, recovery: str) -> Outcome:
     """The contents our reader's records make in `recovery` mode (or "fails"), and its
-    reports as (bytes dropped, reason)."""
+    reports as (bytes dropped, reason); decode_wal_asserting_headers decodes the records."""
     try:
         read = read_wal(log, recovery=recovery)
     except leveldb_log.CorruptionError:
         return "fails", []
-    contents = expected_contents(ops for _, ops in decode_wal(read.records))
+    contents = expected_contents(ops for _, ops in decode_wal_asserting_headers(read.records))
     return contents, [(c.size, c.reason) for c in read.reports]
 
 

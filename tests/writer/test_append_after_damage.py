@@ -23,7 +23,7 @@ from support.append_damage import (
     NEW,
     Dialect,
     Log,
-    append_and_check,
+    assert_append_keeps_intact_records,
     block_moves,
     build,
     header_flips,
@@ -32,7 +32,7 @@ from support.append_damage import (
     truncations,
     zeroed_sectors,
 )
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 
 FAMILIES: dict[str, Callable[[Log], Iterator[tuple[str, bytes]]]] = {
     "header bits": header_flips,
@@ -51,8 +51,13 @@ def test_appending_after_damage_keeps_every_intact_record(
     counts: collections.Counter[str] = collections.Counter()
     for name, sizes in LOGS.items():
         log = build(tmp_path / f"{name}.clean", sizes, dialect)
+        assert log.tells == log.ends, dialect.name  # our layout is the Writer's
         for what, damaged in FAMILIES[family](log):
-            counts[append_and_check(log, tmp_path / "case.log", f"{name}: {what}", damaged)] += 1
+            counts[
+                assert_append_keeps_intact_records(
+                    log, tmp_path / "case.log", f"{name}: {what}", damaged
+                )
+            ] += 1
     print(f"{dialect.name}, {family}: {dict(counts)}")
     assert sum(counts.values()) >= len(LOGS)  # every family has cases on every log
     assert counts["appended"] > 0
@@ -64,6 +69,7 @@ def test_a_length_flipped_past_the_end_keeps_the_records_after_it(tmp_path: Path
     # used to cut the file back to the end of block 0's last record, taking the intact
     # records of block 1 with it.
     log = build(tmp_path / "clean.log", LOGS["two-blocks"], DIALECTS[0])
+    assert log.tells == log.ends, DIALECTS[0].name  # our layout is the Writer's
     opening = leveldb_log.BLOCK_SIZE
     assert opening in log.headers
     length = log.data[opening + 4] | log.data[opening + 5] << 8
@@ -78,10 +84,13 @@ def test_a_length_flipped_past_the_end_keeps_the_records_after_it(tmp_path: Path
     damaged[opening + 5] ^= 1 << bit
     path = tmp_path / "case.log"
     path.write_bytes(damaged)
-    cut, fresh, clean, found = leveldb_log._core._append_point(path)
+    cut, fresh, clean, found = leveldb_log._core._append_point(path, dialect="leveldb")
     assert (cut, fresh, clean) == (len(damaged), True, log.records[5][0])
     assert found == (log.records[5][0], log.records[6][0])
-    assert append_and_check(log, path, "a length past the end", bytes(damaged)) == "appended"
+    assert (
+        assert_append_keeps_intact_records(log, path, "a length past the end", bytes(damaged))
+        == "appended"
+    )
     assert path.read_bytes()[: len(damaged)] == damaged
 
 
@@ -90,12 +99,15 @@ def test_verify_calls_a_torn_looking_record_before_intact_ones_damage(
     tmp_path: Path, dialect: Dialect
 ) -> None:
     log = build(tmp_path / "clean.log", LOGS["one-block"], dialect)
+    assert log.tells == log.ends, dialect.name  # our layout is the Writer's
     second = log.records[1][0]  # its length's high byte, +4096: past the end of the file
     damaged = bytearray(log.data)
     damaged[second + 5] ^= 0x10
     path = tmp_path / "case.log"
     path.write_bytes(damaged)
-    result = run_cli("verify", "--dialect", dialect.reader.get("dialect", "leveldb"), path)
+    result = run_cli_asserting_no_traceback(
+        "verify", "--dialect", dialect.reader.get("dialect", "leveldb"), path
+    )
     out = result.stdout.decode()
     assert result.returncode == 1, out
     assert "damage before intact records" in out and f"offset {log.records[2][0]}" in out, out
@@ -105,12 +117,13 @@ def test_verify_calls_a_torn_looking_record_before_intact_ones_damage(
 def test_write_append_keeps_every_intact_record(tmp_path: Path) -> None:
     # The CLI's write --append, on a sample of the header flips of the one-block log.
     log = build(tmp_path / "clean.log", LOGS["one-block"], DIALECTS[0])
+    assert log.tells == log.ends, DIALECTS[0].name  # our layout is the Writer's
     cases = list(header_flips(log))[::9]
     path = tmp_path / "case.log"
     outcomes: collections.Counter[int] = collections.Counter()
     for what, damaged in cases:
         path.write_bytes(damaged)
-        result = run_cli("write", "--append", path, input=NEW + b"\n")
+        result = run_cli_asserting_no_traceback("write", "--append", path, input=NEW + b"\n")
         outcomes[result.returncode] += 1
         after = path.read_bytes()
         if result.returncode != 0:

@@ -6,7 +6,7 @@ The group-commit protocol is driven deterministically: the leader of a flush cal
 writer's ``_before_sync`` hook (internal, for tests) without the writer's lock, where a test
 holds it until the threads it wants are queued (``_sync_waiters`` counts them). Nothing here
 depends on timing: waits poll for a state and only give up after a generous deadline, as a
-guard against a hang. The threads run in a child interpreter (run_isolated), so that a
+guard against a hang. The threads run in a child interpreter (assert_passes_in_a_child), so that a
 deadlock fails its test instead of hanging the run.
 """
 
@@ -23,7 +23,7 @@ import time
 
 import pytest
 from leveldb_log import HEADER_SIZE, Reader, Writer
-from support.child import run_isolated
+from support.child import assert_passes_in_a_child
 
 LINUX = sys.platform.startswith("linux")
 
@@ -247,7 +247,9 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
 
 @pytest.mark.parametrize("n", [1, 7])
 def test_group_commit_shares_one_flush(tmp_path, n):
-    run_isolated("test_durable", "_body_group_shares_one_flush", str(tmp_path / "a.log"), n)
+    assert_passes_in_a_child(
+        "test_durable", "_body_group_shares_one_flush", str(tmp_path / "a.log"), n
+    )
 
 
 def _body_two_flushes_at_once(path: str) -> None:
@@ -276,7 +278,7 @@ def _body_two_flushes_at_once(path: str) -> None:
 
 
 def test_group_commit_runs_two_flushes_at_once(tmp_path):
-    run_isolated("test_durable", "_body_two_flushes_at_once", str(tmp_path / "a.log"))
+    assert_passes_in_a_child("test_durable", "_body_two_flushes_at_once", str(tmp_path / "a.log"))
 
 
 def _body_leader_raises(path: str) -> None:
@@ -304,7 +306,7 @@ def _body_leader_raises(path: str) -> None:
 
 
 def test_group_commit_leader_raises(tmp_path):
-    run_isolated("test_durable", "_body_leader_raises", str(tmp_path / "a.log"))
+    assert_passes_in_a_child("test_durable", "_body_leader_raises", str(tmp_path / "a.log"))
 
 
 class PipeFileno(io.RawIOBase):
@@ -364,7 +366,9 @@ def _body_failed_fdatasync_fails_everyone(path: str) -> None:
 
 @pytest.mark.skipif(not LINUX, reason="fdatasync on a pipe fails with EINVAL on Linux")
 def test_failed_fdatasync_fails_every_waiter_and_later_syncs(tmp_path):
-    run_isolated("test_durable", "_body_failed_fdatasync_fails_everyone", str(tmp_path / "a.log"))
+    assert_passes_in_a_child(
+        "test_durable", "_body_failed_fdatasync_fails_everyone", str(tmp_path / "a.log")
+    )
 
 
 def _body_waiter_interrupted(path: str) -> None:
@@ -415,7 +419,7 @@ def _body_waiter_interrupted(path: str) -> None:
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
 def test_group_commit_waiter_interrupted(tmp_path):
-    run_isolated("test_durable", "_body_waiter_interrupted", str(tmp_path / "a.log"))
+    assert_passes_in_a_child("test_durable", "_body_waiter_interrupted", str(tmp_path / "a.log"))
 
 
 def _body_close_while_queued(path: str) -> None:
@@ -451,7 +455,7 @@ def _body_close_while_queued(path: str) -> None:
 
 
 def test_group_commit_close_while_waiters_queued(tmp_path):
-    run_isolated("test_durable", "_body_close_while_queued", str(tmp_path / "a.log"))
+    assert_passes_in_a_child("test_durable", "_body_close_while_queued", str(tmp_path / "a.log"))
 
 
 def _body_close_while_every_flush_fails(path: str) -> None:
@@ -485,7 +489,9 @@ def _body_close_while_every_flush_fails(path: str) -> None:
 
 
 def test_group_commit_close_while_every_flush_fails(tmp_path):
-    run_isolated("test_durable", "_body_close_while_every_flush_fails", str(tmp_path / "a.log"))
+    assert_passes_in_a_child(
+        "test_durable", "_body_close_while_every_flush_fails", str(tmp_path / "a.log")
+    )
 
 
 def _body_mixed_plain_and_sync(path: str, threads: int, per_thread: int) -> None:
@@ -520,7 +526,9 @@ def _body_mixed_plain_and_sync(path: str, threads: int, per_thread: int) -> None
 
 
 def test_group_commit_mixed_with_plain_writes(tmp_path):
-    run_isolated("test_durable", "_body_mixed_plain_and_sync", str(tmp_path / "a.log"), 8, 60)
+    assert_passes_in_a_child(
+        "test_durable", "_body_mixed_plain_and_sync", str(tmp_path / "a.log"), 8, 60
+    )
 
 
 def _body_after_fork(path: str) -> None:
@@ -548,7 +556,7 @@ def _body_after_fork(path: str) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_group_commit_in_a_forked_child(tmp_path):
-    run_isolated("test_durable", "_body_after_fork", str(tmp_path / "a.log"))
+    assert_passes_in_a_child("test_durable", "_body_after_fork", str(tmp_path / "a.log"))
 
 
 # ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from leveldb_log import (
     Writer,
 )
 from support import model
-from support.child import run_isolated
+from support.child import assert_passes_in_a_child
 from support.files import read_file
 from support.records import MIXED_SIZES, records_of
 from support.threads import run_threads
@@ -737,7 +737,9 @@ def _writer_threads_body(path, buffering):
 
 @pytest.mark.parametrize("buffering", [-1, 0])
 def test_writer_shared_by_threads_writes_every_record_once_intact(tmp_path, buffering):
-    run_isolated("test_writer", "_writer_threads_body", str(tmp_path / "threads.log"), buffering)
+    assert_passes_in_a_child(
+        "test_writer", "_writer_threads_body", str(tmp_path / "threads.log"), buffering
+    )
 
 
 @pytest.mark.parametrize("size", [10, 40000, 200000])

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 from leveldb_log import LogLockedError, Reader, Writer
-from support.cli import run_cli
+from support.cli import run_cli_asserting_no_traceback
 from support.files import read_file
 
 LINUX = sys.platform.startswith("linux")
@@ -141,7 +141,7 @@ def test_cli_write_honours_the_lock(held_by_another_process, append):
     p, _ = held_by_another_process
     before = read_file(p)
     args = ["write", str(p)] + (["--append"] if append else [])
-    result = run_cli(*args, input=b"new record\n")
+    result = run_cli_asserting_no_traceback(*args, input=b"new record\n")
     assert result.returncode != 0
     assert b"locked by another Writer" in result.stderr
     assert read_file(p) == before
@@ -153,7 +153,7 @@ def test_cli_write_works_when_unlocked(tmp_path, append):
     p = tmp_path / "free.log"
     make_log(p, 2)
     args = ["write", str(p)] + (["--append"] if append else [])
-    result = run_cli(*args, input=b"new record\n")
+    result = run_cli_asserting_no_traceback(*args, input=b"new record\n")
     assert result.returncode == 0, result.stderr
     assert list(Reader(p))[-1] == b"new record"
 

@@ -30,7 +30,7 @@ B = leveldb_log.BLOCK_SIZE
 FRAG = B - leveldb_log.HEADER_SIZE
 BIG = leveldb_log._core.DEFAULT_BUFFER_SIZE // 2  # from this size on: writev
 WRITEV = sys.platform != "win32"
-SLOW_COPY_MAX = 31  # the real window (csrc/py/binding.h)
+SLOW_COPY_MAX = 31  # the real window (csrc/py/llpy_io.h)
 
 
 @contextlib.contextmanager

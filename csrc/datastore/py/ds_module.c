@@ -4,6 +4,7 @@
  * decode().
  */
 #include "ds_binding.h"
+#include "llds_docs.h" /* generated from _datastore.pyi by setup.py */
 
 static llds_py_state *state_of(PyObject *module) {
     return (llds_py_state *)PyModule_GetState(module);
@@ -67,16 +68,9 @@ static PyObject *mod_decode_columns(PyObject *module, PyObject *records) {
 
 static PyMethodDef module_methods[] = {
     {"_setup", (PyCFunction)(void (*)(void))mod_setup, METH_FASTCALL,
-     "_setup(Entity, Key, GeoPoint, RawValue, User, utc): the classes "
-     "decode() builds."},
-    {"decode", mod_decode, METH_O,
-     "decode(record) -> Entity: one serialized EntityProto, decoded."},
-    {"decode_columns", mod_decode_columns, METH_O,
-     "decode_columns(records) -> (rows, keys, names, columns): records "
-     "decoded "
-     "into columns. keys: lists of app, namespace, database, path offsets "
-     "(rows + 1), kinds, ids and names; columns: a (values, type mask) pair "
-     "per name, each list `rows` long (None where a record lacks it)."},
+     LLDS_DOC__setup},
+    {"decode", mod_decode, METH_O, LLDS_DOC_decode},
+    {"decode_columns", mod_decode_columns, METH_O, LLDS_DOC_decode_columns},
     {NULL, NULL, 0, NULL},
 };
 
@@ -128,15 +122,10 @@ static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec},
                                           {0, NULL}};
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "leveldb_log._datastore",
-    .m_doc = "C decoder of the legacy EntityProto (Firestore and Datastore "
-             "exports).",
-    .m_size = sizeof(llds_py_state),
-    .m_methods = module_methods,
-    .m_slots = module_slots,
-    .m_traverse = module_traverse,
-    .m_clear = module_clear,
+    PyModuleDef_HEAD_INIT,         .m_name = "leveldb_log._datastore",
+    .m_doc = LLDS_DOC_MODULE,      .m_size = sizeof(llds_py_state),
+    .m_methods = module_methods,   .m_slots = module_slots,
+    .m_traverse = module_traverse, .m_clear = module_clear,
     .m_free = module_free,
 };
 

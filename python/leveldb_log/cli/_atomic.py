@@ -161,7 +161,7 @@ def _save_tail(path: str) -> tuple[int, IO[bytes], int]:
         size = os.path.getsize(path)
     except FileNotFoundError:
         return 0, saved, -1
-    cut = _append_point(path)[0] if size else 0
+    cut = _append_point(path, dialect="leveldb")[0] if size else 0  # append()'s Writer
     with open(path, "rb") as f:
         f.seek(cut)
         while chunk := f.read(1 << 20):

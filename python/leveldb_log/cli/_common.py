@@ -22,6 +22,8 @@ from leveldb_log._core import RECOVERY_MODES, Reader, Writer
 from leveldb_log._errors import Corruption, CorruptionError
 
 if TYPE_CHECKING:
+    from leveldb_log._dialects import Dialect
+
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 PROG = "leveldb-log"
@@ -198,9 +200,10 @@ def source(path: str, options: dict[str, Any] | None = None) -> str | io.Buffere
 
 
 def open_reader(
-    args: argparse.Namespace, on_corruption: Callable[[Corruption], object], **more: Any
+    args: argparse.Namespace, on_corruption: Callable[[Corruption], object], dialect: Dialect
 ) -> Reader:
-    """A Reader over LOG with the reading options of ``args`` (and ``more`` keywords)."""
+    """A Reader over LOG with the reading options of ``args``, in ``dialect`` (the one
+    `_dialect.resolve` gives for ``--dialect``)."""
     if args.end is not None and args.end < args.start:
         raise UsageError(f"--end {args.end} is before --start {args.start}")
     options = storage_options(args)
@@ -214,7 +217,7 @@ def open_reader(
             end=args.end,
             on_corruption=on_corruption,
             storage_options=options if url else None,
-            **more,
+            dialect=dialect,
         )
 
 

@@ -2,9 +2,8 @@
 
 ``leveldb``, ``rocksdb`` or ``pebble`` are passed on to the reader (docs/rocksdb.md says
 what each reads); ``auto``, the default, picks one from the log's first block with
-`leveldb_log._detect.detect_dialect` where that is unambiguous, else ``leveldb``. The
-keyword is given to the reader only for a dialect other than ``leveldb``, so a LevelDB log
-is read by the reader's defaults, as ``Reader(path)`` reads it.
+`leveldb_log._detect.detect_dialect` where that is unambiguous, else ``leveldb``.
+`_common.open_reader` opens the reader in the dialect `resolve` gives.
 """
 
 from __future__ import annotations
@@ -14,15 +13,12 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import Any
 
-from leveldb_log._core import BLOCK_SIZE, Reader
+from leveldb_log._core import BLOCK_SIZE
 from leveldb_log._detect import Dialect, detect_dialect
 from leveldb_log._dialects import DIALECTS
-from leveldb_log._errors import Corruption
-from leveldb_log.cli import _common
 
-__all__ = ["CHOICES", "add_dialect", "open_reader", "reader_options", "resolve"]
+__all__ = ["CHOICES", "add_dialect", "resolve"]
 
 #: The choices of ``--dialect``: the package's dialects, and "auto".
 CHOICES = ("auto", *DIALECTS)
@@ -63,15 +59,3 @@ def resolve(args: argparse.Namespace) -> Dialect:
         chosen: Dialect = args.dialect
         return chosen
     return detect_dialect(_first_block(args.log))
-
-
-def reader_options(dialect: Dialect) -> dict[str, Any]:
-    """The Reader keywords for ``dialect``: none for ``leveldb``, today's reader."""
-    return {} if dialect == "leveldb" else {"dialect": dialect}
-
-
-def open_reader(
-    args: argparse.Namespace, on_corruption: Callable[[Corruption], object], dialect: Dialect
-) -> Reader:
-    """A Reader over LOG with the reading options of ``args``, in ``dialect``."""
-    return _common.open_reader(args, on_corruption, **reader_options(dialect))

@@ -68,11 +68,11 @@ def decoder(
 
         def pebble_batch(offset: int, payload: bytes) -> str:
             """The record at ``offset``, decoded; ValueError if it does not decode."""
-            batch = pebble.decode_batch(payload)
+            batch = pebble.decode_write_batch(payload)
             if fmt == "json":
-                return json.dumps(as_json.batch(offset, batch.sequence, batch.entries, batch.count))
+                return json.dumps(as_json.batch(offset, batch.sequence, batch.ops, batch.count))
             head = f"--- offset {offset}; sequence {batch.sequence}; count {batch.count}"
-            return "\n".join([head] + [_op_text(e, render) for e in batch.entries])
+            return "\n".join([head] + [_op_text(op, render) for op in batch.ops])
 
         return pebble_batch
     if kind == "wal":
@@ -149,7 +149,7 @@ _EDIT_LABELS = (
     ("last_compacted_manifest_file_size", "LastCompactedManifestFileSize"),
 )
 _EDIT_LISTS = (
-    ("compact_cursors", "CompactCursor"),
+    ("compact_pointers", "CompactCursor"),
     ("deleted_files", "RemoveFile"),
     ("blob_file_additions", "BlobFileAddition"),
     ("blob_file_garbages", "BlobFileGarbage"),
@@ -180,7 +180,8 @@ def _edit_text(offset: int, edit: rocksdb.VersionEdit, render: Render) -> str:
             lines.append(f"  {label}: {shown}")
     for name, label in _EDIT_LISTS:
         for item in getattr(edit, name):
-            values = " ".join(_value_text(v, render) for v in item if v not in ((), None))
+            fields = (getattr(item, f.name) for f in dataclasses.fields(item))
+            values = " ".join(_value_text(v, render) for v in fields if v not in ((), None))
             lines.append(f"  {label}: {values}")
     lines += [_new_file_text(f, render) for f in edit.new_files]
     lines += [f"  SubcompactionProgress: '{render(p)}'" for p in edit.subcompaction_progress]
@@ -193,6 +194,16 @@ def _edit_text(offset: int, edit: rocksdb.VersionEdit, render: Render) -> str:
 # JSON
 # ---------------------------------------------------------------------------
 
+# The items of a VersionEdit's lists but new_files: rows whose every field is shown.
+_ROWS = (
+    rocksdb.CompactPointer,
+    rocksdb.DeletedFile,
+    rocksdb.BlobFileAddition,
+    rocksdb.BlobFileGarbage,
+    rocksdb.WalAddition,
+    rocksdb.WalDeletion,
+)
+
 
 @dataclasses.dataclass
 class _Json:
@@ -201,8 +212,8 @@ class _Json:
     json_bytes: Callable[[bytes], Any]
 
     def value(self, value: object) -> Any:
-        """Bytes, internal keys, dataclasses (fields not at their default), named tuples
-        and tuples, as JSON values."""
+        """Bytes, internal keys, dataclasses (fields not at their default, except in the
+        items of a VersionEdit's lists, which show every field) and tuples, as JSON values."""
         if isinstance(value, bytes):
             return self.json_bytes(value)
         if isinstance(value, InternalKey):
@@ -212,13 +223,12 @@ class _Json:
                 "value_type": value.value_type,
             }
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            every = isinstance(value, _ROWS)
             return {
                 f.name: self.value(getattr(value, f.name))
                 for f in dataclasses.fields(value)
-                if getattr(value, f.name) != f.default
+                if every or getattr(value, f.name) != f.default
             }
-        if isinstance(value, tuple) and hasattr(value, "_asdict"):
-            return {k: self.value(v) for k, v in value._asdict().items()}
         if isinstance(value, tuple):
             return [self.value(v) for v in value]
         return value

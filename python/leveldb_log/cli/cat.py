@@ -15,9 +15,10 @@ from leveldb_log.cli._common import (
     add_log,
     add_reading_options,
     err,
+    open_reader,
     records,
 )
-from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
+from leveldb_log.cli._dialect import add_dialect, resolve
 from leveldb_log.cli._verdict import reader_warnings
 
 if TYPE_CHECKING:

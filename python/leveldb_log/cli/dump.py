@@ -28,9 +28,10 @@ from leveldb_log.cli._common import (
     add_log,
     add_reading_options,
     err,
+    open_reader,
     records,
 )
-from leveldb_log.cli._dialect import add_dialect, open_reader, resolve
+from leveldb_log.cli._dialect import add_dialect, resolve
 from leveldb_log.cli._payloads import decoder
 from leveldb_log.cli._verdict import reader_warnings
 from leveldb_log.leveldb import (
@@ -243,10 +244,9 @@ def _edit_text(offset: int, edit: VersionEdit, render: Callable[[bytes], str]) -
     ):
         if value is not None:
             lines.append(f"  {label}: {value}")
-    for level, key in edit.compact_pointers:
-        lines.append(f"  CompactPointer: {level} {_key_text(key, render)}")
-    for level, number in edit.deleted_files:
-        lines.append(f"  RemoveFile: {level} {number}")
+    for p in edit.compact_pointers:
+        lines.append(f"  CompactPointer: {p.level} {_key_text(p.key, render)}")
+    lines += [f"  RemoveFile: {d.level} {d.number}" for d in edit.deleted_files]
     for f in edit.new_files:
         keys = f"{_key_text(f.smallest, render)} .. {_key_text(f.largest, render)}"
         lines.append(f"  AddFile: {f.level} {f.number} {f.file_size} {keys}")
@@ -288,12 +288,10 @@ def _edit_json(offset: int, edit: VersionEdit) -> dict[str, Any]:
             out[name] = getattr(edit, name)
     if edit.compact_pointers:
         out["compact_pointers"] = [
-            {"level": level, "key": _key_json(key)} for level, key in edit.compact_pointers
+            {"level": p.level, "key": _key_json(p.key)} for p in edit.compact_pointers
         ]
     if edit.deleted_files:
-        out["deleted_files"] = [
-            {"level": level, "number": number} for level, number in edit.deleted_files
-        ]
+        out["deleted_files"] = [{"level": d.level, "number": d.number} for d in edit.deleted_files]
     if edit.new_files:
         out["new_files"] = [
             {

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log import LogStats, stats
 from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
@@ -15,9 +16,8 @@ from leveldb_log.cli._common import (
     source,
     storage_options,
 )
-from leveldb_log.cli._dialect import add_dialect, reader_options, resolve
+from leveldb_log.cli._dialect import add_dialect, resolve
 from leveldb_log.cli._verdict import reader_warnings
-from leveldb_log.stats import LogStats, stats
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -47,12 +47,11 @@ def run(args: argparse.Namespace) -> int:
     export = _datastore.is_export(args)
     if export and not _datastore.is_one_file(args.log):
         return _datastore.stats(args)
-    options = reader_options(resolve(args))
     with reader_warnings(args.log) as not_a_log:
         figures = stats(
             source(args.log, storage_options(args)),
             verify_checksums=args.verify_checksums,
-            **options,
+            dialect=resolve(args),
         )
     kinds, error = None, None
     if export:  # an export's output file: its entities per kind too

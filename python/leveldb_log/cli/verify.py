@@ -19,9 +19,10 @@ from leveldb_log.cli._common import (
     add_log,
     add_reading_options,
     log_size,
+    open_reader,
     records,
 )
-from leveldb_log.cli._dialect import add_dialect, open_reader, reader_options, resolve
+from leveldb_log.cli._dialect import add_dialect, resolve
 from leveldb_log.cli._verdict import ends_in_zero_fill, reader_warnings
 
 if TYPE_CHECKING:
@@ -153,9 +154,9 @@ def _check_the_end(args: argparse.Namespace, damage: Damage, dialect: Dialect) -
     if not stat.S_ISREG(os.stat(args.log).st_mode) or os.stat(args.log).st_size == 0:
         return None
     try:
-        found = _append_point(args.log, **reader_options(dialect))[3]
+        found = _append_point(args.log, dialect=dialect)[3]
     except CorruptionError as e:
-        if e.reason.startswith("no valid record"):
+        if getattr(e, "no_log", False):  # set by _append_point: no valid record at all
             return e.reason
         damage(Corruption(e.offset, e.size, f"implausible torn tail: {e.reason}"))
         return None

@@ -5,10 +5,10 @@ physical layout (headers, fragment types, trailers, zero-fill, garbage, bad chec
 `Reader` in ``"skip"`` mode, LevelDB's, for what a reader gets from it (the user records,
 the bytes it drops as corruption, and where an incomplete record at the end begins). Nothing
 here joins fragments into records. See docs/format.md for the layout and docs/api.md for
-the reader.
+the reader. The package exports `stats`, `LogStats` and `SizeBucket`.
 
->>> from leveldb_log.stats import stats
->>> s = stats("000003.log")                     # doctest: +SKIP
+>>> import leveldb_log
+>>> s = leveldb_log.stats("000003.log")         # doctest: +SKIP
 >>> s.records, s.dropped_bytes, s.corrupt       # doctest: +SKIP
 """
 
@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 
+from leveldb_log import _storage
 from leveldb_log._core import RECORD_TYPES, Reader
 from leveldb_log._dialects import Dialect
 from leveldb_log.scan import PhysicalRecord, _check_flag, scan
@@ -30,8 +32,11 @@ __all__ = ["LogFile", "LogStats", "SizeBucket", "stats"]
 
 
 class SizeBucket(NamedTuple):
-    """The user records whose size lies in ``[low, high]``: 0 alone, or a power-of-two
-    range ``[2**(b-1), 2**b - 1]``."""
+    """The user records whose size lies in ``[low, high]``: one bar of a size histogram.
+
+    ``LogStats.record_sizes`` holds one per non-empty bucket. A bucket is 0 alone, or a
+    power-of-two range ``[2**(b-1), 2**b - 1]``; ``records`` is how many records it holds.
+    """
 
     low: int
     high: int
@@ -177,7 +182,11 @@ class _Opts(NamedTuple):
 
 
 def stats(
-    source: Source, *, verify_checksums: bool = True, dialect: Dialect = "leveldb"
+    source: Source,
+    *,
+    verify_checksums: bool = True,
+    dialect: Dialect = "leveldb",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> LogStats:
     """The statistics of the log in source: what ``leveldb-log stats`` prints.
 
@@ -185,14 +194,18 @@ def stats(
     "skip" mode what a reader gets and drops.
 
     Arguments
-      source: a path; a bytes-like object holding the log; or a binary file
-        object holding the log from its current position (offsets count from
-        there). A seekable file is read twice and left at its end; a file that
-        cannot seek (a pipe) is first copied to a temporary file. Files are
-        read a block at a time, never whole into memory.
+      source: a path; a URL (scheme://..., such as s3://bucket/key.log),
+        opened with fsspec (pip install 'leveldb-log[fsspec]'); a bytes-like
+        object holding the log; or a binary file object holding the log from
+        its current position (offsets count from there). A seekable file is
+        read twice and left at its end; a file that cannot seek (a pipe) is
+        first copied to a temporary file. Files are read a block at a time,
+        never whole into memory.
       verify_checksums: False checks no CRC, as with
         Reader(verify_checksums=False).
       dialect: 'leveldb', 'rocksdb' or 'pebble', as with Reader(dialect=...).
+      storage_options: for a URL, the file system's options (as for Reader);
+        None for none.
 
     Returns
       A LogStats (see its fields); LogStats.corrupt says whether the log
@@ -201,10 +214,16 @@ def stats(
     Raises
       FileNotFoundError, OSError: the file cannot be opened or read.
       TypeError: verify_checksums is not a bool.
+      ValueError: storage_options with a source that is no URL.
+      ImportError: a URL without fsspec (the message names the extra).
     """
     opts = _Opts(_check_flag("verify_checksums", verify_checksums), dialect)
-    if isinstance(source, (str, os.PathLike)):
-        return _of(source, opts)
+    opened = _storage.reading(source, storage_options)
+    if isinstance(opened, (str, os.PathLike)):
+        return _of(opened, opts)
+    if opened is not source:  # a URL's file object, read here and closed
+        with cast(IO[bytes], opened) as stream:
+            return _of_file(cast(LogFile, stream), opts)
     try:
         view = memoryview(source)  # type: ignore[arg-type]  # a buffer, else a file
     except TypeError:

@@ -1,0 +1,125 @@
+/*
+ * module.h - what every file of the binding (leveldb_log._core) shares: the
+ * module state, raising and warning, argument parsing, and the types and
+ * functions module.c registers. Only this folder includes Python.h; the
+ * format is the core's (../core/), the I/O and the Python objects are this
+ * folder's. Its headers, by job (README.md's Layout maps every file):
+ *
+ *   module.h           this (module.c)
+ *   lock.h             the per-object lock and fork handling (lock.c)
+ *   llpy_io.h          sources and targets: paths, descriptors, file
+ *                      objects, aligned and page-mapped buffers (io.c,
+ *                      pages.c)
+ *   arrow.h            the Arrow C interfaces (reader_arrow.c,
+ *                      writer_arrow.c)
+ *   reader.h           the Reader as other files see it: opaque, accessors
+ *   reader_internal.h  the Reader's fields, for its own files alone
+ *   reader_dialect.h   the dialect options and the Reader's metadata state
+ *   writer.h           the Writer as other files see it
+ *   writer_internal.h  the Writer's fields and its files' functions, for
+ *                      writer*.c alone
+ *
+ * Every non-static symbol of the binding starts with llpy_ / LLPY_.
+ */
+#ifndef LLPY_MODULE_H
+#define LLPY_MODULE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "log_reader.h"
+
+#if PY_VERSION_HEX < 0x030C0000
+/* The 3.12 exception API, for older interpreters. */
+static inline PyObject *PyErr_GetRaisedException(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_DECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+static inline void PyErr_SetRaisedException(PyObject *exc) {
+    if (exc == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc,
+                  PyException_GetTraceback(exc));
+}
+#endif
+
+/* Records and buffers at least this large release the GIL while encoded or
+ * checksummed (crc32c(), Writer): below it, taking the GIL back costs more
+ * than it frees. */
+#define LLPY_GIL_THRESHOLD (64 * 1024)
+
+/* ---- module state ----------------------------------------------------- */
+
+typedef struct llpy_state {
+    PyTypeObject *writer_type;
+    PyTypeObject *reader_type;
+    PyTypeObject *batch_type;   /* Arrow batches (reader_arrow.c) */
+    PyTypeObject *batches_type; /* their iterator */
+    PyObject *corruption_type;  /* leveldb_log._errors.Corruption */
+    PyObject *corruption_error;
+    PyObject *truncated_error;
+    PyObject *corruption_warning; /* a UserWarning subclass */
+    PyObject *os_open;
+    /* io.BytesIO and io.FileIO: their write() copies or writes what it is
+     * given at once and keeps no reference (writer_output.c lends them
+     * views of its buffer) */
+    PyObject *bytesio_type, *fileio_type;
+    PyObject *locked_error;     /* leveldb_log._filelock.locked_error */
+    Py_ssize_t assembly_hint;   /* the last fragmented record's length */
+    Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
+    struct cols_spare *arrow_spare; /* a released batch's buffers, for the
+                                       next iterator's (reader_arrow.c) */
+    unsigned slow_copy_max; /* llpy_copy_is_slow's window: 1 to this many
+                               bytes (LLPY_SLOW_COPY_MAX; tests change it) */
+} llpy_state;
+
+static inline llpy_state *llpy_state_of(PyTypeObject *type) {
+    return (llpy_state *)PyType_GetModuleState(type);
+}
+
+/* ---- raising and warning ---------------------------------------------- */
+
+/* The one place that raises: MemoryError or OverflowError for a core
+ * status; CorruptionError or TruncatedRecordError from a Corruption. */
+void llpy_raise_status(llog_status status);
+void llpy_raise_corruption(llpy_state *st, int truncated, PyObject *c);
+/* Issues a Warning instance through warnings.warn (None, or NULL with the
+ * exception a filter turned it into). */
+PyObject *llpy_warn(PyObject *warning);
+/* CorruptionError for a file mode "a" refuses: it stops being a log at
+ * `at` (of `size` bytes) for the reason `why`. */
+void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
+                          uint64_t size, const char *why);
+
+/* ---- arguments -------------------------------------------------------- */
+
+/* Converts a non-negative Python int to uint64_t (TypeError, ValueError
+ * naming `what`). */
+int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out);
+/* A flag argument, True or False only: TypeError naming `what` for anything
+ * else (a string such as "no" would be true). 0, or -1. */
+int llpy_parse_flag(PyObject *obj, const char *what, int *out);
+
+/* ---- what module.c registers ------------------------------------------ */
+
+/* The types (reader.c, writer.c) and _scan_block (scan.c). */
+extern PyType_Spec llpy_reader_spec;
+extern PyType_Spec llpy_writer_spec;
+PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);
+PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
+                          Py_ssize_t nargs);
+
+#endif /* LLPY_MODULE_H */

@@ -1,0 +1,191 @@
+/*
+ * writer_internal.h - the Writer's fields and the functions its files share,
+ * by file; not the API: included by writer*.c alone. The binding's other
+ * files see the Writer through writer.h.
+ */
+#ifndef LLPY_WRITER_INTERNAL_H
+#define LLPY_WRITER_INTERNAL_H
+
+#include "llpy_io.h"
+#include "lock.h"
+#include "module.h"
+#include "writer.h"
+
+#include "log_reader.h"
+#include "log_writer.h"
+
+/* buffering= above this is refused. */
+#define LLPY_MAX_BUFFER (1 << 30)
+
+/* A thread waiting in a group commit (writer_sync.c), on its own stack. */
+typedef struct llpy_sync_waiter {
+    struct llpy_sync_waiter *next;
+    PyThread_type_lock wake; /* released by whoever settles its wait */
+    uint64_t end;            /* log offset its records end at */
+    int state;               /* waiting, done, failed or retry */
+    int error;               /* failed: the flush's errno */
+} llpy_sync_waiter;
+
+/* The group commit of one Writer; every field under the Writer's lock. */
+typedef struct llpy_sync_group {
+    int active;             /* flushes leaders run without the lock */
+    uint64_t cover;         /* the offset the last flush started covers */
+    uint64_t durable;       /* the offset the last good flush covered */
+    int failed;             /* errno of a failed fdatasync: no later */
+    llpy_sync_waiter *head; /* sync can prove anything */
+    Py_ssize_t queued;
+    unsigned long generation; /* the fork generation it was used in */
+    uint64_t flushes;         /* fdatasync calls made, for tests */
+    PyObject *before_sync;    /* _before_sync hook, for tests */
+} llpy_sync_group;
+
+struct llpy_writer {
+    PyObject_HEAD llog_writer
+        core; /* core.offset == written + len between calls */
+    llpy_lock lock;
+    int fd;         /* a path we opened, or -1 */
+    PyObject *file; /* a file object, or NULL */
+    int closefd;    /* close the file object too */
+    int lend_views; /* file is exactly a BytesIO or FileIO: write() gets a
+                       view of the bytes, not a copy (writer_output.c) */
+    PyObject *name;
+    char mode;
+    uint8_t *buf; /* cap + LLPY_BUF_SLACK bytes allocated */
+    size_t cap;
+    size_t limit; /* flush once this many are buffered (0: every record) */
+    size_t len;
+    uint64_t written; /* log offset the target has reached */
+    int pad_next;     /* a failed write left a torn record: start a block */
+    int os_error;     /* errno of a descriptor write made without the GIL */
+    int closed;
+    /* Other dialects (writer_dialect.c) */
+    llog_dialect dialect;
+    size_t header_size;
+    int has_log_number;
+    uint64_t log_number;
+    int compress; /* each record is written as one zstd frame */
+    /* Payloads the kernel would copy slowly from the caller's memory
+     * (llpy_copy_is_slow: 1 to slow_copy_max bytes) are copied through
+     * bounce first, and such a buffer moved LLPY_BUF_SLACK bytes on
+     * (writer_output.c); bounced counts both, for tests. */
+    unsigned slow_copy_max;
+    uint8_t *bounce; /* LLPY_PAGE + LLOG_MAX_FRAGMENT bytes, or NULL */
+    uint64_t bounced;
+    /* Durability (writer_sync.c) and the file lock (writer_lock.c) */
+    int sync_default;        /* sync= */
+    int closing;             /* close() waits for a group commit */
+    int use_lock, locked;    /* lock=; the lock is held on fd */
+    int dir_fd;              /* a new log's directory, until first synced */
+    int regular;             /* fd is a regular file (not a FIFO, a device) */
+    uint64_t bytes_per_sync; /* 0: off */
+    uint64_t range_start;    /* write-back was started up to here */
+    uint64_t range_syncs;    /* write-backs started, for tests */
+    uint64_t preallocate;    /* 0: off */
+    uint64_t prealloc_end;   /* space is reserved up to here */
+    llpy_sync_group group;
+};
+
+/* ---- writing records (writer_write.c) --------------------------------- */
+
+/* The methods write(), write_many(), flush() and sync(). */
+PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames);
+PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames);
+PyObject *llpy_writer_flush(PyObject *op, PyObject *unused);
+PyObject *llpy_writer_sync(PyObject *op, PyObject *unused);
+/* 0, or -1 with ValueError for a closed or uninitialized writer. */
+int llpy_writer_check_open(llpy_writer *self);
+/* Hands everything buffered to the target, and a file object's flush()
+ * (lock held); 0, or -1 with an exception set. */
+int llpy_writer_flush_locked(llpy_writer *self);
+
+/* ---- the way out (writer_output.c) ------------------------------------ */
+
+/* Bytes past cap in a Writer's buffer: room to move what it holds before
+ * writing it, when the kernel would copy it slowly. */
+#define LLPY_BUF_SLACK LLPY_COPY_SHIFT
+
+/* Encodes one record of any size into the buffer or straight to the
+ * target; safe without the GIL for descriptors. */
+int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
+                       uint64_t *offset);
+/* Hands the buffered bytes to the target; keeps what it refused. */
+int llpy_writer_flush_buffer(llpy_writer *self);
+
+/* ---- other dialects (writer_dialect.c) -------------------------------- */
+
+/* Checks the options of other dialects before the target is touched; 0,
+ * or -1 with an exception set. */
+int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
+                                PyObject *dialect, PyObject *log_number,
+                                int recycle, PyObject *compression,
+                                int sync_offsets);
+/* Mode "a" of a rocksdb writer: refuses to mix compressed and plain
+ * records in one log (the log on fd, size bytes long). */
+int llpy_writer_check_append(llpy_writer *self, int fd, uint64_t size);
+/* Once the target is open: the core's header, RocksDB's compression record
+ * at the start of a new log. */
+int llpy_writer_start(llpy_writer *self);
+/* A record's bytes as one zstd frame (a new bytes object), or NULL. */
+PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
+/* Before closing: Pebble's end-of-log trailer. */
+int llpy_writer_finish(llpy_writer *self);
+
+/* ---- the target (writer_open.c, writer_append.c) ---------------------- */
+
+/* The target opened (a path, a file object or a URL) and the Writer's
+ * written offset set from it; "w" truncates once locked. 0, or -1 with an
+ * exception. */
+int llpy_writer_open_target(llpy_writer *self, PyObject *target,
+                            PyObject *mode, int closefd,
+                            PyObject *storage_options);
+/* The mode argument ("w", "a", "x") and the buffering argument (-1, 0 or a
+ * size), parsed as Writer() takes them. */
+int llpy_writer_parse_mode(PyObject *mode, char *out);
+int llpy_writer_parse_buffering(PyObject *obj, size_t *limit);
+
+/* Mode "a" on an open path (writer_append.c): where the log resumes and
+ * whether a block must be started; the log cut back to *offset. `dialect`
+ * holds the log's dialect and log number (llpy_dialect_options). 0, or -1
+ * with an exception (CorruptionError when the file is no log to append to,
+ * which is then left as it was). */
+int llpy_append_open(llpy_state *st, int fd, PyObject *name,
+                     const llog_reader_options *dialect, uint64_t *offset,
+                     int *fresh_block);
+
+/* ---- durability (writer_sync.c, writer_policy.c) ---------------------- */
+
+/* Waits until the log is durable up to `end` (lock not held): leads a
+ * group flush or waits for one. 0, or -1 with an exception set. */
+int llpy_sync_wait(llpy_writer *self, uint64_t end);
+/* sync=, bytes_per_sync= and preallocate= of Writer(); before opening. */
+int llpy_sync_options(llpy_writer *self, PyObject *target, PyObject *sync,
+                      PyObject *bytes_per_sync, PyObject *preallocate);
+/* After bytes reached the descriptor (lock held, safe without the GIL):
+ * starts write-back every bytes_per_sync bytes, reserves space ahead. */
+void llpy_sync_after_output(llpy_writer *self);
+/* Opens a path for the Writer without truncating it: *created says
+ * whether this call made the file; -1 with an exception set. */
+int llpy_sync_open(llpy_state *st, PyObject *path, int flags, int *created);
+/* Keeps the new log's directory open, to be synced with the first flush. */
+int llpy_sync_remember_dir(llpy_writer *self, PyObject *path);
+/* close(): waits for a group commit in flight (lock held on entry and on
+ * return, given up while waiting); frees what the policy holds. */
+int llpy_sync_close(llpy_writer *self);
+void llpy_sync_release(llpy_writer *self);
+PyObject *llpy_sync_get_waiters(PyObject *op, void *closure);
+PyObject *llpy_sync_get_flushes(PyObject *op, void *closure);
+PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure);
+PyObject *llpy_sync_get_hook(PyObject *op, void *closure);
+int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure);
+
+/* ---- the file lock (writer_lock.c) ------------------------------------ */
+
+/* The exclusive advisory lock on a log file, taken before anything is cut:
+ * 1, or 0 for a file that is no regular file (not locked), or -1 with
+ * LogLockedError (or OSError) naming `name`. */
+int llpy_file_lock(llpy_state *st, int fd, PyObject *name);
+void llpy_file_unlock(int fd);
+
+#endif /* LLPY_WRITER_INTERNAL_H */

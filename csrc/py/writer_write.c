@@ -1,0 +1,376 @@
+/*
+ * writer_write.c - writing records: write(), write_many() (over an
+ * iterable, or Arrow data through writer_arrow.c), flush() and sync(). A
+ * record lands whole or not at all: a failed write is rolled back to where
+ * the record began. Its bytes go out through writer_output.c; a durable
+ * call then waits for a group commit (writer_sync.c).
+ */
+#include "arrow.h"
+#include "writer_internal.h"
+
+#include <errno.h>
+
+/*
+ * After a failed write: drop this record's bytes that are still buffered. If
+ * the target already has some of them, the log holds a torn record; the next
+ * record then starts in a fresh block so readers resynchronize before it.
+ */
+typedef struct {
+    uint64_t offset; /* log offset where the record's bytes begin */
+    int pad_next;    /* whether it was to start a fresh block */
+} writer_mark;
+
+static writer_mark writer_mark_now(const llpy_writer *self) {
+    writer_mark mark = {self->core.offset, self->pad_next};
+    return mark;
+}
+
+static void writer_rollback(llpy_writer *self, writer_mark mark) {
+    if (self->written <= mark.offset) {
+        self->len = (size_t)(mark.offset - self->written);
+        self->pad_next = mark.pad_next;
+    } else {
+        self->len = 0;
+        self->pad_next = 1;
+    }
+    self->core.offset = self->written + self->len;
+}
+
+static int writer_raise_pending(llpy_writer *self) {
+    if (self->os_error == 0)
+        return 0;
+    errno = self->os_error;
+    self->os_error = 0;
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
+}
+
+int llpy_writer_check_open(llpy_writer *self) {
+    if (self->closed || self->closing || self->buf == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        self->closed || self->closing
+                            ? "I/O operation on closed writer"
+                            : "Writer is not initialized");
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes the record at data, n bytes long (lock held), kept alive by the
+ * caller; returns its offset in *offset. */
+static int writer_put_encoded(llpy_writer *self, const uint8_t *data, size_t n,
+                              uint64_t *offset) {
+    writer_mark mark = writer_mark_now(self);
+    int rc;
+    if (self->file == NULL && n >= LLPY_GIL_THRESHOLD) {
+        /* The caller pins the memory while the GIL is released. */
+        Py_BEGIN_ALLOW_THREADS
+        rc = llpy_writer_encode(self, data, n, offset);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = llpy_writer_encode(self, data, n, offset);
+    }
+    if (rc < 0) {
+        writer_rollback(self, mark);
+        writer_raise_pending(self);
+        return -1;
+    }
+    return 0;
+}
+
+/* A compressed log's record is written as its zstd frame. */
+static int writer_put_bytes(llpy_writer *self, const uint8_t *data, size_t n,
+                            uint64_t *offset) {
+    if (!self->compress || n == 0) /* an empty record has no frame */
+        return writer_put_encoded(self, data, n, offset);
+    PyObject *frame = llpy_writer_compress(data, n);
+    if (frame == NULL)
+        return -1;
+    int rc =
+        writer_put_encoded(self, (const uint8_t *)PyBytes_AS_STRING(frame),
+                           (size_t)PyBytes_GET_SIZE(frame), offset);
+    Py_DECREF(frame);
+    return rc;
+}
+
+/* Writes one record (lock held); returns its offset in *offset. */
+static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "a record must be a bytes-like object, not %.100s",
+                         Py_TYPE(obj)->tp_name);
+        }
+        return -1;
+    }
+    int rc = writer_put_bytes(self, view.buf, (size_t)view.len, offset);
+    PyBuffer_Release(&view);
+    return rc;
+}
+
+int llpy_writer_flush_locked(llpy_writer *self) {
+    int rc;
+    if (self->file == NULL && self->regular && self->len <= LLPY_PAGE) {
+        /* A page into the page cache: giving the GIL up and taking it back
+         * costs more, and while it is given up the threads that want this
+         * writer only wake to wait for its lock. */
+        rc = llpy_writer_flush_buffer(self);
+        if (rc == 0)
+            llpy_sync_after_output(self);
+        return rc < 0 ? writer_raise_pending(self) : 0;
+    }
+    if (self->file == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = llpy_writer_flush_buffer(self);
+        if (rc == 0)
+            llpy_sync_after_output(self);
+        Py_END_ALLOW_THREADS
+        return rc < 0 ? writer_raise_pending(self) : 0;
+    }
+    if (llpy_writer_flush_buffer(self) < 0)
+        return -1;
+    PyObject *r = PyObject_CallMethod(self->file, "flush", NULL);
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    }
+    Py_XDECREF(r);
+    return 0;
+}
+
+/* Flushes when the buffer reached its limit (every call when unbuffered). */
+static int writer_maybe_flush(llpy_writer *self) {
+    if (self->len > 0 && self->len >= self->limit)
+        return llpy_writer_flush_locked(self);
+    return 0;
+}
+
+/* A durable call hands everything to the target before it waits. */
+static int writer_flush_for(llpy_writer *self, int sync) {
+    return sync ? llpy_writer_flush_locked(self) : writer_maybe_flush(self);
+}
+
+/* write(data, *, sync=None) and write_many(records, *, sync=None): the one
+ * argument, and whether the call is durable (None: the writer's sync=). */
+static int parse_write_args(llpy_writer *self, const char *fname,
+                            PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames, PyObject **arg, int *sync) {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *flag = nkw == 1 ? args[nargs] : Py_None;
+    if (nargs != 1 || nkw > 1 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(
+                         PyTuple_GET_ITEM(kwnames, 0), "sync") != 0)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes one argument and the keyword sync", fname);
+        return -1;
+    }
+    if (flag != Py_None && !PyBool_Check(flag)) {
+        PyErr_Format(PyExc_TypeError,
+                     "sync must be a bool or None, not %.100s",
+                     Py_TYPE(flag)->tp_name);
+        return -1;
+    }
+    *arg = args[0];
+    *sync = flag == Py_None ? self->sync_default : flag == Py_True;
+    return 0;
+}
+
+/* writer_put_bytes over a group of Arrow values (an llpy_arrow_put_fn):
+ * runs of short records encoded straight into the buffer by the core,
+ * their checksums side by side; any other record alone. */
+static int writer_put_arrow(void *ctx, const uint8_t *const *data,
+                            const size_t *len, size_t n) {
+    llpy_writer *self = ctx;
+    for (size_t i = 0; i < n;) {
+        size_t k = 0, written = 0;
+        if (!self->compress && !self->pad_next)
+            k = llog_writer_add_run(&self->core, data + i, len + i, n - i,
+                                    self->buf + self->len,
+                                    self->cap - self->len, &written);
+        self->len += written;
+        if (k > 0) {
+            i += k;
+            continue;
+        }
+        uint64_t offset; /* cut, another dialect, or no room: alone */
+        if (writer_put_bytes(self, data[i], len[i], &offset) < 0)
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+/* write_many over Arrow data (writer_arrow.c): all of it is taken and
+ * checked before the lock is, then written from its buffers. */
+static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj,
+                                    int sync) {
+    llpy_arrow_data *d = llpy_arrow_import(obj);
+    if (d == NULL)
+        return NULL;
+    Py_ssize_t count = -1;
+    uint64_t end = 0;
+    if (llpy_lock_acquire(&self->lock) == 0) {
+        if (llpy_writer_check_open(self) == 0)
+            count = llpy_arrow_write(d, writer_put_arrow, self);
+        /* Records written before an error still reach the target. */
+        int flushed = self->closed ? 0 : writer_flush_for(self, sync);
+        if (flushed < 0 && count >= 0)
+            count = -1;
+        end = self->written;
+        llpy_lock_release(&self->lock);
+    }
+    llpy_arrow_free(d);
+    if (count >= 0 && sync && llpy_sync_wait(self, end) < 0)
+        count = -1;
+    return count < 0 ? NULL : PyLong_FromSsize_t(count);
+}
+
+PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames) {
+    llpy_writer *self = (llpy_writer *)op;
+    PyObject *data;
+    int sync;
+    if (parse_write_args(self, "write", args, nargs, kwnames, &data, &sync) <
+        0)
+        return NULL;
+    uint64_t offset = 0;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = llpy_writer_check_open(self);
+    writer_mark mark = writer_mark_now(self);
+    if (rc == 0)
+        rc = writer_put(self, data, &offset);
+    if (rc == 0 && writer_flush_for(self, sync) < 0) {
+        /* write() raised: its record must not reach the log later (a retry
+         * would write it twice). Records before it stay buffered. */
+        writer_rollback(self, mark);
+        rc = -1;
+    }
+    uint64_t end = self->written;
+    llpy_lock_release(&self->lock);
+    if (rc == 0 && sync && llpy_sync_wait(self, end) < 0)
+        rc = -1;
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
+}
+
+/* The exception being raised by write_many learns, as .written, how many
+ * records the call took before it: they stay written. */
+static void raise_with_written(Py_ssize_t count) {
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *n = PyLong_FromSsize_t(count);
+    if (n == NULL || PyObject_SetAttrString(exc, "written", n) < 0)
+        PyErr_Clear(); /* (an exception without a __dict__ goes as it is) */
+    Py_XDECREF(n);
+    PyErr_SetRaisedException(exc);
+}
+
+/* A list or tuple is checked whole before its first record is written, as
+ * Arrow data is: a bad item then leaves the log as it was. */
+static int check_records(PyObject *seq) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        Py_buffer view;
+        if (PyObject_GetBuffer(item, &view, PyBUF_SIMPLE) == 0) {
+            PyBuffer_Release(&view);
+            continue;
+        }
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "record %zd must be a bytes-like object, not %.100s "
+                         "(none of the %zd records was written)",
+                         i, Py_TYPE(item)->tp_name, n);
+        }
+        raise_with_written(0);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames) {
+    llpy_writer *self = (llpy_writer *)op;
+    PyObject *iterable;
+    int sync;
+    if (parse_write_args(self, "write_many", args, nargs, kwnames, &iterable,
+                         &sync) < 0)
+        return NULL;
+    /* A Reader, itself an Arrow stream of a struct type, is iterated. */
+    if (!PyObject_TypeCheck(iterable,
+                            llpy_state_of(Py_TYPE(op))->reader_type) &&
+        llpy_arrow_exportable(iterable))
+        return writer_write_arrow(self, iterable, sync);
+    if ((PyList_Check(iterable) || PyTuple_Check(iterable)) &&
+        check_records(iterable) < 0)
+        return NULL;
+    PyObject *it = PyObject_GetIter(iterable);
+    if (it == NULL)
+        return NULL;
+    if (llpy_lock_acquire(&self->lock) < 0) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    int rc = llpy_writer_check_open(self);
+    PyObject *item;
+    while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
+        uint64_t offset;
+        rc = writer_put(self, item, &offset);
+        Py_DECREF(item);
+        if (rc == 0)
+            count++;
+    }
+    if (rc == 0 && PyErr_Occurred())
+        rc = -1; /* the iterator raised */
+    /* Records written before an error still reach the target. */
+    int flushed = self->closed ? 0 : writer_flush_for(self, sync);
+    uint64_t end = self->written;
+    llpy_lock_release(&self->lock);
+    Py_DECREF(it);
+    if (rc < 0 || flushed < 0 || (sync && llpy_sync_wait(self, end) < 0)) {
+        if (rc < 0 || flushed < 0)
+            raise_with_written(count);
+        return NULL;
+    }
+    return PyLong_FromSsize_t(count);
+}
+
+/* A method that runs `locked` on an open writer under its lock: None. */
+static PyObject *writer_run_locked(PyObject *op,
+                                   int (*locked)(llpy_writer *)) {
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = llpy_writer_check_open(self);
+    if (rc == 0)
+        rc = locked(self);
+    llpy_lock_release(&self->lock);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+PyObject *llpy_writer_flush(PyObject *op, PyObject *unused) {
+    (void)unused;
+    return writer_run_locked(op, llpy_writer_flush_locked);
+}
+
+/* flush(), then a group commit up to what it wrote (writer_sync.c). */
+PyObject *llpy_writer_sync(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = llpy_writer_check_open(self);
+    if (rc == 0)
+        rc = llpy_writer_flush_locked(self);
+    uint64_t end = self->written;
+    llpy_lock_release(&self->lock);
+    if (rc < 0 || llpy_sync_wait(self, end) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
