@@ -21,6 +21,7 @@ from pathlib import Path
 
 import leveldb_log
 import pytest
+from leveldb_log._core import _append_point
 from support.records import record_end
 
 B = leveldb_log.BLOCK_SIZE
@@ -167,6 +168,18 @@ def append_and_check(path: Path, old: list[bytes], rng: random.Random, start: in
         rng.randbytes(rng.randrange(0, 100_000)),
         b"",
     ]
+    before = path.read_bytes()
+    if not old and before:
+        # A kill inside the first record's write leaves no valid record at all: mode "a"
+        # refuses such a file and leaves it as it was (docs/format.md, "Appending").
+        try:
+            _append_point(path, dialect="leveldb")
+        except leveldb_log.CorruptionError as e:
+            assert e.no_log, e
+            with pytest.raises(leveldb_log.CorruptionError):
+                leveldb_log.Writer(path, "a")
+            assert path.read_bytes() == before
+            return
     with leveldb_log.Writer(path, "a", buffering=rng.choice([0, -1, 4096])) as w:
         for rec in new:
             w.write(rec)
