@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llog_internal.h"
+#include "llog_util.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LLOG_CRC32C_INTERNAL __attribute__((visibility("hidden")))

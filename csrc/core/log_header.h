@@ -11,7 +11,7 @@
 #define LLOG_LOG_HEADER_H
 
 #include "crc32c.h"
-#include "llog_internal.h"
+#include "llog_util.h"
 #include "log_format.h"
 
 /* What a type byte is in a dialect. The fragments' roles have the values

@@ -1,10 +1,10 @@
 /*
- * llog_internal.h - the core's small helpers, shared by the CRC-32C and log
+ * llog_util.h - the core's small helpers, shared by the CRC-32C and log
  * files: unaligned little-endian loads and stores, and the attribute that
  * copies a hot helper into each caller. Not part of the API.
  */
-#ifndef LLOG_INTERNAL_H
-#define LLOG_INTERNAL_H
+#ifndef LLOG_UTIL_H
+#define LLOG_UTIL_H
 
 #include <stdint.h>
 #include <string.h>
@@ -58,4 +58,4 @@ static inline void llog_store32(uint8_t *p, uint32_t v) {
     p[3] = (uint8_t)(v >> 24);
 }
 
-#endif /* LLOG_INTERNAL_H */
+#endif /* LLOG_UTIL_H */
