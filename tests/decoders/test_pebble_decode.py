@@ -31,19 +31,8 @@ from leveldb_log.pebble import (
     decode_write_batch,
     encode_write_batch,
 )
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def vs(data: bytes) -> bytes:
-    return varint(len(data)) + data
+from support.wire import varint
+from support.wire import varstring as vs
 
 
 def header(sequence: int, count: int) -> bytes:

@@ -45,24 +45,12 @@ from leveldb_log.rocksdb import (
     decode_write_batch,
     encode_write_batch,
 )
+from support.wire import varint
+from support.wire import varstring as vs
 
 # ---------------------------------------------------------------------------
 # encoding helpers, written from the format description (not from the module)
 # ---------------------------------------------------------------------------
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def vs(data: bytes) -> bytes:
-    """A varstring: varint32 length, then the bytes."""
-    return varint(len(data)) + data
 
 
 def header(sequence: int, count: int) -> bytes:
