@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar
 
 from support.model import (
     BAD_RECORD_LENGTH,
@@ -390,27 +391,54 @@ def _crc_ok(data: bytes, p: int, hs: int, length: int) -> bool:
     return stored == crc32c(data[p + 6 : p + hs + length])
 
 
-class _RocksDBReader:
+@dataclasses.dataclass
+class _BlockReader:
+    """The walk over the file's blocks that both dialects' readers share: each reads one
+    block at a time (`block` returns False when the log ended inside it) and says what the
+    end of the file means (`eof`)."""
+
+    suffixes: ClassVar[bool]  # the dialect's "(1)"/"(2)" reason suffixes (_DialectAssembler)
+    data: bytes
+    mode: str  # the recovery mode
+    log_number: int | None
+    verify: bool  # verify_checksums
+    decompress: Callable[[bytes], bytes] | None = None
+    recycled: bool = dataclasses.field(default=False, init=False)
+    asm: _DialectAssembler = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.asm = _DialectAssembler(self.suffixes, self.decompress)
+
+    def block(self, block_start: int, block_end: int, short: bool) -> bool:
+        raise NotImplementedError
+
+    def eof(self) -> None:
+        raise NotImplementedError
+
+    def run(self) -> list[DialectEvent]:
+        n = len(self.data)
+        block_start = 0
+        while block_start < n:
+            block_end = min(block_start + BLOCK_SIZE, n)
+            if not self.block(block_start, block_end, block_end - block_start < BLOCK_SIZE):
+                return self.asm.events
+            block_start += BLOCK_SIZE
+        self.eof()
+        return self.asm.events
+
+
+@dataclasses.dataclass
+class _RocksDBReader(_BlockReader):
     """RocksDB's log::Reader (docs/rocksdb.md sections 1-6) in one recovery mode, over the
     whole file from offset 0, as a list of events."""
 
-    def __init__(
-        self,
-        data: bytes,
-        recovery: str,
-        log_number: int | None,
-        verify_checksums: bool,
-        decompress: Callable[[bytes], bytes] | None,
-    ) -> None:
-        self.data = data
-        self.mode = recovery
-        self.log_number = log_number
-        self.verify = verify_checksums
-        self.asm = _DialectAssembler(True, decompress)
-        self.recycled = False
-        self.compression_read = False
-        self.udt: dict[int, int] = {}
-        self.reports_torn = recovery in ("point_in_time", "absolute")
+    suffixes: ClassVar[bool] = True
+    compression_read: bool = dataclasses.field(default=False, init=False)
+    udt: dict[int, int] = dataclasses.field(default_factory=dict, init=False)
+
+    @property
+    def reports_torn(self) -> bool:
+        return self.mode in ("point_in_time", "absolute")
 
     # -- what ReadRecord does with each outcome of ReadPhysicalRecord --
 
@@ -574,19 +602,9 @@ class _RocksDBReader:
             self.record(p, rtype, payload)
             p += hs + length
 
-    def run(self) -> list[DialectEvent]:
-        n = len(self.data)
-        block_start = 0
-        while block_start < n:
-            block_end = min(block_start + BLOCK_SIZE, n)
-            if not self.block(block_start, block_end, block_end - block_start < BLOCK_SIZE):
-                return self.asm.events
-            block_start += BLOCK_SIZE
-        self.eof()
-        return self.asm.events
 
-
-class _PebbleReader:
+@dataclasses.dataclass
+class _PebbleReader(_BlockReader):
     """The Pebble dialect as this package reads it (docs/rocksdb.md, "Pebble's chunks and
     trailer"), over the whole file, as a list of events.
 
@@ -603,19 +621,7 @@ class _PebbleReader:
     point_in_time and absolute report "error reading trailing data due to encountering old
     record", skip "error in middle of record")."""
 
-    def __init__(
-        self,
-        data: bytes,
-        recovery: str,
-        log_number: int | None,
-        verify_checksums: bool,
-    ) -> None:
-        self.data = data
-        self.mode = recovery
-        self.log_number = log_number
-        self.verify = verify_checksums
-        self.asm = _DialectAssembler(False, None)
-        self.recycled = False
+    suffixes: ClassVar[bool] = False
 
     def torn(self, p: int, reason: str) -> None:
         """LevelDB's torn tail: from the open record (or p) to the end of the file."""
@@ -703,19 +709,13 @@ class _PebbleReader:
             self.chunk(p, rtype, data[p + hs : p + hs + length])
             p += hs + length
 
-    def run(self) -> list[DialectEvent]:
-        n = len(self.data)
-        block_start = 0
-        while block_start < n:
-            block_end = min(block_start + BLOCK_SIZE, n)
-            if not self.block(block_start, block_end, block_end - block_start < BLOCK_SIZE):
-                return self.asm.events
-            block_start += BLOCK_SIZE
+    def eof(self) -> None:
+        """A record still open at the end of the file is a torn tail."""
         a = self.asm
         if a.is_open:
-            a.events.append(TornTail(a.open_offset, n - a.open_offset, FRAGMENT_OPEN_AT_EOF))
+            size = len(self.data) - a.open_offset
+            a.events.append(TornTail(a.open_offset, size, FRAGMENT_OPEN_AT_EOF))
             a.drop_open()
-        return a.events
 
 
 @dataclasses.dataclass
