@@ -31,30 +31,7 @@ import tempfile
 from collections.abc import Sequence
 
 import pytest
-from support.rocksdb_interop import (
-    CF_NAMES,
-    DAMAGES,
-    Batch,
-    Op,
-    Outcome,
-    assert_batches,
-    assert_same_outcome,
-    counted,
-    current_wal,
-    damage_wal_asserting_its_layout,
-    damage_workload,
-    decode_wal_asserting_headers,
-    expected_contents,
-    manifest_edits_asserting_both_dialects_agree,
-    our_outcome_asserting_headers,
-    read_wal,
-    replay_manifest_asserting_file_metadata,
-    rocksdb_reports,
-    table_files,
-    wal_files,
-    workload,
-    write_our_wal_asserting_the_encoder,
-)
+from support import rocksdb_interop as interop
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -122,7 +99,7 @@ def rocksdb_wal(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return program
 
 
-def _hex_op(op: Op) -> str:
+def _hex_op(op: interop.Op) -> str:
     kind, *fields = op
     letter = {
         "put": "P",
@@ -138,11 +115,11 @@ def _hex_op(op: Op) -> str:
 
 
 def rocksdb_7_write(
-    program: pathlib.Path, db: pathlib.Path, batches: Sequence[Batch], *flags: str
+    program: pathlib.Path, db: pathlib.Path, batches: Sequence[interop.Batch], *flags: str
 ) -> None:
     """A database written by RocksDB 7.8 with the column families CF_NAMES, left unflushed."""
     lines = "".join(" ".join(_hex_op(op) for op in batch) + "\n" for batch in batches)
-    cfs = [arg for name in CF_NAMES[1:] for arg in ("--cf", name)]
+    cfs = [arg for name in interop.CF_NAMES[1:] for arg in ("--cf", name)]
     proc = subprocess.run(
         [str(program), "write", str(db), *flags, *cfs], input=lines, capture_output=True, text=True
     )
@@ -157,7 +134,7 @@ def rocksdb_7_read(
         [str(program), "read", str(db), "--mode", mode], capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
-    contents: list[dict[bytes, bytes]] = [{} for _ in CF_NAMES]
+    contents: list[dict[bytes, bytes]] = [{} for _ in interop.CF_NAMES]
     *entries, last = proc.stdout.splitlines()
     for line in entries:
         cf, key, value = line.split("\t")
@@ -190,7 +167,7 @@ _LDB_KINDS = {
 _LDB_OP = re.compile(r"([A-Z_]+)\((\d+)\) : 0x([0-9A-F]*)(?: : 0x([0-9A-F]*)| 0x([0-9A-F]*))?")
 
 
-def ldb_dump_wal(path: pathlib.Path) -> list[tuple[int, Batch]]:
+def ldb_dump_wal(path: pathlib.Path) -> list[tuple[int, interop.Batch]]:
     """(sequence, operations) per batch as `ldb dump_wal --print_value` prints them.
 
     Its lines are "sequence,count,byte size,offset,OPS" with OPS such as
@@ -227,12 +204,12 @@ _DUMP_KINDS = {
 _DUMP_OP = re.compile(r"  (\w+)(?: cf=(\d+))?((?: '[0-9a-f]*')*)$")
 
 
-def our_dump(path: pathlib.Path) -> list[tuple[int, Batch]]:
+def our_dump(path: pathlib.Path) -> list[tuple[int, interop.Batch]]:
     """(sequence, operations) per batch as `leveldb-log dump --dialect rocksdb --decode
     --format hex` prints them ("--- offset N; sequence S", then lines such as
     "  put cf=1 'KEY' 'VALUE'"), without LogData, as ldb_dump_wal returns them."""
-    out: list[tuple[int, Batch]] = []
-    ops: list[Op] = []
+    out: list[tuple[int, interop.Batch]] = []
+    ops: list[interop.Op] = []
     text = run_cli("dump", "--dialect", "rocksdb", "--decode", "--format", "hex", str(path))
     for line in text.splitlines():
         if line.startswith("--- "):
@@ -253,12 +230,12 @@ def our_dump(path: pathlib.Path) -> list[tuple[int, Batch]]:
     return out
 
 
-def as_ldb_prints(batches: Sequence[Batch], first: int) -> list[tuple[int, Batch]]:
+def as_ldb_prints(batches: Sequence[interop.Batch], first: int) -> list[tuple[int, interop.Batch]]:
     """What ldb_dump_wal returns for these batches: sequences, and no LogData."""
     out = []
     for batch in batches:
         out.append((first, tuple(op for op in batch if op[0] != "log_data")))
-        first += counted(batch)
+        first += interop.counted(batch)
     return out
 
 
@@ -267,9 +244,9 @@ def as_ldb_prints(batches: Sequence[Batch], first: int) -> list[tuple[int, Batch
 # ---------------------------------------------------------------------------
 
 
-def debian_workload(seed: int, n: int) -> list[Batch]:
+def debian_workload(seed: int, n: int) -> list[interop.Batch]:
     """Column families, merges, single deletes, range deletes, large values, LogData."""
-    batches = list(workload(seed, n, cfs=3, merges=True, single_deletes=True))
+    batches = list(interop.workload(seed, n, cfs=3, merges=True, single_deletes=True))
     batches[5] = batches[5] + (("log_data", b"a blob of LogData"),)
     return batches
 
@@ -284,7 +261,7 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
 ) -> None:
     written = debian_workload(seed=40, n=800)
     rocksdb_7_write(rocksdb_wal, tmp_path, written, *flags)
-    (log,) = wal_files(tmp_path)
+    (log,) = interop.wal_files(tmp_path)
     data = log.read_bytes()
     if "--zstd" in flags:  # the SetCompression record: 7-byte header, fixed32 7 (zstd)
         assert data[4:11] == b"\x04\x00\x09\x07\x00\x00\x00"
@@ -292,15 +269,15 @@ def test_wal_of_rocksdb_7_8_holds_every_write(
     assert first_type in ((5, 6) if "--recycle" in flags else (1, 2))  # FULL or FIRST
     ldb = ldb_dump_wal(log)
     assert ldb == as_ldb_prints(written, first=1)
-    read = read_wal(log)
+    read = interop.read_wal(log)
     assert read.reports == []
     assert read.compression == ("zstd" if "--zstd" in flags else None)
-    assert_batches(decode_wal_asserting_headers(read.records), written, first=1)
+    interop.assert_batches(interop.decode_wal_asserting_headers(read.records), written, first=1)
     assert our_dump(log) == ldb  # our CLI prints what ldb prints
     contents, last = rocksdb_7_read(rocksdb_wal, tmp_path)
-    assert last == sum(counted(b) for b in written)
+    assert last == sum(interop.counted(b) for b in written)
     for cf in range(3):
-        assert contents[cf] == expected_contents(written, cf)
+        assert contents[cf] == interop.expected_contents(written, cf)
 
 
 @pytest.mark.parametrize("compression", [None, "zstd"])
@@ -311,22 +288,22 @@ def test_rocksdb_7_8_replays_a_wal_we_wrote(
     theirs = debian_workload(seed=41, n=200)
     rocksdb_7_write(rocksdb_wal, tmp_path, theirs)
     _, last = rocksdb_7_read(rocksdb_wal, tmp_path)  # their WAL becomes tables
-    log = current_wal(tmp_path)
+    log = interop.current_wal(tmp_path)
     assert log.stat().st_size == 0
     ours = debian_workload(seed=42, n=800)
-    write_our_wal_asserting_the_encoder(
+    interop.write_our_wal_asserting_the_encoder(
         log, last + 1, ours, compression=compression, recycle=recycle
     )
     ldb = ldb_dump_wal(log)
     assert ldb == as_ldb_prints(ours, first=last + 1)
     contents, new_last = rocksdb_7_read(rocksdb_wal, tmp_path)
-    assert new_last == last + sum(counted(b) for b in ours)
+    assert new_last == last + sum(interop.counted(b) for b in ours)
     for cf in range(3):
-        assert contents[cf] == expected_contents(theirs + ours, cf)
-    families, live = replay_manifest_asserting_file_metadata(
-        manifest_edits_asserting_both_dialects_agree(tmp_path)
+        assert contents[cf] == interop.expected_contents(theirs + ours, cf)
+    families, live = interop.replay_manifest_asserting_file_metadata(
+        interop.manifest_edits_asserting_both_dialects_agree(tmp_path)
     )
-    assert families == dict(enumerate(CF_NAMES)) and live == table_files(tmp_path)
+    assert families == dict(enumerate(interop.CF_NAMES)) and live == interop.table_files(tmp_path)
 
 
 # ---------------------------------------------------------------------------
@@ -341,7 +318,7 @@ MODES = {
 }
 
 
-def rocksdb_7_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> Outcome:
+def rocksdb_7_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> interop.Outcome:
     """What RocksDB 7.8 recovers in `mode` (on a copy), or "fails"; and what it logged."""
     copy = db.with_name(f"{db.name}-{mode}")
     shutil.copytree(db, copy)
@@ -364,24 +341,27 @@ def rocksdb_7_outcome(program: pathlib.Path, db: pathlib.Path, mode: str) -> Out
             if reason == "error reading trailing data"
             else reason,
         )
-        for size, reason in rocksdb_reports(copy, "000004.log")
+        for size, reason in interop.rocksdb_reports(copy, "000004.log")
     ]
     return contents, logged
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize("damage", interop.DAMAGES)
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_recovery_modes_keep_and_report_what_rocksdb_7_8_does(
     tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, damage: str, recycle: bool
 ) -> None:
     db = tmp_path / "db"
-    written = damage_workload()
+    written = interop.damage_workload()
     rocksdb_7_write(rocksdb_wal, db, written, *(["--recycle"] if recycle else []))
     log = db / "000004.log"
     assert log.read_bytes()[6] == (5 if recycle else 1)
-    damage_wal_asserting_its_layout(log, damage, written)
+    interop.damage_wal_asserting_its_layout(log, damage, written)
     for ours, theirs in MODES.items():
         recovered = rocksdb_7_outcome(rocksdb_wal, db, theirs)
-        assert_same_outcome(
-            ours, our_outcome_asserting_headers(log, ours), recovered, expected_contents(written)
+        interop.assert_same_outcome(
+            ours,
+            interop.our_outcome_asserting_headers(log, ours),
+            recovered,
+            interop.expected_contents(written),
         )

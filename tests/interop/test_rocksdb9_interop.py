@@ -33,30 +33,7 @@ import shutil
 from typing import Any
 
 import pytest
-from support.rocksdb_interop import (
-    CF_NAMES,
-    DAMAGES,
-    B,
-    Batch,
-    Outcome,
-    assert_batches,
-    assert_same_outcome,
-    counted,
-    current_wal,
-    damage_wal_asserting_its_layout,
-    damage_workload,
-    decode_wal_asserting_headers,
-    expected_contents,
-    manifest_edits_asserting_both_dialects_agree,
-    our_outcome_asserting_headers,
-    read_wal,
-    replay_manifest_asserting_file_metadata,
-    rocksdb_reports,
-    table_files,
-    wal_files,
-    workload,
-    write_our_wal_asserting_the_encoder,
-)
+from support import rocksdb_interop as interop
 
 BIG_MEMTABLE = 256 << 20  # no flush unless the test asks for one
 
@@ -89,10 +66,10 @@ class RocksDict:
         existing = rd.Rdict.list_cf(str(path)) if (path / "CURRENT").exists() else ["default"]
         families = {name: self.options() for name in existing if name != "default"}
         self.db = rd.Rdict(str(path), options, column_families=families)
-        for name in CF_NAMES[1:]:
+        for name in interop.CF_NAMES[1:]:
             if name not in existing:  # created in order: ids 1, 2
                 self.db.create_column_family(name, self.options())
-        self.cfs = [self.db] + [self.db.get_column_family(name) for name in CF_NAMES[1:]]
+        self.cfs = [self.db] + [self.db.get_column_family(name) for name in interop.CF_NAMES[1:]]
 
     def options(self) -> Any:
         options = self.rd.Options(raw_mode=True)
@@ -100,7 +77,7 @@ class RocksDict:
         options.set_disable_auto_compactions(True)
         return options
 
-    def apply(self, batch: Batch) -> None:
+    def apply(self, batch: interop.Batch) -> None:
         """One write: a single put, delete or range delete as itself, else a WriteBatch."""
         if len(batch) == 1 and batch[0][0] in ("put", "delete", "delete_range"):
             kind, cf, *args = batch[0]
@@ -108,7 +85,7 @@ class RocksDict:
             return
         wb = self.rd.WriteBatch(raw_mode=True)
         for kind, cf, *args in batch:
-            handle = self.db.get_column_family_handle(CF_NAMES[cf])
+            handle = self.db.get_column_family_handle(interop.CF_NAMES[cf])
             getattr(wb, kind)(*args, handle)
         self.db.write(wb)
 
@@ -126,29 +103,31 @@ class RocksDict:
 
 
 def test_plain_wal_of_rocksdb_9_holds_every_write_in_order(tmp_path: pathlib.Path) -> None:
-    written = list(workload(seed=1, n=1500, cfs=3))
+    written = list(interop.workload(seed=1, n=1500, cfs=3))
     db = RocksDict(tmp_path / "db")
     half = len(written) // 2
     for batch in written[:half]:
         db.apply(batch)
-    (log,) = wal_files(tmp_path / "db")
-    read = read_wal(log)
+    (log,) = interop.wal_files(tmp_path / "db")
+    read = interop.read_wal(log)
     assert read.reports == []
     assert read.compression is None and read.log_number == int(log.stem)
-    assert_batches(decode_wal_asserting_headers(read.records), written[:half], first=1)
+    interop.assert_batches(
+        interop.decode_wal_asserting_headers(read.records), written[:half], first=1
+    )
     for batch in written[half:]:
         db.apply(batch)
     shutil.copytree(tmp_path / "db", tmp_path / "copy")  # the open database, as it is
     contents = [db.contents(cf) for cf in range(3)]
     db.close()
-    read = read_wal(tmp_path / "copy" / log.name)
+    read = interop.read_wal(tmp_path / "copy" / log.name)
     assert read.reports == []
-    assert_batches(decode_wal_asserting_headers(read.records), written, first=1)
+    interop.assert_batches(interop.decode_wal_asserting_headers(read.records), written, first=1)
     assert (
         tmp_path / "copy" / log.name
-    ).stat().st_size > 40 * B  # values of up to 1 MiB: FIRST/MIDDLE/LAST used
+    ).stat().st_size > 40 * interop.B  # values of up to 1 MiB: FIRST/MIDDLE/LAST used
     for cf in range(3):
-        assert contents[cf] == expected_contents(written, cf)
+        assert contents[cf] == interop.expected_contents(written, cf)
     # The copy is a database RocksDB opens, replaying the WAL we read.
     copy = RocksDict(tmp_path / "copy")
     assert [copy.contents(cf) for cf in range(3)] == contents
@@ -159,18 +138,18 @@ def test_rocksdb_9_wide_column_entity_is_one_operation(tmp_path: pathlib.Path) -
     db = RocksDict(tmp_path)
     db.cfs[1].put_entity(b"entity", [b"a", b"b"], [b"1", b"22"])
     db.apply((("put", 0, b"after", b"x"),))
-    (log,) = wal_files(tmp_path)
-    read = read_wal(log)
+    (log,) = interop.wal_files(tmp_path)
+    read = interop.read_wal(log)
     db.close()
     assert read.reports == []
-    assert decode_wal_asserting_headers(read.records) == [
+    assert interop.decode_wal_asserting_headers(read.records) == [
         (1, (("entity", 1, b"entity"),)),
         (2, (("put", 0, b"after", b"x"),)),
     ]
 
 
 def recycled_database(
-    path: pathlib.Path, rounds: list[list[Batch]], mode: str = "point_in_time"
+    path: pathlib.Path, rounds: list[list[interop.Batch]], mode: str = "point_in_time"
 ) -> list[pathlib.Path]:
     """Rounds of writes with recycling on, each ended by a flush of every column family.
 
@@ -189,7 +168,7 @@ def recycled_database(
     return copies
 
 
-def uniform_round(r: int, n: int) -> list[Batch]:
+def uniform_round(r: int, n: int) -> list[interop.Batch]:
     """n puts of equal size: recycled records line up with the old records they overwrite."""
     return [(("put", 0, b"r%d-%05d" % (r, i), b"v" * 50),) for i in range(n)]
 
@@ -203,27 +182,29 @@ def test_recycled_wal_of_rocksdb_9_ends_at_the_old_records(
     copies = recycled_database(tmp_path / "db", rounds, mode)
     first = 1
     for r, copy in enumerate(copies):
-        log = current_wal(copy)
+        log = interop.current_wal(copy)
         data = log.read_bytes()
         assert data[6] == 5  # recyclable FULL, even in a brand-new file
         assert int.from_bytes(data[7:11], "little") == int(log.stem)
         reused = r >= 2  # the file of round r-2's WAL, longer than what round r wrote
         assert reused == (data.count(b"r%d-" % (r - 2)) > 0)
         for recovery in ("point_in_time", "skip", "absolute", "tolerate_tail"):
-            read = read_wal(log, recovery=recovery)
+            read = interop.read_wal(log, recovery=recovery)
             assert read.reports == [], (r, recovery)
             assert read.log_number == int(log.stem)
-            assert_batches(decode_wal_asserting_headers(read.records), rounds[r], first=first)
+            interop.assert_batches(
+                interop.decode_wal_asserting_headers(read.records), rounds[r], first=first
+            )
         RocksDict(copy, recycle=True, mode=mode).close()  # RocksDB finds nothing wrong either
-        assert rocksdb_reports(copy, log.name) == []
+        assert interop.rocksdb_reports(copy, log.name) == []
         first += len(rounds[r])
     # Closing flushed into a new WAL, a reused file in which RocksDB wrote nothing: it
     # still holds an older log's records from offset 0, none of them this log's.
-    log = current_wal(tmp_path / "db")
+    log = interop.current_wal(tmp_path / "db")
     data = log.read_bytes()
     assert data[6] == 5 and int.from_bytes(data[7:11], "little") < int(log.stem)
     for recovery in ("point_in_time", "skip"):
-        read = read_wal(log, recovery=recovery)
+        read = interop.read_wal(log, recovery=recovery)
         assert (read.records, read.reports) == ([], [])
 
 
@@ -238,19 +219,25 @@ def test_recycled_wal_of_rocksdb_9_with_mixed_records(
     # mid-record, and RocksDB's own recovery reports it ("bad record length"; then the end
     # in point-in-time mode, the old records skipped in skip-any mode). Our reader must
     # keep the same records and report the same.
-    rounds = [list(workload(seed=10 + r, n=n, cfs=3)) for r, n in enumerate([600, 500, 150])]
+    rounds = [
+        list(interop.workload(seed=10 + r, n=n, cfs=3)) for r, n in enumerate([600, 500, 150])
+    ]
     copies = recycled_database(tmp_path / "db", rounds, mode)
-    first = 1 + sum(counted(b) for b in rounds[0] + rounds[1])
-    log = current_wal(copies[2])
-    read = read_wal(log, recovery=recovery)
-    assert_batches(decode_wal_asserting_headers(read.records), rounds[2], first=first)
+    first = 1 + sum(interop.counted(b) for b in rounds[0] + rounds[1])
+    log = interop.current_wal(copies[2])
+    read = interop.read_wal(log, recovery=recovery)
+    interop.assert_batches(
+        interop.decode_wal_asserting_headers(read.records), rounds[2], first=first
+    )
     copy = RocksDict(copies[2], recycle=True, mode=mode)
     try:
         for cf in range(3):
-            assert copy.contents(cf) == expected_contents(rounds[0] + rounds[1] + rounds[2], cf)
+            assert copy.contents(cf) == interop.expected_contents(
+                rounds[0] + rounds[1] + rounds[2], cf
+            )
     finally:
         copy.close()
-    theirs = rocksdb_reports(copies[2], log.name)
+    theirs = interop.rocksdb_reports(copies[2], log.name)
     assert [reason for _, reason in theirs] == ["bad record length"]
     assert [(c.size, c.reason) for c in read.reports] == theirs
 
@@ -258,16 +245,16 @@ def test_recycled_wal_of_rocksdb_9_with_mixed_records(
 def test_manifest_of_rocksdb_9_after_flushes_and_compactions(tmp_path: pathlib.Path) -> None:
     db = RocksDict(tmp_path)
     for session in range(4):
-        for batch in workload(seed=20 + session, n=300, cfs=3):
+        for batch in interop.workload(seed=20 + session, n=300, cfs=3):
             db.apply(batch)
         db.flush_all()
     for cf in db.cfs:
         cf.compact_range(None, None)
     db.close()
-    edits = manifest_edits_asserting_both_dialects_agree(tmp_path)
-    families, live = replay_manifest_asserting_file_metadata(edits)
-    assert families == dict(enumerate(CF_NAMES))
-    assert live == table_files(tmp_path)
+    edits = interop.manifest_edits_asserting_both_dialects_agree(tmp_path)
+    families, live = interop.replay_manifest_asserting_file_metadata(edits)
+    assert families == dict(enumerate(interop.CF_NAMES))
+    assert live == interop.table_files(tmp_path)
     assert any(edit.deleted_files for edit in edits)  # the compactions
     assert all(f.epoch_number for edit in edits for f in edit.new_files)  # 9.x: custom field 13
     assert any(edit.min_log_number_to_keep for edit in edits)  # tag 10
@@ -280,16 +267,18 @@ def test_manifest_of_rocksdb_9_after_flushes_and_compactions(tmp_path: pathlib.P
 def test_rocksdb_9_replays_a_wal_we_wrote_in_place_of_its_own(
     tmp_path: pathlib.Path, recycle: bool, compression: str | None
 ) -> None:
-    theirs = list(workload(seed=30, n=300, cfs=3))
+    theirs = list(interop.workload(seed=30, n=300, cfs=3))
     db = RocksDict(tmp_path, recycle=recycle)
     for batch in theirs:
         db.apply(batch)
     first = db.db.latest_sequence_number() + 1
     db.close()  # every memtable flushed: the current WAL holds nothing RocksDB needs
-    assert first == 1 + sum(counted(b) for b in theirs)
-    log = current_wal(tmp_path)
-    ours = list(workload(seed=31, n=1500, cfs=3))
-    write_our_wal_asserting_the_encoder(log, first, ours, recycle=recycle, compression=compression)
+    assert first == 1 + sum(interop.counted(b) for b in theirs)
+    log = interop.current_wal(tmp_path)
+    ours = list(interop.workload(seed=31, n=1500, cfs=3))
+    interop.write_our_wal_asserting_the_encoder(
+        log, first, ours, recycle=recycle, compression=compression
+    )
     data = log.read_bytes()
     if compression:  # RocksDB reads a compressed WAL whatever its own wal_compression
         assert data[4:11] == b"\x04\x00\x09\x07\x00\x00\x00"
@@ -299,8 +288,8 @@ def test_rocksdb_9_replays_a_wal_we_wrote_in_place_of_its_own(
     db = RocksDict(tmp_path, recycle=recycle)
     try:
         for cf in range(3):
-            assert db.contents(cf) == expected_contents(theirs + ours, cf)
-        assert db.db.latest_sequence_number() == first - 1 + sum(counted(b) for b in ours)
+            assert db.contents(cf) == interop.expected_contents(theirs + ours, cf)
+        assert db.db.latest_sequence_number() == first - 1 + sum(interop.counted(b) for b in ours)
     finally:
         db.close()
 
@@ -312,8 +301,8 @@ def test_rocksdb_9_refuses_our_wal_damaged_mid_file_in_absolute_mode(
     db = RocksDict(tmp_path)
     db.apply((("put", 0, b"theirs", b"1"),))
     db.close()
-    log = current_wal(tmp_path)
-    write_our_wal_asserting_the_encoder(
+    log = interop.current_wal(tmp_path)
+    interop.write_our_wal_asserting_the_encoder(
         log, 2, [(("put", 1, b"k%d" % i, b"v" * 100),) for i in range(3)]
     )
     data = bytearray(log.read_bytes())
@@ -322,7 +311,7 @@ def test_rocksdb_9_refuses_our_wal_damaged_mid_file_in_absolute_mode(
     rd = rocksdict_module()
     options = rd.Options(raw_mode=True)
     options.set_wal_recovery_mode(rd.DBRecoveryMode.absolute_consistency())
-    families = {name: rd.Options(raw_mode=True) for name in CF_NAMES[1:]}
+    families = {name: rd.Options(raw_mode=True) for name in interop.CF_NAMES[1:]}
     with pytest.raises(Exception, match=r"(?i)corrupt|checksum"):
         rd.Rdict(str(tmp_path), options, column_families=families)
 
@@ -339,7 +328,7 @@ RD_MODES = {
 }
 
 
-def rocksdb_9_outcome(db: pathlib.Path, mode: str, recycle: bool) -> Outcome:
+def rocksdb_9_outcome(db: pathlib.Path, mode: str, recycle: bool) -> interop.Outcome:
     """What RocksDB 9.x recovers in `mode` (on a copy), or "fails"; and what it logged."""
     copy = db.with_name(f"{db.name}-{mode}")
     shutil.copytree(db, copy)
@@ -352,15 +341,15 @@ def rocksdb_9_outcome(db: pathlib.Path, mode: str, recycle: bool) -> Outcome:
         contents = reopened.contents(0)
     finally:
         reopened.close()
-    return contents, rocksdb_reports(copy, "000004.log")
+    return contents, interop.rocksdb_reports(copy, "000004.log")
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize("damage", interop.DAMAGES)
 @pytest.mark.parametrize("recycle", [False, True], ids=["plain", "recycled"])
 def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
     tmp_path: pathlib.Path, damage: str, recycle: bool
 ) -> None:
-    written = damage_workload()
+    written = interop.damage_workload()
     db = RocksDict(tmp_path / "live", recycle=recycle, mode="skip_any_corrupted_record")
     for batch in written:
         db.apply(batch)
@@ -368,9 +357,12 @@ def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
     db.close()
     log = tmp_path / "db" / "000004.log"
     assert log.read_bytes()[6] == (5 if recycle else 1)
-    damage_wal_asserting_its_layout(log, damage, written)
+    interop.damage_wal_asserting_its_layout(log, damage, written)
     for ours, theirs in RD_MODES.items():
         recovered = rocksdb_9_outcome(tmp_path / "db", theirs, recycle)
-        assert_same_outcome(
-            ours, our_outcome_asserting_headers(log, ours), recovered, expected_contents(written)
+        interop.assert_same_outcome(
+            ours,
+            interop.our_outcome_asserting_headers(log, ours),
+            recovered,
+            interop.expected_contents(written),
         )
