@@ -4,7 +4,7 @@ row of docs/format.md's reading tables, per silent end-of-file case and per reco
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, NamedTuple
 
 import leveldb_log
 import pytest
@@ -170,17 +170,32 @@ def read_all(data: Any, **kw: Any) -> tuple[list[tuple[int, bytes]], list[Corrup
     return out, seen, dropped
 
 
-def check(
-    data: bytes, records: list[tuple[int, bytes]], reports: list[tuple[int, int, str]]
-) -> None:
-    """Skip mode yields `records` and reports exactly `reports`; the model agrees."""
+class Skipped(NamedTuple):
+    """A skip-mode read: [(offset, record)], the reports, and dropped_bytes."""
+
+    records: list[tuple[int, bytes]]
+    reports: list[tuple[int, int, str]]
+    dropped: int
+
+
+def skipping(records: list[tuple[int, bytes]], reports: list[tuple[int, int, str]]) -> Skipped:
+    """What a skip-mode read must give: `records`, exactly `reports`, and no byte dropped
+    unreported."""
+    return Skipped(records, reports, sum(size for _, size, _ in reports))
+
+
+def skip_reads(data: bytes) -> tuple[Skipped, Skipped]:
+    """The Reader's and the model's skip-mode reads of `data`."""
     got, seen, dropped = read_all(data)
-    assert got == records
-    assert [tuple(c) for c in seen] == reports
-    assert dropped == sum(size for _, size, _ in reports)
     expected = model_read(data)
-    assert list(zip(expected.offsets, expected.records, strict=True)) == records
-    assert expected.corruptions == reports
+    return (
+        Skipped(got, [tuple(c) for c in seen], dropped),
+        Skipped(
+            list(zip(expected.offsets, expected.records, strict=True)),
+            expected.corruptions,
+            sum(size for _, size, _ in expected.corruptions),
+        ),
+    )
 
 
 A = payload(100, 1)  # FULL at 0, 107 bytes
@@ -192,9 +207,12 @@ D = payload(30, 4)
 def block0_then_block1() -> tuple[bytes, list[int]]:
     """A, BB, C and a filler record in block 0 (filled exactly), D in block 1."""
     filler = payload(B - 371 - H, 5)
-    data, offsets = model.encode([A, BB, C, filler, D])
+    return model.encode([A, BB, C, filler, D])
+
+
+def test_block0_then_block1_fills_block_zero_exactly_and_puts_d_in_block_one():
+    data, offsets = block0_then_block1()
     assert offsets == [0, 107, 314, 371, B] and len(data) == B + H + len(D)
-    return data, offsets
 
 
 # ---------------------------------------------------------------------------
@@ -206,21 +224,24 @@ def test_checksum_mismatch_drops_from_its_header_to_the_end_of_the_block():
     data, _ = block0_then_block1()
     damaged = bytearray(data)
     damaged[107 + H + 50] ^= 0x10  # in BB's payload
-    check(bytes(damaged), [(0, A), (B, D)], [(107, B - 107, "checksum mismatch")])
+    got, modelled = skip_reads(bytes(damaged))
+    assert got == modelled == skipping([(0, A), (B, D)], [(107, B - 107, "checksum mismatch")])
 
 
 def test_checksum_mismatch_from_a_damaged_length_field():
     data, _ = block0_then_block1()
     damaged = bytearray(data)
     damaged[107 + 4] = 150  # BB's length 200 -> 150: the checksum no longer matches
-    check(bytes(damaged), [(0, A), (B, D)], [(107, B - 107, "checksum mismatch")])
+    got, modelled = skip_reads(bytes(damaged))
+    assert got == modelled == skipping([(0, A), (B, D)], [(107, B - 107, "checksum mismatch")])
 
 
 def test_checksum_mismatch_in_the_short_last_block_counts_to_the_end_of_the_data():
     data, _ = model.encode([A, BB, C])
     damaged = bytearray(data)
     damaged[107] ^= 0xFF  # BB's stored checksum
-    check(bytes(damaged), [(0, A)], [(107, len(data) - 107, "checksum mismatch")])
+    got, modelled = skip_reads(bytes(damaged))
+    assert got == modelled == skipping([(0, A)], [(107, len(data) - 107, "checksum mismatch")])
 
 
 def test_checksum_mismatch_in_the_last_block_is_a_corruption_not_a_torn_tail():
@@ -242,7 +263,8 @@ def test_bad_record_length_drops_the_rest_of_the_block():
     data, _ = block0_then_block1()
     damaged = bytearray(data)
     damaged[107 + 4 : 107 + 6] = (B - 107 - H + 1).to_bytes(2, "little")  # one byte too long
-    check(bytes(damaged), [(0, A), (B, D)], [(107, B - 107, "bad record length")])
+    got, modelled = skip_reads(bytes(damaged))
+    assert got == modelled == skipping([(0, A), (B, D)], [(107, B - 107, "bad record length")])
     # the length check comes first: checksums off, the same report
     got, seen, _ = read_all(bytes(damaged), verify_checksums=False)
     assert got == [(0, A), (B, D)]
@@ -254,34 +276,52 @@ def test_bad_record_length_in_the_last_block_of_a_block_multiple_file():
     data = data[:B]  # block 0 only, full length: not a short final block
     damaged = bytearray(data)
     damaged[371 + 4 : 371 + 6] = (0xFFFF).to_bytes(2, "little")
-    check(bytes(damaged), [(0, A), (107, BB), (314, C)], [(371, B - 371, "bad record length")])
+    got, modelled = skip_reads(bytes(damaged))
+    assert (
+        got
+        == modelled
+        == skipping([(0, A), (107, BB), (314, C)], [(371, B - 371, "bad record length")])
+    )
 
 
 def test_partial_record_without_end_reports_the_open_fragments():
     data = phys(2, b"0123456789") + phys(3, b"abcde") + phys(1, b"x")
-    check(data, [(29, b"x")], [(0, 15, "partial record without end")])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(29, b"x")], [(0, 15, "partial record without end")])
     data = phys(2, b"0123456789") + phys(2, b"new") + phys(4, b"!")
-    check(data, [(17, b"new!")], [(0, 10, "partial record without end")])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(17, b"new!")], [(0, 10, "partial record without end")])
 
 
 def test_empty_first_then_full_is_not_reported():
     data = phys(2, b"") + phys(1, b"x")
-    check(data, [(7, b"x")], [])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(7, b"x")], [])
     data = phys(2, b"") + phys(2, b"ab") + phys(4, b"c")
-    check(data, [(7, b"abc")], [])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(7, b"abc")], [])
 
 
 def test_missing_start_of_fragmented_record_for_middle_and_last():
     data = phys(3, b"middle part!") + phys(1, b"ok")
-    check(data, [(19, b"ok")], [(0, 12, "missing start of fragmented record")])
+    got, modelled = skip_reads(data)
+    assert (
+        got == modelled == skipping([(19, b"ok")], [(0, 12, "missing start of fragmented record")])
+    )
     data = phys(1, b"ok") + phys(4, b"end")
-    check(data, [(0, b"ok")], [(9, 3, "missing start of fragmented record")])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(0, b"ok")], [(9, 3, "missing start of fragmented record")])
 
 
 def test_error_in_middle_of_record_after_a_checksum_mismatch():
     data = phys(2, b"0123456789") + phys(3, b"x" * 20, good=False) + phys(4, b"end")
-    check(
-        data, [], [(17, len(data) - 17, "checksum mismatch"), (0, 10, "error in middle of record")]
+    got, modelled = skip_reads(data)
+    assert (
+        got
+        == modelled
+        == skipping(
+            [], [(17, len(data) - 17, "checksum mismatch"), (0, 10, "error in middle of record")]
+        )
     )
 
 
@@ -290,22 +330,28 @@ def test_error_in_middle_of_record_after_a_bad_record_length():
     bad = bytes(4) + (60000).to_bytes(2, "little") + b"\x03"
     data = first + bad + bytes(B - 24) + phys(1, b"next")
     assert len(data) == B + 11
-    check(
-        data,
-        [(B, b"next")],
-        [(17, B - 17, "bad record length"), (0, 10, "error in middle of record")],
+    got, modelled = skip_reads(data)
+    assert (
+        got
+        == modelled
+        == skipping(
+            [(B, b"next")],
+            [(17, B - 17, "bad record length"), (0, 10, "error in middle of record")],
+        )
     )
 
 
 def test_zero_header_inside_an_open_record_is_error_in_middle_of_record():
     data = phys(2, b"0123456789") + bytes(B - 17) + phys(1, b"next")
-    check(data, [(B, b"next")], [(0, 10, "error in middle of record")])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(B, b"next")], [(0, 10, "error in middle of record")])
 
 
 def test_zero_header_outside_a_record_skips_the_block_silently():
     # preallocated space: zeros, then garbage the writer never wrote, in the same block
     data = phys(1, b"a") + bytes(100) + payload(B - 108, 9) + phys(1, b"b")
-    check(data, [(0, b"a"), (B, b"b")], [])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(0, b"a"), (B, b"b")], [])
     for recovery in MODES:  # not a corruption in any mode
         assert read_all(data, recovery=recovery)[0] == [(0, b"a"), (B, b"b")]
 
@@ -313,17 +359,24 @@ def test_zero_header_outside_a_record_skips_the_block_silently():
 @pytest.mark.parametrize("rtype", [5, 9, 127, 128, 255])
 def test_unknown_record_type_outside_a_record_reports_the_fragment(rtype):
     data = phys(1, b"a") + phys(rtype, b"four") + phys(1, b"b")
-    check(data, [(0, b"a"), (19, b"b")], [(8, 4, f"unknown record type {rtype}")])
+    got, modelled = skip_reads(data)
+    assert (
+        got
+        == modelled
+        == skipping([(0, b"a"), (19, b"b")], [(8, 4, f"unknown record type {rtype}")])
+    )
 
 
 def test_unknown_record_type_inside_a_record_reports_it_and_the_open_fragments():
     data = phys(2, b"0123456789") + phys(3, b"abcdef") + phys(200, b"four") + phys(1, b"z")
-    check(data, [(41, b"z")], [(0, 20, "unknown record type 200")])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(41, b"z")], [(0, 20, "unknown record type 200")])
 
 
 def test_type_zero_with_a_payload_is_unknown_record_type_0():
     data = phys(0, b"xyz") + phys(1, b"ok")
-    check(data, [(10, b"ok")], [(0, 3, "unknown record type 0")])
+    got, modelled = skip_reads(data)
+    assert got == modelled == skipping([(10, b"ok")], [(0, 3, "unknown record type 0")])
 
 
 class FailingRaw(io.RawIOBase):
@@ -366,8 +419,7 @@ def torn_cases() -> list[tuple[str, bytes, list[tuple[int, bytes]], tuple[int, i
     clean, _ = model.encode([A, BB])
     end = len(clean)
     long_rec = payload(B, 7)  # FIRST at `end` .. LAST in block 1
-    frag, (lo,) = model.encode([long_rec], start=end)
-    assert lo == end
+    frag, _ = model.encode([long_rec], start=end)
     return [
         (
             "truncated header",
@@ -402,6 +454,12 @@ def torn_cases() -> list[tuple[str, bytes, list[tuple[int, bytes]], tuple[int, i
     ]
 
 
+def test_the_torn_cases_long_record_starts_where_the_clean_log_ends():
+    clean, _ = model.encode([A, BB])
+    _, offsets = model.encode([payload(B, 7)], start=len(clean))
+    assert offsets == [len(clean)]
+
+
 @pytest.mark.parametrize("case", torn_cases(), ids=lambda c: c[0])
 def test_torn_tail_is_silent_except_in_absolute_mode(case):
     _, data, records, report = case
@@ -426,7 +484,8 @@ def test_trailer_bytes_are_not_checked():
     data = bytearray(model.encode([payload(B - H - 3, 1), b"next"])[0])
     assert data[B - 3 : B] == bytes(3)
     data[B - 3 : B] = b"\xde\xad\xbe"
-    check(bytes(data), [(0, payload(B - H - 3, 1)), (B, b"next")], [])
+    got, modelled = skip_reads(bytes(data))
+    assert got == modelled == skipping([(0, payload(B - H - 3, 1)), (B, b"next")], [])
 
 
 def test_zero_fill_at_the_end_is_not_a_torn_tail():
