@@ -17,7 +17,7 @@ import io
 import itertools
 import os
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import leveldb_log
 import pytest
@@ -157,39 +157,76 @@ CLEAN = encode(RECORDS)
 # ---------------------------------------------------------------------------
 
 
-def batch_read(source: Any, max_records: int, max_bytes: int, **kw: Any) -> Outcome:
-    """As conftest.c_read, through iter_batches (read with ctypes: no pyarrow)."""
+class BatchSeen(NamedTuple):
+    """One batch of iter_batches: len(batch), its records and offsets (read with ctypes),
+    batch.nbytes, and the Reader's last_record_offset once it was returned."""
+
+    length: int
+    records: list[bytes]
+    offsets: list[int | None]
+    nbytes: int
+    last_record_offset: int | None
+
+
+class BatchesEnd(NamedTuple):
+    """How iter_batches ended: the (offset, size, reason) of the CorruptionError it raised
+    (None if none) and of the last report; then what iter_batches and iteration gave after."""
+
+    raised: tuple[int, int, str] | None
+    last_report: tuple[int, int, str] | None
+    after_end: tuple[list[Any], list[bytes]]
+
+
+def batch_read(
+    source: Any, max_records: int, max_bytes: int, **kw: Any
+) -> tuple[Outcome, list[BatchSeen], BatchesEnd]:
+    """As support.reading.c_read, through iter_batches (read with ctypes: no pyarrow); also
+    each batch as seen, and how the batches ended."""
     seen: list[Any] = []
-    records: list[bytes] = []
-    offsets: list[int | None] = []
-    error = None
-    full = True  # the batch before: a batch ends at a limit unless nothing follows
+    batches: list[BatchSeen] = []
+    error = raised = None
     with leveldb_log.Reader(source, on_corruption=seen.append, **kw) as r:
         it = r.iter_batches(max_records=max_records, max_bytes=max_bytes)
         while True:
             try:
                 batch = next(it)
-                assert full
             except StopIteration:
                 break
             except leveldb_log.CorruptionError as e:
                 error = (
                     "truncated" if isinstance(e, leveldb_log.TruncatedRecordError) else "corruption"
                 )
-                assert seen and (e.offset, e.size, e.reason) == tuple(seen[-1])
+                raised = (e.offset, e.size, e.reason)
                 break
             _, capsule = batch.__arrow_c_array__()
             offs, recs = columns_of(capsule_struct(capsule, b"arrow_array", ArrowArray))
-            assert 0 < len(batch) == len(recs) <= max_records
-            assert batch.nbytes == sum(map(len, recs)) + 16 * len(recs)
-            assert batch.nbytes - len(recs[-1]) - 16 < max_bytes
-            full = len(recs) == max_records or batch.nbytes >= max_bytes
-            records += recs
-            offsets += offs
-            assert r.last_record_offset == offs[-1]
+            batches.append(BatchSeen(len(batch), recs, offs, batch.nbytes, r.last_record_offset))
         dropped = r.dropped_bytes
-        assert list(r.iter_batches()) == [] and list(r) == []
-    return Outcome(records, offsets, [tuple(c) for c in seen], error, dropped)
+        after_end = (list(r.iter_batches()), list(r))
+    records = [rec for b in batches for rec in b.records]
+    offsets = [o for b in batches for o in b.offsets]
+    outcome = Outcome(records, offsets, [tuple(c) for c in seen], error, dropped)
+    return outcome, batches, BatchesEnd(raised, tuple(seen[-1]) if seen else None, after_end)
+
+
+def expected_batches(read: Outcome, max_records: int, max_bytes: int) -> list[BatchSeen]:
+    """The batches the records of `read` must come in: each batch takes records until it holds
+    max_records or its nbytes (each record's length plus 16) reach max_bytes; only the last
+    may end short of both. Each batch's last_record_offset is its last record's offset."""
+    out: list[BatchSeen] = []
+    recs: list[bytes] = []
+    offs: list[int | None] = []
+    nbytes = 0
+    for rec, off in zip(read.records, read.offsets, strict=True):
+        recs.append(rec)
+        offs.append(off)
+        nbytes += len(rec) + 16
+        if len(recs) == max_records or nbytes >= max_bytes:
+            out.append(BatchSeen(len(recs), recs, offs, nbytes, off))
+            recs, offs, nbytes = [], [], 0
+    if recs:
+        out.append(BatchSeen(len(recs), recs, offs, nbytes, offs[-1]))
+    return out
 
 
 LIMITS = st.tuples(st.integers(1, 40) | st.just(65536), st.integers(1, 3 * B) | st.just(64 << 20))
@@ -203,7 +240,9 @@ def test_batches_of_damaged_logs_match_the_model_and_iteration_in_every_mode_and
     recovery = data.draw(st.sampled_from(MODES))
     start, end = draw_range(data.draw, log)
     kw = {"recovery": recovery, "start": start, "end": end}
-    got = batch_read(log, *limits, **kw)
+    got, batches, ending = batch_read(log, *limits, **kw)
+    assert batches == expected_batches(got, *limits)
+    assert ending.raised in (None, ending.last_report) and ending.after_end == ([], [])
     assert_same(got, model_read(log, **kw), (recovery, start, end, limits))
     expected = c_read(log, **kw)
     assert_reader_contract(expected)
@@ -214,7 +253,9 @@ def test_batches_of_damaged_logs_match_the_model_and_iteration_in_every_mode_and
 @given(clean=clean_logs(), limits=LIMITS)
 def test_batches_of_a_file_object_match_iteration(clean: Any, limits: tuple[int, int]) -> None:
     log, records = clean
-    got = batch_read(io.BytesIO(log), *limits)
+    got, batches, ending = batch_read(io.BytesIO(log), *limits)
+    assert batches == expected_batches(got, *limits)
+    assert ending.raised in (None, ending.last_report) and ending.after_end == ([], [])
     assert got.records == records and got.error is None
     expected = c_read(io.BytesIO(log))
     assert_reader_contract(expected)
@@ -300,7 +341,9 @@ def test_batches_of_long_records_read_in_place_from_a_path(tmp_path: Any) -> Non
     path = tmp_path / "big.log"
     with leveldb_log.Writer(path) as w:
         w.write_many(records)
-    got = batch_read(path, 3, 500000)
+    got, batches, ending = batch_read(path, 3, 500000)
+    assert batches == expected_batches(got, 3, 500000)
+    assert ending.raised in (None, ending.last_report) and ending.after_end == ([], [])
     assert got.records == records
     expected = c_read(path)
     assert_reader_contract(expected)
