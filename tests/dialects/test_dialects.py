@@ -90,13 +90,14 @@ def model_read(data: bytes, **kw: Any) -> tuple[Outcome, dict[str, Any]]:
     return out, attrs
 
 
-def check_same(data: bytes, **kw: Any) -> Outcome:
+def c_and_model_reads(
+    data: bytes, **kw: Any
+) -> tuple[Outcome, dict[str, Any], Outcome, dict[str, Any]]:
+    """The C reader's read of `data` and the model's, each with the attributes the Reader
+    exposes about the log."""
     got, got_attrs = c_read(data, **kw)
-    assert_reader_contract(got)
     want, want_attrs = model_read(data, **kw)
-    assert_same(got, want, kw)
-    assert got_attrs == want_attrs, kw
-    return got
+    return got, got_attrs, want, want_attrs
 
 
 # ---------------------------------------------------------------------------
@@ -264,34 +265,35 @@ def draw_range(draw: Any, data: bytes) -> tuple[int, int | None]:
 @differential()
 @given(log=clean_logs(), recovery=st.sampled_from(MODES))
 def test_clean_logs_read_as_the_model_reads_them(log: Log, recovery: str) -> None:
-    out = check_same(log, dialect=log.dialect, log_number=log.log_number, recovery=recovery)
+    kw = {"dialect": log.dialect, "log_number": log.log_number, "recovery": recovery}
+    out, attrs, model_out, model_attrs = c_and_model_reads(log, **kw)
+    assert_reader_contract(out)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
     assert out.corruptions == [] and out.error is None
 
 
 @differential()
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), verify=st.booleans())
 def test_damaged_logs_read_as_the_model_reads_them(log: Log, recovery: str, verify: bool) -> None:
-    check_same(
-        log,
-        dialect=log.dialect,
-        log_number=log.log_number,
-        recovery=recovery,
-        verify_checksums=verify,
-    )
+    kw = dict(dialect=log.dialect, log_number=log.log_number, recovery=recovery)
+    kw.update(verify_checksums=verify)
+    out, attrs, model_out, model_attrs = c_and_model_reads(log, **kw)
+    assert_reader_contract(out)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
 
 
 @differential()
 @given(log=damaged_logs() | clean_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_ranges_read_as_the_model_reads_them(log: Log, recovery: str, data: Any) -> None:
     start, end = draw_range(data.draw, log)
-    check_same(
-        log,
-        dialect=log.dialect,
-        log_number=log.log_number,
-        recovery=recovery,
-        start=start,
-        end=end,
-    )
+    kw = dict(dialect=log.dialect, log_number=log.log_number, recovery=recovery)
+    kw.update(start=start, end=end)
+    out, attrs, model_out, model_attrs = c_and_model_reads(log, **kw)
+    assert_reader_contract(out)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
 
 
 @differential()
@@ -329,7 +331,11 @@ def test_consecutive_ranges_read_every_record_once_in_rocksdb_skip_mode(
 def test_reader_follows_the_rocksdb_recovery_table(name: str, recovery: str) -> None:
     data, log_number, modes = TABLE_CASES[name]
     records, corruptions, error = modes[recovery]
-    out = check_same(data, dialect="rocksdb", recovery=recovery, log_number=log_number)
+    kw = {"dialect": "rocksdb", "recovery": recovery, "log_number": log_number}
+    out, attrs, model_out, model_attrs = c_and_model_reads(data, **kw)
+    assert_reader_contract(out)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
     assert (out.records, out.corruptions, out.error) == (records, corruptions, error)
 
 
@@ -339,9 +345,11 @@ def test_reader_reads_the_golden_pebble_logs_as_expected(name: str, recovery: st
     case = GOLDEN[name]
     path = GOLDEN_DIR / f"{name}.log"
     want = case["modes"][recovery]
-    out = check_same(
-        path.read_bytes(), dialect="pebble", recovery=recovery, log_number=case["log_number"]
-    )
+    kw = {"dialect": "pebble", "recovery": recovery, "log_number": case["log_number"]}
+    out, attrs, model_out, model_attrs = c_and_model_reads(path.read_bytes(), **kw)
+    assert_reader_contract(out)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
     digests = [{"size": len(r), "sha256": hashlib.sha256(r).hexdigest()} for r in out.records]
     assert digests == want["records"]
     assert [list(c) for c in out.corruptions] == want["corruptions"]
@@ -381,7 +389,11 @@ def test_metadata_records_are_exposed_by_the_reader() -> None:
     assert attrs["timestamp_sizes"] == {0: 8, 3: 16}
     assert attrs["predecessor"] == (6, 1234, 99)
     assert leveldb_log.DIALECTS == ("leveldb", "rocksdb", "pebble")
-    check_same(data, dialect="rocksdb", recovery="absolute")
+    kw = {"dialect": "rocksdb", "recovery": "absolute"}
+    out, attrs, model_out, model_attrs = c_and_model_reads(data, **kw)
+    assert_reader_contract(out)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
 
 
 # ---------------------------------------------------------------------------
