@@ -211,15 +211,9 @@ def big_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BigLog]:
     path.unlink()  # 300 MB: do not leave it to pytest's retention of temporary dirs
 
 
-def check(log: BigLog, ranges: list[tuple[int, int]], results: list[tuple[int, Summary]]) -> None:
-    """Each range was read in another process as the sequential read saw it; together,
-    the ranges hold the whole log once."""
-    assert len(results) == len(ranges)
-    assert os.getpid() not in {pid for pid, _ in results}
-    got = [summary for _, summary in results]
-    for (start, end), summary in zip(ranges, got, strict=True):
-        assert summary == log.expected(start, end), (start, end)
-    assert combine(got) == combine([log.sequential])
+def by_process(results: list[tuple[int, Summary]]) -> tuple[set[int], list[Summary]]:
+    """The ids of the processes that read the ranges, and each range's summary in order."""
+    return {pid for pid, _ in results}, [summary for _, summary in results]
 
 
 # ---------------------------------------------------------------------------
@@ -259,7 +253,10 @@ def test_a_dask_bag_on_processes_reads_every_range_as_the_sequential_read(
     jobs = [(big_log.path, start, end) for start, end in ranges]
     bag = dask.bag.from_sequence(jobs, npartitions=len(jobs)).map(read_range_job)
     got = bag.compute(scheduler="processes", num_workers=WORKERS)
-    check(big_log, ranges, list(got))
+    pids, summaries = by_process(list(got))
+    assert os.getpid() not in pids  # each range was read in another process
+    assert summaries == [big_log.expected(start, end) for start, end in ranges]
+    assert combine(summaries) == combine([big_log.sequential])  # the whole log, once
 
 
 # ---------------------------------------------------------------------------
@@ -285,14 +282,20 @@ def test_a_pool_reads_ranges_from_splits_as_the_sequential_read(
     assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
     with multiprocessing.get_context(CONTEXTS[0]).Pool(WORKERS) as pool:
         got = pool.map(read_range_job, [(big_log.path, s, e) for s, e in ranges], chunksize=64)
-    check(big_log, ranges, got)
+    pids, summaries = by_process(got)
+    assert os.getpid() not in pids  # each range was read in another process
+    assert summaries == [big_log.expected(start, end) for start, end in ranges]
+    assert combine(summaries) == combine([big_log.sequential])  # the whole log, once
 
 
 def test_a_spawn_pool_reads_ranges_from_splits_as_the_sequential_read(big_log: BigLog) -> None:
     ranges = splits(big_log.path, n=5)
     with multiprocessing.get_context("spawn").Pool(WORKERS) as pool:
         got = pool.map(read_range_job, [(big_log.path, s, e) for s, e in ranges])
-    check(big_log, ranges, got)
+    pids, summaries = by_process(got)
+    assert os.getpid() not in pids  # each range was read in another process
+    assert summaries == [big_log.expected(start, end) for start, end in ranges]
+    assert combine(summaries) == combine([big_log.sequential])  # the whole log, once
 
 
 def test_ranges_cut_anywhere_read_in_a_pool_as_the_sequential_read(big_log: BigLog) -> None:
@@ -308,7 +311,10 @@ def test_ranges_cut_anywhere_read_in_a_pool_as_the_sequential_read(big_log: BigL
     ranges = list(itertools.pairwise(bounds))
     with multiprocessing.get_context(CONTEXTS[0]).Pool(WORKERS) as pool:
         got = pool.map(read_range_job, [(big_log.path, s, e) for s, e in ranges], chunksize=16)
-    check(big_log, ranges, got)
+    pids, summaries = by_process(got)
+    assert os.getpid() not in pids  # each range was read in another process
+    assert summaries == [big_log.expected(start, end) for start, end in ranges]
+    assert combine(summaries) == combine([big_log.sequential])  # the whole log, once
 
 
 @pytest.mark.parametrize("context", CONTEXTS)
