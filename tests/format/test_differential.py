@@ -14,7 +14,7 @@ import mmap
 import os
 import pathlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import leveldb_log
 import pytest
@@ -134,28 +134,48 @@ WRAPS = {"bytes": bytes, "bytearray": bytearray, "memoryview": memoryview}
 BUFFERINGS = st.sampled_from([-1, 0, 1, 100, 4096, 40000, 1 << 20])
 
 
+class Written(NamedTuple):
+    """What writing the records showed: write()'s offsets ([] with write_many), write_many's
+    count (None with write), tell() after each write() (after write_many: once), and, with
+    a sink, what the target held after each write()."""
+
+    offsets: list[int]
+    count: int | None
+    tells: list[int]
+    sunk: list[bytes] | None
+
+
 def write_all(
-    w: leveldb_log.Writer,
-    records: list[bytes],
-    wrap: str,
-    how: str,
-    tells: list[int],
-    sink: Any | None = None,
-    unbuffered_data: bytes = b"",
-    start: int = 0,
-) -> list[int]:
-    """Writes records; checks tell() after each and, unbuffered, what the sink holds."""
-    offsets = []
+    w: leveldb_log.Writer, records: list[bytes], wrap: str, how: str, sink: Any | None = None
+) -> Written:
+    """Writes records with write() or write_many(), each wrapped in WRAPS[wrap]."""
     if how == "write_many":
-        assert w.write_many(WRAPS[wrap](r) for r in records) == len(records)
-        assert w.tell() == (tells[-1] if tells else start)
-        return []
-    for rec, tell in zip(records, tells, strict=True):
+        count = w.write_many(WRAPS[wrap](r) for r in records)
+        return Written([], count, [w.tell()], None)
+    offsets, tells, sunk = [], [], []
+    for rec in records:
         offsets.append(w.write(WRAPS[wrap](rec)))
-        assert w.tell() == tell
-        if sink is not None:  # buffering=0: the record reached the target already
-            assert sink() == unbuffered_data[: tell - start]
-    return offsets
+        tells.append(w.tell())
+        if sink is not None:
+            sunk.append(sink())
+    return Written(offsets, None, tells, sunk if sink is not None else None)
+
+
+def should_write(
+    how: str,
+    records: list[bytes],
+    offsets: list[int],
+    tells: list[int],
+    start: int = 0,
+    unbuffered_data: bytes | None = None,
+) -> Written:
+    """What write_all must show: write() returns each record's offset and tell() its end,
+    and an unbuffered target (buffering=0) holds the log up to that end at once;
+    write_many returns the count, and tell() the last end (`start` when none)."""
+    if how == "write_many":
+        return Written([], len(records), [tells[-1] if tells else start], None)
+    sunk = None if unbuffered_data is None else [unbuffered_data[: t - start] for t in tells]
+    return Written(offsets, None, tells, sunk)
 
 
 @differential()
@@ -174,9 +194,9 @@ def test_writer_to_bytesio_produces_model_bytes_offsets_and_tell(clean, bufferin
     w = leveldb_log.Writer(f, buffering=buffering)
     assert w.tell() == 0
     sink = f.getvalue if buffering == 0 and how == "write" else None
-    got = write_all(w, records, wrap, how, lay.tells, sink, expected)
-    if how == "write":
-        assert got == offsets
+    written = write_all(w, records, wrap, how, sink)
+    data = expected if sink else None
+    assert written == should_write(how, records, offsets, lay.tells, unbuffered_data=data)
     w.flush()
     assert f.getvalue() == expected
     w.close()
@@ -205,9 +225,9 @@ def test_writer_to_path_produces_model_bytes_offsets_and_tell(
         path.unlink()
     with leveldb_log.Writer(pathtype(path), mode, buffering=buffering) as w:
         sink = path.read_bytes if buffering == 0 and how == "write" else None
-        got = write_all(w, records, wrap, how, lay.tells, sink, lay.data)
-        if how == "write":
-            assert got == lay.offsets
+        written = write_all(w, records, wrap, how, sink)
+        data = lay.data if sink else None
+        assert written == should_write(how, records, lay.offsets, lay.tells, unbuffered_data=data)
     assert path.read_bytes() == lay.data
 
 
@@ -251,7 +271,8 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
     if target == "append-mode path":
         with leveldb_log.Writer(path, "a", buffering=buffering) as w:
             assert w.tell() == len(first)
-            got = write_all(w, second_records, "bytes", how, lay.tells, start=len(first))
+            written = write_all(w, second_records, "bytes", how)
+        tells, start = lay.tells, len(first)
         result = path.read_bytes()
     else:
         # A file object holds a log from its position: what it holds before is a prefix,
@@ -262,15 +283,15 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
             f.seek(0, os.SEEK_END)
             with leveldb_log.Writer(f, buffering=buffering) as w:
                 assert w.tell() == 0
-                got = write_all(w, second_records, "bytes", how, own.tells)
+                written = write_all(w, second_records, "bytes", how)
             assert not f.closed
             f.seek(len(first))
             assert list(leveldb_log.Reader(f, recovery="absolute")) == second_records
             f.seek(0)
             result = f.read()
         expected_tail, expected_offsets = own.data, own.offsets
-    if how == "write":
-        assert got == expected_offsets
+        tells, start = own.tells, 0
+    assert written == should_write(how, second_records, expected_offsets, tells, start)
     assert result == first + expected_tail
     if target != "append-mode path":
         return  # (the log after the prefix was read back from the object above)
