@@ -58,13 +58,14 @@ def size_runs(draw: Any) -> list[int]:
     return sizes
 
 
-def prime(workdir: pathlib.Path, size: int) -> None:
-    """Makes `size` the length of the last record any reader assembled."""
+def prime(workdir: pathlib.Path, size: int) -> list[bytes]:
+    """Makes `size` the length of the last record any reader assembled, by reading a log of
+    one record payload(size, 7); returns what that read gave."""
     path = workdir / "prime.log"
     with leveldb_log.Writer(path) as w:
         w.write(payload(size, 7))
     with leveldb_log.Reader(path) as r:
-        assert list(r) == [payload(size, 7)]
+        return list(r)
 
 
 def write_file(workdir: pathlib.Path, data: bytes) -> pathlib.Path:
@@ -98,7 +99,7 @@ def test_clean_logs_of_long_records_read_whole(workdir, sizes, guess, salt):
     records = [payload(n, salt * 100 + i) for i, n in enumerate(sizes)]
     data = model.encode(records)[0]
     path = write_file(workdir, data)
-    prime(workdir, guess)
+    assert prime(workdir, guess) == [payload(guess, 7)]
     with leveldb_log.Reader(path) as r:
         got = list(r)
         assert r.dropped_bytes == 0
@@ -124,7 +125,7 @@ def test_damaged_logs_of_long_records_match_model(
     kw: dict[str, Any] = dict(recovery=recovery, verify_checksums=verify)
     if data.draw(st.integers(0, 3)) == 0:
         kw["start"] = data.draw(st.integers(0, len(damaged)))
-    prime(workdir, guess)
+    assert prime(workdir, guess) == [payload(guess, 7)]
     with slow_copies(window):
         got = c_read(str(path), **kw)
         assert_reader_contract(got)
@@ -157,7 +158,7 @@ def test_long_records_are_read_in_place_and_only_a_run_end_is_copied(workdir):
     size = 9 * FRAG - 100  # 8 MIDDLE-or-FIRST-filled blocks and a LAST
     records = [payload(size, i) for i in range(20)]
     path = write_file(workdir, model.encode(records)[0])
-    prime(workdir, size)
+    assert prime(workdir, size) == [payload(size, 7)]
     with leveldb_log.Reader(path) as r:
         assert list(r) == records
         # Per record: its FIRST block is shared with the previous record's LAST, and
@@ -177,7 +178,7 @@ def test_payloads_the_kernel_would_copy_slowly_come_through_the_block_buffer(wor
     size = 9 * FRAG - 100
     records = [payload(size, i) for i in range(20)]
     path = write_file(workdir, model.encode(records)[0])
-    prime(workdir, size)
+    assert prime(workdir, size) == [payload(size, 7)]
     with slow_copies(window), leveldb_log.Reader(path) as r:
         assert list(r) == records
         assert r.dropped_bytes == 0
@@ -211,7 +212,7 @@ def test_records_ending_exactly_at_a_block_end_while_the_guess_says_more(workdir
     data = model.encode(records)[0]
     assert len(data) == 6 * k * B + H + 4
     path = write_file(workdir, data)
-    prime(workdir, guess)
+    assert prime(workdir, guess) == [payload(guess, 7)]
     with leveldb_log.Reader(path) as r:
         assert list(r) == records
         assert r.dropped_bytes == 0
@@ -230,8 +231,8 @@ def test_records_longer_and_shorter_than_expected(workdir, source):
     data = model.encode(records)[0]
     src = str(write_file(workdir, data)) if source == "path" else data
     for guess in (B, 5 * B, 12 * B):
-        prime(workdir, guess)
-        prime(workdir, guess)  # two agreeing records: an expectation
+        assert prime(workdir, guess) == [payload(guess, 7)]
+        assert prime(workdir, guess) == [payload(guess, 7)]  # two agreeing records: an expectation
         with leveldb_log.Reader(src) as r:
             got = list(r)
         assert [len(x) for x in got] == sizes
