@@ -38,15 +38,15 @@ def parse(rec: bytes) -> tuple[int, int]:
     return int(rec[1:3]), int(rec[4:9])
 
 
-def read_back(path: Path) -> tuple[list[bytes], list[int]]:
+def read_back(path: Path) -> tuple[list[bytes], list[int], list[object]]:
+    """The records of the log at `path` read in "absolute" mode, their offsets, the reports."""
     seen: list[object] = []
     records, offsets = [], []
     with leveldb_log.Reader(path, recovery="absolute", on_corruption=seen.append) as r:
         for rec in r:
             records.append(rec)
             offsets.append(r.last_record_offset)
-    assert seen == []
-    return records, offsets
+    return records, offsets, seen
 
 
 @pytest.mark.parametrize("buffering", [0, -1])
@@ -81,7 +81,8 @@ def test_shared_writer_keeps_every_record_intact_and_in_thread_order(
     w.close()
     if f is not None:
         f.close()
-    records, offsets = read_back(path)
+    records, offsets, seen = read_back(path)
+    assert seen == []
     assert len(records) == N_THREADS * PER_THREAD
     next_seq = [0] * N_THREADS
     for rec, off in zip(records, offsets, strict=True):
@@ -214,7 +215,8 @@ def test_closing_a_shared_writer_while_threads_write_keeps_what_was_written(tmp_
             return done
 
         results = run_threads(writer, N_THREADS, fast=True)
-        records, _ = read_back(path)
+        records, _, seen = read_back(path)
+        assert seen == []
         by_thread: dict[int, list[int]] = {}
         for rec in records:
             tid, seq = parse(rec)
