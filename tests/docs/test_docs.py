@@ -216,8 +216,11 @@ def child(examples_json: str, results_json: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def run_page(page: Path, workdir: Path) -> tuple[Page, list[dict[str, Any]], str]:
-    """Runs a page's examples in workdir: the parse, each example's results, stderr."""
+def run_page(
+    page: Path, workdir: Path
+) -> tuple[Page, subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """Runs a page's examples in workdir: the parse, the runner's process, and each
+    example's results (none if the runner failed)."""
     parsed = parse(page)
     shutil.copytree(ROOT / "examples", workdir / "examples")
     name = page.relative_to(ROOT).as_posix()
@@ -235,8 +238,9 @@ def run_page(page: Path, workdir: Path) -> tuple[Page, list[dict[str, Any]], str
         timeout=600,
         check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return parsed, json.loads(results.read_text(encoding="utf-8")), done.stderr
+    if done.returncode != 0:
+        return parsed, done, []
+    return parsed, done, json.loads(results.read_text(encoding="utf-8"))
 
 
 def differences(page: Path, parsed: Page, results: list[dict[str, Any]]) -> list[str]:
@@ -322,13 +326,14 @@ def test_every_example_of_the_page_runs_and_prints_what_it_shows(
 ) -> None:
     workdir = tmp_path / "work"
     workdir.mkdir()
-    parsed, results, stderr = run_page(page, workdir)
+    parsed, done, results = run_page(page, workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
     expected = NOT_EXECUTED.get(page.name, 0)
     assert parsed.not_executed == expected, (
         f"{page.name}: {parsed.not_executed} marked not executed, NOT_EXECUTED says {expected}"
     )
     problems = differences(page, parsed, results)
-    assert not problems, "\n\n".join(problems) + "\n--- stderr:\n" + stderr[-3000:]
+    assert not problems, "\n\n".join(problems) + "\n--- stderr:\n" + done.stderr[-3000:]
 
 
 if __name__ == "__main__":
