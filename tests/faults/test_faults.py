@@ -95,44 +95,51 @@ class FaultySink(io.RawIOBase):
             self._raise(errno.EIO)
 
 
+Caught = list[tuple[OSError, OSError | None]]  # (error caught, the sink's last raised)
+
+
 def write_all(
     w: leveldb_log.Writer, sink: FaultySink, records: list[bytes], rng: random.Random
-) -> tuple[list[bytes], list[bytes]]:
-    """Writes each record (flushing now and then); returns (written, refused): the records
-    whose write() returned and those whose write() raised. Every error must be one the sink
-    raised, passed through unchanged."""
-    written, refused = [], []
+) -> tuple[list[bytes], list[bytes], Caught]:
+    """Writes each record (flushing now and then); returns (written, refused, caught): the
+    records whose write() returned, those whose write() raised, and each error caught with
+    the last one the sink raised (the tests assert they are the same object: passed through
+    unchanged)."""
+    written, refused, caught = [], [], []
     for rec in records:
         try:
             w.write(rec)
             written.append(rec)
         except OSError as e:
-            assert sink.raised and e is sink.raised[-1]
+            caught.append((e, sink.raised[-1] if sink.raised else None))
             refused.append(rec)
         if rng.random() < 0.1:
             try:
                 w.flush()
             except OSError as e:
-                assert e is sink.raised[-1]
-    return written, refused
+                caught.append((e, sink.raised[-1] if sink.raised else None))
+    return written, refused, caught
 
 
-def flush_and_close(w: leveldb_log.Writer, sink: FaultySink) -> None:
-    """Flushes until the target takes everything, then closes (the target's own flush may
-    still fail then, after every byte was written)."""
+def flush_and_close(w: leveldb_log.Writer, sink: FaultySink) -> tuple[bool, Caught]:
+    """Flushes until the target takes everything (at most 1000 tries), then closes (the
+    target's own flush may still fail then, after every byte was written). Returns whether
+    a flush succeeded, and the errors caught as write_all does."""
+    caught: Caught = []
+    flushed = False
     for _ in range(1000):
         try:
             w.flush()
+            flushed = True
             break
         except OSError as e:
-            assert e is sink.raised[-1]
-    else:
-        raise AssertionError("flush never succeeded")
-    try:
-        w.close()
-    except OSError as e:
-        assert e is sink.raised[-1]
-    assert w.closed
+            caught.append((e, sink.raised[-1] if sink.raised else None))
+    if flushed:
+        try:
+            w.close()
+        except OSError as e:
+            caught.append((e, sink.raised[-1] if sink.raised else None))
+    return flushed, caught
 
 
 def assert_recovered(got: list[bytes], records: list[bytes], written: list[bytes]) -> None:
@@ -167,8 +174,10 @@ def test_failed_writes_raise_and_every_returned_record_is_recovered_intact(buffe
         calls = 40 if buffering in (0, 100) else 4  # about how many write() calls there are
         sink = FaultySink(fail_writes={rng.randrange(1, calls) for _ in range(rng.randrange(1, 4))})
         w = leveldb_log.Writer(sink, buffering=buffering)
-        written, refused = write_all(w, sink, records, rng)
-        flush_and_close(w, sink)
+        written, refused, caught = write_all(w, sink, records, rng)
+        flushed, more = flush_and_close(w, sink)
+        assert flushed and w.closed
+        assert all(e is raised for e, raised in caught + more)  # the sink's, unchanged
         faults += len(sink.raised)
         got, seen = read(bytes(sink.data))
         assert_recovered(got, records, written)
@@ -188,8 +197,10 @@ def test_partial_nonblocking_writes_raise_and_every_returned_record_is_recovered
         calls = 40 if buffering in (0, 100) else 4
         sink = FaultySink(block_writes={rng.randrange(1, calls) for _ in range(2)})
         w = leveldb_log.Writer(sink, buffering=buffering)
-        written, _ = write_all(w, sink, records, rng)
-        flush_and_close(w, sink)
+        written, _, caught = write_all(w, sink, records, rng)
+        flushed, more = flush_and_close(w, sink)
+        assert flushed and w.closed
+        assert all(e is raised for e, raised in caught + more)  # the sink's, unchanged
         faults += len(sink.raised)
         got, _ = read(bytes(sink.data))
         assert_recovered(got, records, written)
@@ -205,8 +216,10 @@ def test_failed_flushes_raise_and_lose_no_returned_record(buffering: int) -> Non
         records = random_records(rng, rng.randrange(1, 30))
         sink = FaultySink(fail_flushes={rng.randrange(1, 30) for _ in range(3)})
         w = leveldb_log.Writer(sink, buffering=buffering)
-        written, _ = write_all(w, sink, records, rng)
-        flush_and_close(w, sink)
+        written, _, caught = write_all(w, sink, records, rng)
+        flushed, more = flush_and_close(w, sink)
+        assert flushed and w.closed
+        assert all(e is raised for e, raised in caught + more)  # the sink's, unchanged
         got, seen = read(bytes(sink.data))
         assert seen == []
         assert_recovered(got, records, written)
