@@ -575,12 +575,13 @@ def test_writer_unwritable_device_raises_oserror_on_flush():
     assert w.closed
 
 
-def _write_until_fault(w, make_record, buffering, is_fault):
+def _write_until_fault(w, make_record, buffering):
+    """Writes (and, buffered, flushes) records until the target fails, at most 10000:
+    (records whose write returned, all records tried, the one being written at the fault,
+    the error), the last two None if no fault happened."""
     ok, all_recs = [], []
-    i = 0
-    while True:
+    for i in range(10000):
         r = make_record(i)
-        i += 1
         all_recs.append(r)
         try:
             w.write(r)
@@ -588,24 +589,14 @@ def _write_until_fault(w, make_record, buffering, is_fault):
             if buffering != 0:
                 w.flush()
         except OSError as e:
-            assert is_fault(e)
-            return ok, all_recs, r
-        assert i < 10000, "the fault never happened"
+            return ok, all_recs, r, e
+    return ok, all_recs, None, None
 
 
-def _check_after_fault(got, ok, failed, later, all_recs):
-    # every record whose write (and flush) returned comes back, in order
-    assert got[: len(ok)] == ok
-    # then, at most, the record that was being written when the fault hit
-    middle = got[len(ok) : len(got) - len(later)]
-    if ok and ok[-1] is failed:  # write returned, the flush after it failed
-        assert middle == []
-    else:
-        assert middle in ([], [failed])
-    # then every record written after the target recovered
-    assert got[len(got) - len(later) :] == later
-    # nothing that was not written
-    assert all(g in all_recs or g in later for g in got)
+def _split_after_fault(got, ok, later):
+    """The records read after a fault, cut as the writer wrote them: the first len(ok),
+    those after them up to the last len(later), and those last len(later)."""
+    return got[: len(ok)], got[len(ok) : len(got) - len(later)], got[len(got) - len(later) :]
 
 
 def _sized(i):
@@ -618,7 +609,8 @@ def _sized(i):
 def test_writer_file_object_fault_mid_write_propagates_and_log_recovers(buffering, limit):
     sink = FlakyRaw(limit)
     w = Writer(sink, buffering=buffering)
-    ok, all_recs, failed = _write_until_fault(w, _sized, buffering, lambda e: e is sink.raised[-1])
+    ok, all_recs, failed, error = _write_until_fault(w, _sized, buffering)
+    assert error is not None and error is sink.raised[-1]
     assert len(sink.raised) == 1  # the original exception instance propagated
     # What the target holds now is a log a reader recovers from.
     now = list(Reader(bytes(sink.data)))
@@ -634,7 +626,14 @@ def test_writer_file_object_fault_mid_write_propagates_and_log_recovers(bufferin
     w.close()
     assert not sink.closed
     got = list(Reader(bytes(sink.data), recovery="skip"))
-    _check_after_fault(got, ok, failed, later, all_recs)
+    written, middle, after = _split_after_fault(got, ok, later)
+    # every record whose write (and flush) returned comes back, in order, then every
+    # record written after the target recovered, and nothing that was not written
+    assert written == ok and after == later
+    assert all(g in all_recs or g in later for g in got)
+    # between them, at most the record being written at the fault; none if its write
+    # returned and the flush after it failed
+    assert middle in ([[]] if ok and ok[-1] is failed else [[], [failed]])
 
 
 @pytest.mark.parametrize("buffering", [0, -1])
@@ -647,11 +646,10 @@ def test_writer_path_os_error_mid_write_propagates_and_log_recovers(tmp_path, bu
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     try:
-        ok, all_recs, failed = _write_until_fault(
-            w, _sized, buffering, lambda e: e.errno == errno.EFBIG
-        )
+        ok, all_recs, failed, error = _write_until_fault(w, _sized, buffering)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert error is not None and error.errno == errno.EFBIG
     now = list(Reader(p))
     if buffering == 0:
         assert now == ok
@@ -662,7 +660,14 @@ def test_writer_path_os_error_mid_write_propagates_and_log_recovers(tmp_path, bu
         w.write(r)
     w.close()
     got = list(Reader(p, recovery="skip"))
-    _check_after_fault(got, ok, failed, later, all_recs)
+    written, middle, after = _split_after_fault(got, ok, later)
+    # every record whose write (and flush) returned comes back, in order, then every
+    # record written after the target recovered, and nothing that was not written
+    assert written == ok and after == later
+    assert all(g in all_recs or g in later for g in got)
+    # between them, at most the record being written at the fault; none if its write
+    # returned and the flush after it failed
+    assert middle in ([[]] if ok and ok[-1] is failed else [[], [failed]])
 
 
 def test_writer_fault_exception_is_the_original_instance():
