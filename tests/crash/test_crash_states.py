@@ -311,18 +311,24 @@ def directory_now(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
-def run_scenario(
-    scenario: Scenario,
-    shim: Path,
-    tmp: Path,
-    *,
-    limit: int = 10,
-    samples: int = 300,
-    strace: Path | None = None,
-) -> tuple[Counts, list[tuple[State, list[str]]], float]:
-    """Record the scenario, then check each of its crash states: (counts, failures, seconds).
-    ``limit`` and ``samples``: see crashfs.crash_states; ``strace``: also record with strace
-    into that file and compare."""
+@dataclasses.dataclass
+class Recording:
+    """A scenario as the shim recorded it: the directory before (name -> (inode, bytes)),
+    the old log, the trace, the directory after, the directory rebuilt by replaying every
+    operation of the trace, and when the recording began."""
+
+    initial: dict[str, tuple[int, bytes]]
+    old: bytes | None
+    trace: Trace
+    final: dict[str, bytes]
+    replayed: dict[str, bytes]
+    began: float
+
+
+def record_scenario(
+    scenario: Scenario, shim: Path, tmp: Path, strace: Path | None = None
+) -> Recording:
+    """Runs the scenario under the shim (and, given ``strace``, under strace into that file)."""
     began = time.monotonic()
     directory = (tmp / "dir").resolve()
     directory.mkdir()
@@ -331,25 +337,34 @@ def run_scenario(
         (directory / LOG).write_bytes(old)
     initial = {p.name: (p.stat().st_ino, p.read_bytes()) for p in directory.iterdir()}
     trace = record(shim, directory, scenario.steps, strace)
-    if strace is not None:
-        assert_strace_agrees(strace.read_text(), directory, trace)
-    assert trace.unsupported == []
-    assert trace.done_before[-1] == len(scenario.steps)  # every step returned
     final = directory_now(directory)
-    assert set(final) == {LOG}  # no temporary file nor undo record left behind
-    assert dict(replay(initial, trace.ops, range(len(trace.ops)), None)) == final
-    expect = Expect(scenario, old, final.get(LOG), trace)
+    replayed = dict(replay(initial, trace.ops, range(len(trace.ops)), None))
+    return Recording(initial, old, trace, final, replayed, began)
+
+
+def check_crash_states(
+    scenario: Scenario, rec: Recording, *, limit: int = 10, samples: int = 300
+) -> tuple[Counts, list[tuple[State, list[str]]]]:
+    """Checks each crash state of the recording and prints how many it checked: (counts,
+    the states that fail with their problems). ``limit`` and ``samples``: see
+    crashfs.crash_states."""
+    expect = Expect(scenario, rec.old, rec.final.get(LOG), rec.trace)
     counts = Counts()
     state_counts.clear()
     failures = []
     # The checks write each state to a file (fsyncs included): in memory where there is one.
     memory = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(dir=memory) as scratch:
-        for state in crash_states(initial, trace, counts, limit, samples):
+        for state in crash_states(rec.initial, rec.trace, counts, limit, samples):
             problems = problems_in(state, expect, Path(scratch))
             if problems:
                 failures.append((state, problems))
-    return counts, failures, time.monotonic() - began
+    print(
+        f"{scenario.name}: {counts.distinct} distinct crash states checked "
+        f"({counts.generated} built; {counts.sampled_points} crash points sampled; "
+        f"{dict(state_counts)}) in {time.monotonic() - rec.began:.1f} s"
+    )
+    return counts, failures
 
 
 def assert_strace_agrees(strace: str, directory: Path, trace: Trace) -> None:
@@ -374,24 +389,18 @@ def describe(failures: Sequence[tuple[State, list[str]]]) -> str:
     return "\n".join(f"{s.how} (steps done {s.steps_done}): {p}" for s, p in failures[:10])
 
 
-def check_scenario(
-    scenario: Scenario, counts: Counts, failures: list[tuple[State, list[str]]], seconds: float
-) -> None:
-    """Print how many states a run checked, then assert it checked enough, all good."""
-    print(
-        f"{scenario.name}: {counts.distinct} distinct crash states checked "
-        f"({counts.generated} built; {counts.sampled_points} crash points sampled; "
-        f"{dict(state_counts)}) in {seconds:.1f} s"
-    )
-    assert counts.distinct >= scenario.min_states
-    assert not failures, f"{len(failures)} states fail:\n{describe(failures)}"
-
-
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_every_crash_state_keeps_what_was_promised(
     scenario: Scenario, shim: Path, tmp_path: Path
 ) -> None:
-    check_scenario(scenario, *run_scenario(scenario, shim, tmp_path))
+    rec = record_scenario(scenario, shim, tmp_path)
+    # every step returned, no temporary file nor undo record is left behind, and the
+    # trace replayed rebuilds the directory: the recording is whole
+    shape = (rec.trace.unsupported, rec.trace.done_before[-1], set(rec.final), rec.replayed)
+    assert shape == ([], len(scenario.steps), {LOG}, rec.final)
+    counts, failures = check_crash_states(scenario, rec)
+    assert counts.distinct >= scenario.min_states
+    assert not failures, f"{len(failures)} states fail:\n{describe(failures)}"
 
 
 # The checks can fail: states that break each promise are caught.

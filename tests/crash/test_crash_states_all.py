@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 from test_crash_states import (
+    LOG,
     SCENARIOS,
     Scenario,
+    assert_strace_agrees,
     build_shim,
-    check_scenario,
-    run_scenario,
+    check_crash_states,
+    describe,
+    record_scenario,
 )
 
 pytestmark = pytest.mark.slow
@@ -62,5 +65,10 @@ def test_every_crash_state_enumerated_further(
 ) -> None:
     # CI installs strace (.ci/run); a missing one fails here rather than skipping.
     assert shutil.which("strace"), "strace is needed to cross-check the shim"
-    run = run_scenario(scenario, shim, tmp_path, limit=12, samples=3000, strace=tmp_path / "strace")
-    check_scenario(scenario, *run)
+    rec = record_scenario(scenario, shim, tmp_path, strace=tmp_path / "strace")
+    assert_strace_agrees((tmp_path / "strace").read_text(), (tmp_path / "dir").resolve(), rec.trace)
+    shape = (rec.trace.unsupported, rec.trace.done_before[-1], set(rec.final), rec.replayed)
+    assert shape == ([], len(scenario.steps), {LOG}, rec.final)  # as in test_crash_states
+    counts, failures = check_crash_states(scenario, rec, limit=12, samples=3000)
+    assert counts.distinct >= scenario.min_states
+    assert not failures, f"{len(failures)} states fail:\n{describe(failures)}"
