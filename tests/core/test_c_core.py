@@ -75,7 +75,9 @@ def build(tmp_path_factory: pytest.TempPathFactory, name: str, flags: tuple[str,
     return out
 
 
-def run(binary: Path, extra_env: dict[str, str]) -> None:
+def run(binary: Path, extra_env: dict[str, str]) -> tuple[int, tuple[int, int] | None, str]:
+    """Runs the C tests: exit status, the (passed, failed) of their last "N passed, M failed"
+    line (None without one), and their output."""
     env = {**os.environ, **extra_env}
     proc = subprocess.run(
         [str(binary), str(VECTORS)],
@@ -85,18 +87,20 @@ def run(binary: Path, extra_env: dict[str, str]) -> None:
         text=True,
         timeout=RUN_TIMEOUT,
     )
-    output = proc.stdout + proc.stderr
-    status = proc.returncode
     summaries = SUMMARY.findall(proc.stdout)
-    assert status == 0, f"C tests failed (exit status {status}):\n{output}"
-    assert summaries, f"C tests printed no 'N passed, M failed' line:\n{output}"
-    passed, failed = (int(n) for n in summaries[-1])
-    assert failed == 0 and passed > 0, output
+    counts = (int(summaries[-1][0]), int(summaries[-1][1])) if summaries else None
+    return proc.returncode, counts, proc.stdout + proc.stderr
 
 
 def test_c_core_with_sanitizers(tmp_path_factory: pytest.TempPathFactory) -> None:
-    run(build(tmp_path_factory, "c_core_asan", SANITIZED_FLAGS), SANITIZER_ENV)
+    status, counts, output = run(
+        build(tmp_path_factory, "c_core_asan", SANITIZED_FLAGS), SANITIZER_ENV
+    )
+    assert status == 0, f"C tests failed (exit status {status}):\n{output}"
+    assert counts is not None and counts[1] == 0 and counts[0] > 0, output
 
 
 def test_c_core_optimised(tmp_path_factory: pytest.TempPathFactory) -> None:
-    run(build(tmp_path_factory, "c_core_o2", OPTIMISED_FLAGS), {})
+    status, counts, output = run(build(tmp_path_factory, "c_core_o2", OPTIMISED_FLAGS), {})
+    assert status == 0, f"C tests failed (exit status {status}):\n{output}"
+    assert counts is not None and counts[1] == 0 and counts[0] > 0, output
