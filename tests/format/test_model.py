@@ -94,12 +94,12 @@ def records_of(data, **kw):
 def valid_log_of_length(n):
     """A clean log of exactly n bytes (n % BLOCK_SIZE must be 0 or >= 7)."""
     rest = n % BLOCK_SIZE
-    assert rest == 0 or rest >= HEADER_SIZE
+    if 0 < rest < HEADER_SIZE:
+        raise ValueError(f"no clean log is {n} bytes long")
     sizes = [BLOCK_SIZE - HEADER_SIZE] * (n // BLOCK_SIZE)
     if rest:
         sizes.append(rest - HEADER_SIZE)
     data, _ = encode([payload(s, i) for i, s in enumerate(sizes)])
-    assert len(data) == n
     return data
 
 
@@ -432,6 +432,7 @@ valid_lengths = st.integers(0, 4 * BLOCK_SIZE).filter(
 @given(valid_lengths, record_lists, st.integers(0, 1000))
 def test_round_trip_resuming_at_any_valid_log_length(start, sizes, seed):
     prefix = valid_log_of_length(start)
+    assert len(prefix) == start
     prefix_records = read_events(prefix)
     recs = [payload(n, seed + i) for i, n in enumerate(sizes)]
     tail, offsets = encode(recs, start=start)
@@ -530,9 +531,13 @@ def three_records_filling_block_zero_then_one():
     a, b = b"A" * 10, b"B" * 10
     c = payload(BLOCK_SIZE - 34 - HEADER_SIZE)
     d = b"D" * 5
-    data, offsets = encode([a, b, c, d])
-    assert offsets == [0, 17, 34, BLOCK_SIZE]
+    data, _ = encode([a, b, c, d])
     return bytearray(data), (a, b, c, d)
+
+
+def test_three_records_filling_block_zero_then_one_lay_out_as_said():
+    data, records = three_records_filling_block_zero_then_one()
+    assert encode(list(records)) == (bytes(data), [0, 17, 34, BLOCK_SIZE])
 
 
 def test_checksum_mismatch_drops_rest_of_full_block():
@@ -836,8 +841,12 @@ def mixed_log():
     c1 = Corruption(9, 6, "missing start of fragmented record")
     c2 = Corruption(31, 7, "unknown record type 7")
     tail = TornTail(54, 4, "truncated header at end of file")
-    assert read_events(data) == [r1, c1, r2, c2, r3, tail]
     return data, (r1, r2, r3, c1, c2, tail)
+
+
+def test_the_mixed_log_reads_as_records_and_corruptions_in_order():
+    data, (r1, r2, r3, c1, c2, tail) = mixed_log()
+    assert read_events(data) == [r1, c1, r2, c2, r3, tail]
 
 
 def test_recovery_skip_reports_all_corruptions_and_keeps_going():
