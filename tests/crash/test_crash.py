@@ -295,7 +295,8 @@ def _torn_log(cut: int) -> tuple[bytes, list[bytes]]:
     with leveldb_log.Writer(_BytesSink(buf)) as w:
         w.write(done[0])
         w.write(bytes(range(256)) * (3 * B // 256))
-    assert cut < len(buf)
+    if cut >= len(buf):
+        raise ValueError(f"cut {cut} is past the log's {len(buf)} bytes")
     return bytes(buf[:cut]), done
 
 

@@ -358,7 +358,8 @@ class Built:
     def put(self, rtype: int, payload: bytes, recyclable: bool) -> None:
         number = struct.pack("<I", LOG_NUMBER) if recyclable else b""
         size = 7 + len(number) + len(payload)
-        assert size <= B
+        if size > B:
+            raise ValueError(f"a {size}-byte record does not fit in a block")
         if B - len(self.data) % B < size:
             self.data += bytes(B - len(self.data) % B)
         body = bytes([rtype]) + number + payload

@@ -395,7 +395,9 @@ def test_a_long_record_cut_by_the_end_of_a_growing_log_goes_on_either_way(
 
 
 def full_block(rtype: int, payload: bytes) -> bytes:
-    assert len(payload) == B - 7
+    """A physical record that fills a block: its payload must be B - 7 bytes."""
+    if len(payload) != B - 7:
+        raise ValueError(f"a {len(payload)}-byte payload does not fill a block")
     return model.encode_physical(rtype, payload)
 
 
