@@ -7,17 +7,6 @@
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
 
-static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
-    (void)unused;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    int rc = llpy_writer_check_open(self);
-    uint64_t offset = self->core.offset;
-    llpy_lock_release(&self->lock);
-    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
-}
-
 /* 1 when the target is a file object that is already closed (nothing to
  * flush into it then), else 0. */
 static int target_closed(llpy_writer *self) {
@@ -193,6 +182,18 @@ static PyObject *Writer_get_closed(PyObject *op, void *closure) {
     return PyBool_FromLong(((llpy_writer *)op)->closed);
 }
 
+/* Under the lock: a write in another thread moves the offset. */
+static PyObject *Writer_get_position(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = llpy_writer_check_open(self);
+    uint64_t offset = self->core.offset;
+    llpy_lock_release(&self->lock);
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
+}
+
 static PyObject *Writer_get_bounced(PyObject *op, void *closure) {
     (void)closure;
     llpy_writer *self = (llpy_writer *)op;
@@ -280,7 +281,6 @@ static PyMethodDef Writer_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write_many},
     {"flush", llpy_writer_flush, METH_NOARGS, LLPY_DOC_Writer_flush},
     {"sync", llpy_writer_sync, METH_NOARGS, LLPY_DOC_Writer_sync},
-    {"tell", Writer_tell, METH_NOARGS, LLPY_DOC_Writer_tell},
     {"close", Writer_close, METH_NOARGS, LLPY_DOC_Writer_close},
     {"__enter__", Writer_enter, METH_NOARGS, LLPY_DOC_Writer___enter__},
     {"__exit__", Writer_exit, METH_VARARGS, LLPY_DOC_Writer___exit__},
@@ -289,6 +289,7 @@ static PyMethodDef Writer_methods[] = {
 
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, LLPY_DOC_Writer_closed, NULL},
+    {"position", Writer_get_position, NULL, LLPY_DOC_Writer_position, NULL},
     {"_sync_waiters", llpy_sync_get_waiters, NULL,
      LLPY_DOC_Writer__sync_waiters, NULL},
     {"_sync_flushes", llpy_sync_get_flushes, NULL,

@@ -1,6 +1,6 @@
 """Differential properties: the C extension against the reference model (tests/support/model.py).
 
-Writing: Writer output (bytes, offsets, tell) equals model.encode, from any starting length.
+Writing: Writer output (bytes, offsets, position) equals model.encode, from any starting length.
 Reading: Reader output (records, last_record_offset, on_corruption reports, errors,
 dropped_bytes) equals model.read, for every kind of source, any chunking of a file
 object, any range [start, end), every recovery mode, checksums on and off.
@@ -144,15 +144,15 @@ def write_all(
     unbuffered_data: bytes = b"",
     start: int = 0,
 ) -> list[int]:
-    """Writes records; checks tell() after each and, unbuffered, what the sink holds."""
+    """Writes records; checks the position after each and, unbuffered, what the sink holds."""
     offsets = []
     if how == "write_many":
         assert w.write_many(WRAPS[wrap](r) for r in records) == len(records)
-        assert w.tell() == (tells[-1] if tells else start)
+        assert w.position == (tells[-1] if tells else start)
         return []
     for rec, tell in zip(records, tells, strict=True):
         offsets.append(w.write(WRAPS[wrap](rec)))
-        assert w.tell() == tell
+        assert w.position == tell
         if sink is not None:  # buffering=0: the record reached the target already
             assert sink() == unbuffered_data[: tell - start]
     return offsets
@@ -165,14 +165,14 @@ def write_all(
     wrap=st.sampled_from(sorted(WRAPS)),
     how=st.sampled_from(["write", "write_many"]),
 )
-def test_writer_to_bytesio_produces_model_bytes_offsets_and_tell(clean, buffering, wrap, how):
+def test_writer_to_bytesio_produces_model_bytes_offsets_and_position(clean, buffering, wrap, how):
     log, records = clean
     lay = layout(records)
     expected, offsets = model.encode(records)
     assert (lay.data, lay.offsets) == (expected, offsets)
     f = io.BytesIO()
     w = leveldb_log.Writer(f, buffering=buffering)
-    assert w.tell() == 0
+    assert w.position == 0
     sink = f.getvalue if buffering == 0 and how == "write" else None
     got = write_all(w, records, wrap, how, lay.tells, sink, expected)
     if how == "write":
@@ -194,7 +194,7 @@ def test_writer_to_bytesio_produces_model_bytes_offsets_and_tell(clean, bufferin
     mode=st.sampled_from(["w", "x"]),
     pathtype=st.sampled_from([str, pathlib.Path]),
 )
-def test_writer_to_path_produces_model_bytes_offsets_and_tell(
+def test_writer_to_path_produces_model_bytes_offsets_and_position(
     workdir, clean, buffering, wrap, how, mode, pathtype
 ):
     _, records = clean
@@ -250,7 +250,7 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
     path.write_bytes(first)
     if target == "append-mode path":
         with leveldb_log.Writer(path, "a", buffering=buffering) as w:
-            assert w.tell() == len(first)
+            assert w.position == len(first)
             got = write_all(w, second_records, "bytes", how, lay.tells, start=len(first))
         result = path.read_bytes()
     else:
@@ -261,7 +261,7 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
         with f:
             f.seek(0, os.SEEK_END)
             with leveldb_log.Writer(f, buffering=buffering) as w:
-                assert w.tell() == 0
+                assert w.position == 0
                 got = write_all(w, second_records, "bytes", how, own.tells)
             assert not f.closed
             f.seek(len(first))

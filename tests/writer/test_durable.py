@@ -113,7 +113,7 @@ def test_write_many_sync_is_one_flush(tmp_path):
     with Writer(p) as w:
         assert w.write_many([rec(i) for i in range(50)], sync=True) == 50
         assert w._sync_flushes == 1
-        assert os.path.getsize(p) == w.tell()
+        assert os.path.getsize(p) == w.position
         assert w.write_many([], sync=True) == 0
         assert w._sync_flushes == 1
     assert read_all(p) == [rec(i) for i in range(50)]
@@ -123,11 +123,11 @@ def test_sync_default_of_the_writer(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p, sync=True) as w:
         w.write(b"a")
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
         w.write(b"b", sync=False)  # opted out: buffered, no flush
-        assert w._sync_flushes == 1 and os.path.getsize(p) < w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) < w.position
         w.write_many([b"c", b"d"])
-        assert w._sync_flushes == 2 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 2 and os.path.getsize(p) == w.position
         w.write(b"e", sync=None)  # None: the writer's default
         assert w._sync_flushes == 3
     assert read_all(p) == [b"a", b"b", b"c", b"d", b"e"]
@@ -138,7 +138,7 @@ def test_sync_write_of_arrow_data(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p) as w:
         assert w.write_many(pa.array([b"x", b"yy"]), sync=True) == 2
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
     assert read_all(p) == [b"x", b"yy"]
 
 
@@ -173,7 +173,7 @@ def test_bad_write_arguments(tmp_path):
             w.write()
         with pytest.raises(TypeError):
             w.write_many([b"x"], True)
-        assert w.tell() == 0
+        assert w.position == 0
 
 
 def test_policy_for_file_objects_is_refused():
@@ -196,7 +196,7 @@ def test_sync_write_through_a_file_object(tmp_path):
     p = tmp_path / "a.log"
     with open(p, "wb") as f, Writer(f) as w:
         w.write(b"x", sync=True)
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
 
 
 def test_closed_writer_refuses_sync_writes(tmp_path):
@@ -621,9 +621,9 @@ def test_bytes_per_sync_starts_write_back_every_n_bytes(tmp_path):
         expected, start = 0, 0
         for i in range(40):
             w.write(bytes([i]) * 1000)
-            if w.tell() - start >= n:  # the rule: a range once n bytes are out
+            if w.position - start >= n:  # the rule: a range once n bytes are out
                 expected += 1
-                start = w.tell()
+                start = w.position
             assert w._range_syncs == expected
         assert expected >= 8
     assert read_all(p) == [bytes([i]) * 1000 for i in range(40)]
@@ -650,15 +650,15 @@ def test_preallocate_reserves_space_without_changing_the_size(tmp_path):
     size = 1 << 20
     with Writer(p, preallocate=size) as w:
         w.write(b"x" * 100, sync=True)
-        assert os.path.getsize(p) == w.tell()  # readers see the log's size, no zeros
+        assert os.path.getsize(p) == w.position  # readers see the log's size, no zeros
         if _allocated(p) < size:
             pytest.skip("this file system does not reserve space (fallocate)")
         # Grows ahead as the log does.
         for _ in range(12):
             w.write(bytes(100000))
         w.flush()
-        assert os.path.getsize(p) == w.tell()
-        assert _allocated(p) >= w.tell() + size // 2
+        assert os.path.getsize(p) == w.position
+        assert _allocated(p) >= w.position + size // 2
     # Closing gives the reserve back.
     assert _allocated(p) < os.path.getsize(p) + size // 2
     assert read_all(p) == [b"x" * 100] + [bytes(100000)] * 12

@@ -35,7 +35,7 @@ def test_writer_mode_w_truncates_existing_file(tmp_path):
     p = tmp_path / "w.log"
     write_raw(p, b"\xff" * 100000)
     with Writer(str(p), "w") as w:
-        assert w.tell() == 0
+        assert w.position == 0
         assert w.write(b"fresh") == 0
     assert read_file(p) == model.encode([b"fresh"])[0]
 
@@ -59,7 +59,7 @@ def test_writer_mode_x_creates_missing_path(tmp_path):
 def test_writer_mode_a_creates_missing_path(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p, "a") as w:
-        assert w.tell() == 0
+        assert w.position == 0
         assert w.write(b"first") == 0
     assert read_file(p) == model.encode([b"first"])[0]
 
@@ -69,7 +69,7 @@ def _append_and_check(p, old, old_bytes, new):
     (`old_bytes` encoded) and checks offsets, bytes, and that every complete old record
     comes back, then the new ones, even in "absolute" mode."""
     with Writer(p, "a") as w:
-        assert w.tell() == len(old_bytes)
+        assert w.position == len(old_bytes)
         offsets = [w.write(r) for r in new]
     new_bytes, new_offsets = model.encode(new, start=len(old_bytes))
     assert offsets == new_offsets
