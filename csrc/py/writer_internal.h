@@ -19,11 +19,12 @@
 
 /* A thread waiting in a group commit (writer_sync.c), on its own stack. */
 typedef struct llpy_sync_waiter {
-    struct llpy_sync_waiter *next;
-    PyThread_type_lock wake; /* released by whoever settles its wait */
-    uint64_t end;            /* log offset its records end at */
-    int state;               /* waiting, done, failed or retry */
-    int error;               /* failed: the flush's errno */
+    struct llpy_sync_waiter *next;  /* in the group's queue */
+    struct llpy_sync_waiter *chain; /* settled after it: it wakes them */
+    PyThread_type_lock wake;        /* released by whoever settles its wait */
+    uint64_t end;                   /* log offset its records end at */
+    int state;                      /* waiting, done, failed or retry */
+    int error;                      /* failed: the flush's errno */
 } llpy_sync_waiter;
 
 /* The group commit of one Writer; every field under the Writer's lock. */

@@ -5,8 +5,8 @@
  *
  * Group commit: a durable write first hands its records to the OS under the
  * Writer's lock, then asks for the log to be durable up to where they end.
- * A thread whose records no flush in flight covers leads one, if there is
- * room (group_room: two at once): it notes the offset written so far (what
+ * A thread whose records no flush in flight covers leads one when none is
+ * in flight (group_room): it notes the offset written so far (what
  * the flush covers), gives the lock up, and issues one fdatasync without
  * the GIL. Other threads queue, each on its own semaphore. When a flush ends
  * its leader, under the lock again, settles every waiter whose records end
@@ -103,20 +103,26 @@ static void group_check_fork(llpy_sync_group *g) {
     }
 }
 
-/* Whether one more flush may start (lock held). Two may run at once, so
- * that records written while one runs start theirs at once (file systems
- * such as ext4 commit concurrent fdatasyncs together); one only while the
- * new log's directory is still to be synced, which the first flush does. */
+/* Whether a flush may start (lock held): one at a time. A second
+ * fdatasync of the same file started beside the first does not end much
+ * sooner (on ext4 both wait for the journal), and it splits the threads
+ * queued behind the first into two smaller groups, which costs more wake-ups
+ * per flush than it saves (bench/README.md, "Durable writes"). */
 static int group_room(const llpy_writer *self) {
-    return self->group.active < (self->dir_fd >= 0 ? 1 : 2);
+    return self->group.active == 0;
 }
 
 /* Settles what can be settled (lock held): every waiter after a failed
  * fdatasync, the ones a flush covered, and, where a flush may start, the
- * first of those no flush in flight covers is woken to lead one. */
+ * first of those no flush in flight covers is woken to lead one.
+ *
+ * Only the first settled waiter is woken here: each one woken wakes the next
+ * (chain_wake), without the GIL, so that a leader holding the GIL does not
+ * pay for every thread its flush covered while they all wait for it. The one
+ * sent to lead goes first. */
 static void group_settle(llpy_writer *self) {
     llpy_sync_group *g = &self->group;
-    llpy_sync_waiter **at = &g->head;
+    llpy_sync_waiter **at = &g->head, *first = NULL, **tail = &first;
     int retry_sent = !group_room(self);
     while (*at != NULL) {
         llpy_sync_waiter *w = *at;
@@ -134,8 +140,27 @@ static void group_settle(llpy_writer *self) {
         g->queued--;
         w->state = state;
         w->error = g->failed;
-        PyThread_release_lock(w->wake); /* it reads its state under lock */
+        if (state == RETRY) {
+            w->chain = first;
+            first = w;
+            if (tail == &first)
+                tail = &w->chain;
+        } else {
+            w->chain = NULL;
+            *tail = w;
+            tail = &w->chain;
+        }
     }
+    if (first != NULL)
+        PyThread_release_lock(first->wake); /* it reads its state under lock */
+}
+
+/* A settled waiter, just woken, wakes the next one settled with it. Its
+ * chain was set before it was woken, and the next one's waiter outlives
+ * this call: it cannot return before it is woken. */
+static void chain_wake(llpy_sync_waiter *w) {
+    if (w->chain != NULL)
+        PyThread_release_lock(w->chain->wake);
 }
 
 static void group_unlink(llpy_sync_group *g, llpy_sync_waiter *w) {
@@ -194,8 +219,7 @@ static int group_lead(llpy_writer *self) {
         PyErr_Clear();
     g->active--;
     if (rc == 0) {
-        if (cover > g->durable) /* a later flush may have ended first */
-            g->durable = cover;
+        g->durable = cover; /* flushes run one at a time, in order */
         g->flushes++;
         self->core.synced = g->durable; /* what Pebble's walSync headers say */
         if (dir_fd >= 0 && self->dir_fd == dir_fd) {
@@ -209,6 +233,19 @@ static int group_lead(llpy_writer *self) {
     if (exc != NULL)
         PyErr_SetRaisedException(exc);
     return rc;
+}
+
+/* A waiter interrupted after it was settled: the one before it in the
+ * chain is about to wake it, and so its lock must not be freed before; it
+ * then wakes the rest of the chain (lock held on entry and on return). */
+static void group_wait_woken(llpy_writer *self, llpy_sync_waiter *w) {
+    llpy_lock_release(&self->lock);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(w->wake, WAIT_LOCK);
+    chain_wake(w);
+    Py_END_ALLOW_THREADS
+    while (llpy_lock_acquire(&self->lock) < 0)
+        PyErr_Clear();
 }
 
 /* Queues w until a flush settles it (lock held on entry and on return,
@@ -226,6 +263,7 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     w->end = end;
     w->state = WAITING;
     w->next = NULL;
+    w->chain = NULL;
     llpy_sync_waiter **at = &g->head;
     while (*at != NULL)
         at = &(*at)->next;
@@ -237,6 +275,8 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
         PyLockStatus r;
         Py_BEGIN_ALLOW_THREADS
         r = PyThread_acquire_lock_timed(w->wake, -1, interruptible);
+        if (r == PY_LOCK_ACQUIRED)
+            chain_wake(w);
         Py_END_ALLOW_THREADS
         if (r == PY_LOCK_ACQUIRED)
             break;
@@ -252,6 +292,8 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     if (interrupted) {
         if (state == WAITING)
             group_unlink(g, w);
+        else
+            group_wait_woken(self, w); /* settled: its wake is on the way */
         group_settle(self); /* a retry meant for it goes to the next one */
         PyErr_SetRaisedException(exc);
         state = -1;
