@@ -252,6 +252,83 @@ def test_group_commit_shares_one_flush(tmp_path, n):
     )
 
 
+def _next_leader_waits(path: str, wait_max: float) -> tuple[Writer, list]:
+    """A writer whose last flush (a's) released a alone, with two threads queued behind it
+    (b and c): the next leader, b or c, waits up to wait_max for a to write again."""
+    w = Writer(path)
+    w.write(rec(0), sync=True)  # the new log's first flush, with its directory's
+    w._sync_wait_max = wait_max
+    gate = Gate()
+    w._before_sync = gate
+    a, aout = start(lambda: w.write(rec(1), sync=True))
+    wait_for(lambda: gate.calls == 1, "a's flush began")
+    waiters = [start(lambda i=i: w.write(rec(2 + i), sync=True)) for i in range(2)]
+    wait_for(lambda: w._sync_waiters == 3, "b and c queued behind it")
+    gate.opened.set()
+    a.join()
+    assert "error" not in aout, aout
+    return w, waiters
+
+
+def _joined(threads: list) -> None:
+    for t, out in threads:
+        t.join()
+        assert "error" not in out, out
+
+
+def _body_next_flush_waits_for_the_released(path: str) -> None:
+    w, waiters = _next_leader_waits(path, 30.0)
+    wait_for(lambda: w._sync_waiters == 2, "a's flush ended")
+    # a writes again: its record joins b's and c's in one flush, rather than b or c
+    # flushing for the two of them while a's record waits for the flush after.
+    w.write(rec(4), sync=True)
+    _joined(waiters)
+    assert w._sync_flushes == 3
+    w.close()
+    got = read_all(path)
+    assert got[:2] == [rec(0), rec(1)] and sorted(got[2:]) == [rec(2), rec(3), rec(4)]
+
+
+def test_group_commit_next_flush_waits_for_the_threads_it_released(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_next_flush_waits_for_the_released", str(tmp_path / "a.log")
+    )
+
+
+def _body_released_thread_never_back(path: str) -> None:
+    w, waiters = _next_leader_waits(path, 2.0)
+    # a does not write again: b or c waits for it at most _sync_wait_max, then leads.
+    wait_for(lambda: w._sync_waiters == 2, "a's flush ended")
+    _joined(waiters)
+    assert w._sync_flushes == 3 and w._sync_waiters == 0
+    w.write(rec(4), sync=True)
+    assert w._sync_flushes == 4
+    w.close()
+    got = read_all(path)
+    assert sorted(got[2:4]) == [rec(2), rec(3)] and got[4:] == [rec(4)]
+
+
+def test_group_commit_released_thread_that_never_writes_again(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_released_thread_never_back", str(tmp_path / "a.log")
+    )
+
+
+def _body_close_while_the_next_leader_waits(path: str) -> None:
+    w, waiters = _next_leader_waits(path, 3600.0)
+    wait_for(lambda: w._sync_waiters == 2, "a's flush ended")
+    w.close()  # waits for no one: it flushes for b and c at once
+    _joined(waiters)
+    assert w._sync_flushes == 3
+    assert sorted(read_all(path)[2:]) == [rec(2), rec(3)]
+
+
+def test_group_commit_close_while_the_next_leader_waits(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_close_while_the_next_leader_waits", str(tmp_path / "a.log")
+    )
+
+
 def _body_one_flush_at_a_time(path: str) -> None:
     with open(path, "wb"):
         pass  # an existing file: no directory to sync
