@@ -27,7 +27,7 @@ from bench.suite import OPT_IN, SECTIONS, run_opt_in, run_suite
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The command line (the same options as the old bench/run.py)."""
+    """The command line."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short run (about a minute at most)")
     ap.add_argument(

@@ -14,7 +14,7 @@ def roundtrip(records: list[bytes]) -> list[tuple[int, bytes]]:
         offsets = [w.write(r) for r in records]
         assert w.write_many([bytearray(b"x"), memoryview(b"y")]) == 2
         w.flush()
-        end: int = w.tell()
+        end: int = w.position
     assert end == len(buf.getvalue())
     seen: list[Corruption] = []
     out: list[tuple[int, bytes]] = []

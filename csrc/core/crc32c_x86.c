@@ -137,9 +137,9 @@ TARGET_SSE42 uint32_t llog_crc32c_sse42(uint32_t crc, const uint8_t *p,
 }
 
 /* One block of three l-byte streams, merged by (2) and (3). The next
- * block's first stream waits for the merge, but only about ten cycles once
- * a block; starting it from 0 and moving the start value over the block
- * (one more multiply) measured no faster and costs instructions. */
+ * block's first stream waits for the merge, a short wait once a block:
+ * starting it from 0 instead and moving the start value over the block
+ * costs one more multiply a block and gains no speed. */
 TARGET_PCLMUL static uint32_t crc_3way_block(uint32_t crc, const uint8_t *p,
                                              size_t l, const uint64_t k[2]) {
     const uint8_t *b = p + l, *c = p + 2 * l;

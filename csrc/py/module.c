@@ -286,7 +286,7 @@ static int add_stolen(PyObject *module, const char *name, PyObject *value) {
 
 /* RECORD_TYPES (type byte -> name) and RECOVERY_MODES (names, in order),
  * from the core's lists (log_format.h). RecordType (__init__.py) and the
- * stubs' Recovery spell them out again; tests/test_module.py checks that
+ * stubs' Recovery spell them out again; tests/api/test_module.py checks that
  * they agree. */
 static int add_names(PyObject *module) {
     PyObject *types = PyDict_New();

@@ -7,17 +7,6 @@
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
 
-static PyObject *Writer_tell(PyObject *op, PyObject *unused) {
-    (void)unused;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    int rc = llpy_writer_check_open(self);
-    uint64_t offset = self->core.offset;
-    llpy_lock_release(&self->lock);
-    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
-}
-
 /* 1 when the target is a file object that is already closed (nothing to
  * flush into it then), else 0. */
 static int target_closed(llpy_writer *self) {
@@ -170,8 +159,10 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
     (void)kwds;
     PyObject *self = llpy_new_object(type, offsetof(llpy_writer, lock),
                                      offsetof(llpy_writer, fd));
-    if (self != NULL)
+    if (self != NULL) {
         ((llpy_writer *)self)->dir_fd = -1;
+        ((llpy_writer *)self)->group.wait_max = -1; /* the flush's time */
+    }
     return self;
 }
 
@@ -191,6 +182,18 @@ static PyObject *Writer_repr(PyObject *op) {
 static PyObject *Writer_get_closed(PyObject *op, void *closure) {
     (void)closure;
     return PyBool_FromLong(((llpy_writer *)op)->closed);
+}
+
+/* Under the lock: a write in another thread moves the offset. */
+static PyObject *Writer_get_position(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    int rc = llpy_writer_check_open(self);
+    uint64_t offset = self->core.offset;
+    llpy_lock_release(&self->lock);
+    return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
 static PyObject *Writer_get_bounced(PyObject *op, void *closure) {
@@ -280,7 +283,6 @@ static PyMethodDef Writer_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write_many},
     {"flush", llpy_writer_flush, METH_NOARGS, LLPY_DOC_Writer_flush},
     {"sync", llpy_writer_sync, METH_NOARGS, LLPY_DOC_Writer_sync},
-    {"tell", Writer_tell, METH_NOARGS, LLPY_DOC_Writer_tell},
     {"close", Writer_close, METH_NOARGS, LLPY_DOC_Writer_close},
     {"__enter__", Writer_enter, METH_NOARGS, LLPY_DOC_Writer___enter__},
     {"__exit__", Writer_exit, METH_VARARGS, LLPY_DOC_Writer___exit__},
@@ -289,6 +291,7 @@ static PyMethodDef Writer_methods[] = {
 
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, LLPY_DOC_Writer_closed, NULL},
+    {"position", Writer_get_position, NULL, LLPY_DOC_Writer_position, NULL},
     {"_sync_waiters", llpy_sync_get_waiters, NULL,
      LLPY_DOC_Writer__sync_waiters, NULL},
     {"_sync_flushes", llpy_sync_get_flushes, NULL,
@@ -297,6 +300,8 @@ static PyGetSetDef Writer_getset[] = {
      LLPY_DOC_Writer__range_syncs, NULL},
     {"_before_sync", llpy_sync_get_hook, llpy_sync_set_hook,
      LLPY_DOC_Writer__before_sync, NULL},
+    {"_sync_wait_max", llpy_sync_get_wait_max, llpy_sync_set_wait_max,
+     LLPY_DOC_Writer__sync_wait_max, NULL},
     {"_blocks_bounced", Writer_get_bounced, NULL,
      LLPY_DOC_Writer__blocks_bounced, NULL},
     {"mode", Writer_get_mode, NULL, LLPY_DOC_Writer_mode, NULL},

@@ -21,7 +21,7 @@ static int truncate_regular(llpy_writer *self) {
     struct stat info;
     if (fstat(self->fd, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG ||
         info.st_size == 0)
-        return 0; /* devices and FIFOs: written in place, as before */
+        return 0; /* devices and FIFOs are written to, never truncated */
 #ifdef _WIN32
     int rc = _chsize_s(self->fd, 0);
 #else

@@ -218,7 +218,8 @@ class Writer:
         Writer per file"), for file systems without working locks.
 
     Returns
-      A Writer; write(), write_many(), flush(), sync(), tell(), close().
+      A Writer; write(), write_many(), flush(), sync(), close(), and the
+      property position (where the next record goes).
       In a with statement it is closed on exit.
 
     Mode 'a'
@@ -319,6 +320,13 @@ class Writer:
     def closed(self) -> bool:
         """True once close() was called."""
     @property
+    def position(self) -> int:
+        """Offset where writing goes on: the log's length in bytes, buffered
+        records included. The next record starts there, unless its block has
+        no room left for a header (it then starts at the next block).
+        ValueError once closed.
+        """
+    @property
     def _sync_waiters(self) -> int:
         """Threads in a group commit: the one flushing and those queued
         (internal: for tests).
@@ -336,6 +344,14 @@ class Writer:
         """
     @_before_sync.setter
     def _before_sync(self, hook: Callable[[], object] | None) -> None: ...
+    @property
+    def _sync_wait_max(self) -> float | None:
+        """How long, in seconds, the next leader of a group commit waits at most
+        for the threads the last flush released to write again; None: as long
+        as that flush took (internal: for tests).
+        """
+    @_sync_wait_max.setter
+    def _sync_wait_max(self, seconds: float | None) -> None: ...
     @property
     def _blocks_bounced(self) -> int:
         """Payloads copied through the bounce buffer before writing, as the
@@ -428,16 +444,6 @@ class Writer:
             write, and no later sync can tell.
           io.UnsupportedOperation or AttributeError: a file object with no
             file descriptor (io.BytesIO, for instance).
-        """
-    def tell(self) -> int:
-        """The log's length in bytes, buffered records included.
-
-        Returns
-          An int: the offset the next record starts at, unless it must go to
-          the next block (fewer than 7 bytes left in this one).
-
-        Raises
-          ValueError: the writer is closed.
         """
     def close(self) -> None:
         """Flush and close; calling it again does nothing.

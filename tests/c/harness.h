@@ -32,8 +32,8 @@
  * is a file tests/c/test_NAME.c defining void suite_NAME(void), which RUNs
  * its tests. Adding a suite is one line: write tests/c/test_NAME.c and add
  * X(NAME) to this list (at the end: tests draw on one random generator, so
- * the order of the earlier ones stays). The builds (tests/test_c_core.py,
- * tests/tree/test_sanitized.py, tests/c/Makefile) compile every .c file of
+ * the order of the earlier ones stays). The builds (tests/core/test_c_core.py,
+ * tests/meta/test_sanitized.py, tests/c/Makefile) compile every .c file of
  * tests/c except test_crc32c.c, a program of its own.
  */
 #define HARNESS_SUITES(X)                                                     \
@@ -92,10 +92,10 @@ int harness_summary(void);
 
 /*
  * Valgrind runs these programs some 50 times slower than natively, so under
- * it (tests/tree/test_sanitized.py) the slowest tests take a reduced input
+ * it (tests/meta/test_sanitized.py) the slowest tests take a reduced input
  * set that reaches the same code paths: fewer alignments, lengths, rounds,
  * cut points or records. The full matrix runs natively and under ASan +
- * UBSan (tests/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
+ * UBSan (tests/core/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
  * chooses the reduced set; without it every input runs.
  */
 extern int harness_reduced;

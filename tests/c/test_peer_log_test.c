@@ -1,8 +1,8 @@
 /*
  * test_peer_log_test.c - the cases of RocksDB's db/log_test.cc that are
- * about the core rather than the binding (tests/test_peer_log_test.py has
- * the rest): the reports RocksDB's reader makes at a torn tail, all of them
- * (llog_reader_torn_also).
+ * about the core rather than the binding (tests/format/test_peer_log_test.py
+ * has the rest): the reports RocksDB's reader makes at a torn tail, all of
+ * them (llog_reader_torn_also).
  *
  * RocksDB's MissingLastIsNotIgnored on a recyclable log cuts 14 bytes off a
  * log whose record fills block 0 and ends in block 1: 8 bytes of the LAST

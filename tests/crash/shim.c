@@ -1,7 +1,7 @@
 /*
  * shim.c - an LD_PRELOAD library that records what a process does to the
- * files of one directory, for tests/test_crash_states.py: every call that
- * can change what a crash leaves (create, truncate, write, sync, rename,
+ * files of one directory, for tests/crash/test_crash_states.py: every call
+ * that can change what a crash leaves (create, truncate, write, sync, rename,
  * unlink) becomes one line of a trace, with the bytes written. The test
  * replays prefixes and subsets of those lines to build crash states.
  *

@@ -253,13 +253,13 @@ def test_mode_a_cuts_a_torn_tail_and_appends_in_every_dialect(
     with leveldb_log.Writer(path, **kw) as w:
         w.write_many(RECORDS)
         w.flush()
-        whole = w.tell()
+        whole = w.position
         w.write(b"torn" * 100)
     size = os.path.getsize(path)
     with open(path, "r+b") as f:  # the last record (and Pebble's trailer) cut short
         f.truncate(size - 30)
     with leveldb_log.Writer(path, "a", **kw) as w:
-        assert w.tell() == whole
+        assert w.position == whole
         w.write(b"after")
     with leveldb_log.Reader(path, dialect=kw["dialect"], recovery="absolute") as r:
         assert list(r) == [*RECORDS, b"after"]
@@ -288,7 +288,7 @@ def test_pebble_sync_offsets_carry_the_offset_last_synced(tmp_path: Path) -> Non
     with leveldb_log.Writer(path, dialect="pebble", sync_offsets=True) as w:
         w.write(b"a")
         w.sync()
-        synced = w.tell()
+        synced = w.position
         w.write(b"b")
     regions = [r for r in leveldb_log.scan(path, dialect="pebble") if r.kind == "record"]
     offsets = [struct.unpack_from("<Q", path.read_bytes(), r.offset + 11)[0] for r in regions]

@@ -74,7 +74,7 @@ def test_shared_writer_keeps_every_record_intact_and_in_thread_order(
             if x > 0.97:
                 w.flush()
             elif x > 0.94:
-                assert w.tell() >= offsets[seq - 1]
+                assert w.position >= offsets[seq - 1]
         return offsets
 
     results = run_threads(writer, N_THREADS, fast=True)

@@ -1,6 +1,6 @@
 """Differential properties: the C extension against the reference model (tests/support/model.py).
 
-Writing: Writer output (bytes, offsets, tell) equals model.encode, from any starting length.
+Writing: Writer output (bytes, offsets, position) equals model.encode, from any starting length.
 Reading: Reader output (records, last_record_offset, on_corruption reports, errors,
 dropped_bytes) equals model.read, for every kind of source, any chunking of a file
 object, any range [start, end), every recovery mode, checksums on and off.
@@ -136,7 +136,7 @@ BUFFERINGS = st.sampled_from([-1, 0, 1, 100, 4096, 40000, 1 << 20])
 
 class Written(NamedTuple):
     """What writing the records showed: write()'s offsets ([] with write_many), write_many's
-    count (None with write), tell() after each write() (after write_many: once), and, with
+    count (None with write), the position after each write() (after write_many: once), and, with
     a sink, what the target held after each write()."""
 
     offsets: list[int]
@@ -151,11 +151,11 @@ def write_all(
     """Writes records with write() or write_many(), each wrapped in WRAPS[wrap]."""
     if how == "write_many":
         count = w.write_many(WRAPS[wrap](r) for r in records)
-        return Written([], count, [w.tell()], None)
+        return Written([], count, [w.position], None)
     offsets, tells, sunk = [], [], []
     for rec in records:
         offsets.append(w.write(WRAPS[wrap](rec)))
-        tells.append(w.tell())
+        tells.append(w.position)
         if sink is not None:
             sunk.append(sink())
     return Written(offsets, None, tells, sunk if sink is not None else None)
@@ -169,9 +169,9 @@ def should_write(
     start: int = 0,
     unbuffered_data: bytes | None = None,
 ) -> Written:
-    """What write_all must show: write() returns each record's offset and tell() its end,
+    """What write_all must show: write() returns each record's offset and the position its end,
     and an unbuffered target (buffering=0) holds the log up to that end at once;
-    write_many returns the count, and tell() the last end (`start` when none)."""
+    write_many returns the count, and the position the last end (`start` when none)."""
     if how == "write_many":
         return Written([], len(records), [tells[-1] if tells else start], None)
     sunk = None if unbuffered_data is None else [unbuffered_data[: t - start] for t in tells]
@@ -185,14 +185,14 @@ def should_write(
     wrap=st.sampled_from(sorted(WRAPS)),
     how=st.sampled_from(["write", "write_many"]),
 )
-def test_writer_to_bytesio_produces_model_bytes_offsets_and_tell(clean, buffering, wrap, how):
+def test_writer_to_bytesio_produces_model_bytes_offsets_and_position(clean, buffering, wrap, how):
     log, records = clean
     lay = layout(records)
     expected, offsets = model.encode(records)
     assert (lay.data, lay.offsets) == (expected, offsets)
     f = io.BytesIO()
     w = leveldb_log.Writer(f, buffering=buffering)
-    assert w.tell() == 0
+    assert w.position == 0
     sink = f.getvalue if buffering == 0 and how == "write" else None
     written = write_all(w, records, wrap, how, sink)
     data = expected if sink else None
@@ -214,7 +214,7 @@ def test_writer_to_bytesio_produces_model_bytes_offsets_and_tell(clean, bufferin
     mode=st.sampled_from(["w", "x"]),
     pathtype=st.sampled_from([str, pathlib.Path]),
 )
-def test_writer_to_path_produces_model_bytes_offsets_and_tell(
+def test_writer_to_path_produces_model_bytes_offsets_and_position(
     workdir, clean, buffering, wrap, how, mode, pathtype
 ):
     _, records = clean
@@ -270,7 +270,7 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
     path.write_bytes(first)
     if target == "append-mode path":
         with leveldb_log.Writer(path, "a", buffering=buffering) as w:
-            assert w.tell() == len(first)
+            assert w.position == len(first)
             written = write_all(w, second_records, "bytes", how)
         tells, start = lay.tells, len(first)
         result = path.read_bytes()
@@ -282,7 +282,7 @@ def test_writes_resume_at_any_log_length(workdir, prefix, second, buffering, how
         with f:
             f.seek(0, os.SEEK_END)
             with leveldb_log.Writer(f, buffering=buffering) as w:
-                assert w.tell() == 0
+                assert w.position == 0
                 written = write_all(w, second_records, "bytes", how)
             assert not f.closed
             f.seek(len(first))

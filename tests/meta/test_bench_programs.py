@@ -97,3 +97,8 @@ def test_the_durable_bench_runs_every_contender_at_every_thread_count(tmp_path: 
     assert set(row["rates"]) == {f"{c}/{n}" for c in row["contenders"] for n in (1, 8, 64)}
     assert all(rate > 0 for rate in row["rates"].values()), row["rates"]
     assert len(row["targets"]) == 4 and row["latency_us"]["fdatasync"] > 0
+    # Every one of ours's calls waited for an fdatasync that covered it: at least one record
+    # a flush, and one thread's calls never share one.
+    grouped = row["records_per_fdatasync"]
+    assert set(grouped) == {"ours/1", "ours/8", "ours/64"}
+    assert grouped["ours/1"] == 1.0 and all(g >= 1.0 for g in grouped.values()), grouped

@@ -1,5 +1,6 @@
 """The house rules a newcomer relies on, checked: the README's map of the code is the code,
-functions stay short, the C core includes no Python, and the binding exports one prefix.
+functions stay short, the C core includes no Python, the binding exports one prefix, and every
+path of the tree a comment or page names exists.
 """
 
 from __future__ import annotations
@@ -211,3 +212,68 @@ def test_every_test_file_sits_in_a_subject_folder() -> None:
     tests = ROOT / "tests"
     assert sorted(p.name for p in tests.glob("*.py")) == ["conftest.py"]
     assert not list((tests / "support").glob("test_*.py"))
+
+
+#: A path of the tree named in a comment, docstring or page: tests/..., csrc/... and so on, not
+#: a prefix that a shell variable or a glob completes (tests/fuzz/fuzz_$h.c, csrc/core/*.c).
+PATH_MENTION = re.compile(
+    r"(?<![\w/.$-])((?:tests|csrc|python|bench|docs|examples)/[\w./-]*\w)(?![\w$*]|[/.-][\w$*])"
+)
+#: Named paths that are no file of the tree, and why. Placeholders in capitals (test_NAME.c)
+#: and build output (a build/ folder) are left out by rule.
+NAMED_ELSEWHERE = {
+    "bench/run.py": "bench/RESULTS.md, a log of earlier runs, names the command of its day",
+    "docs/x.md": "a page tests/docs/test_docs.py makes up",
+}
+
+
+def mentioned_paths(text: str) -> Iterator[tuple[int, str]]:
+    """(line, path) of each path of the tree the text names, but placeholders and build output."""
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in PATH_MENTION.finditer(line):
+            path = match.group(1)
+            if not re.search(r"[A-Z]{3,}", path) and "build" not in path.split("/"):
+                yield number, path
+
+
+def test_the_path_finder_sees_paths_and_skips_placeholders() -> None:
+    text = "see tests/c/harness.h, (tests/support/model.py)\ntests/c/test_NAME.c `fuzz_$h` "
+    text += "tests/fuzz/fuzz_$h.c tests/fuzz/build/x csrc/py/"
+    assert list(mentioned_paths(text)) == [
+        (1, "tests/c/harness.h"),
+        (1, "tests/support/model.py"),
+        (2, "csrc/py"),
+    ]
+
+
+def test_every_path_the_tree_names_exists() -> None:
+    """A comment or page that names a file of the tree names one that is there: from the root,
+    or from tests/ in what the README and docs say of the tests (docs/test_docs.py)."""
+    tops = ["csrc", "python", "tests", "bench", "docs", "examples", ".ci"]
+    tops += ["README.md", "RELIABILITY.md", "setup.py", "pyproject.toml", "MANIFEST.in"]
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        files = [
+            p
+            for top in tops
+            for p in ([ROOT / top] if (ROOT / top).is_file() else (ROOT / top).rglob("*"))
+        ]
+        skip = {"__pycache__", ".hypothesis", "build"}
+        files = [p for p in files if p.is_file() and not skip & set(p.parts)]
+    else:
+        out = subprocess.run(
+            ["git", "ls-files", *tops], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        files = [ROOT / line for line in out.stdout.split()]
+    missing = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError):
+            continue
+        name = path.relative_to(ROOT).as_posix()
+        for number, named in mentioned_paths(text):
+            there = (ROOT / named).exists() or (ROOT / "tests" / named).exists()
+            if not there and named not in NAMED_ELSEWHERE:
+                missing.append(f"{name}:{number}: {named}")
+    assert len(files) > 100
+    assert missing == []

@@ -718,7 +718,7 @@ def test_write_many_refuses_nulls_before_writing_anything() -> None:
             w.write(b"before")
             with pytest.raises(ValueError, match=r"nulls: value \d+ .*nothing was written"):
                 w.write_many(data)
-            assert w.tell() == len(encode([b"before"]))
+            assert w.position == len(encode([b"before"]))
         assert list(leveldb_log.Reader(out.getvalue())) == [b"before"]
 
 
@@ -734,7 +734,7 @@ def test_write_many_names_a_type_it_does_not_take() -> None:
     ):
         with pytest.raises(TypeError, match=f"not .*{name}"):
             w.write_many(data)
-    assert w.tell() == 0
+    assert w.position == 0
 
 
 def test_write_many_from_polars_and_duckdb() -> None:

@@ -67,7 +67,7 @@ class Log:
     records: list[tuple[int, int]]  # (start, end) of each record's bytes
     headers: list[int]  # offsets of the physical headers
     dialect: Dialect
-    tells: list[int]  # the Writer's tell() after each record: the tests compare it with ends
+    tells: list[int]  # the Writer's position after each record: the tests compare it with ends
 
     @property
     def ends(self) -> list[int]:
@@ -97,14 +97,14 @@ def payload(i: int, n: int) -> bytes:
 
 def build(path: Path, sizes: list[int], dialect: Dialect) -> Log:
     """Writes the log of `sizes` at path; returns it with its layout, as computed here, and
-    the Writer's tell() after each record (which the tests check against the layout)."""
+    the Writer's position after each record (which the tests check against the layout)."""
     records, headers, tells = [], [], []
     with leveldb_log.Writer(path, "w", **dialect.writer) as w:
         for i, n in enumerate(sizes):
-            start = w.tell()
+            start = w.position
             heads, end = _fragments(start, n, dialect.header)
             w.write(payload(i, n))
-            tells.append(w.tell())
+            tells.append(w.position)
             records.append((start, end))
             headers += heads
     return Log(path.read_bytes(), records, headers, dialect, tells)

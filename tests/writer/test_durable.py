@@ -113,7 +113,7 @@ def test_write_many_sync_is_one_flush(tmp_path):
     with Writer(p) as w:
         assert w.write_many([rec(i) for i in range(50)], sync=True) == 50
         assert w._sync_flushes == 1
-        assert os.path.getsize(p) == w.tell()
+        assert os.path.getsize(p) == w.position
         assert w.write_many([], sync=True) == 0
         assert w._sync_flushes == 1
     assert read_all(p) == [rec(i) for i in range(50)]
@@ -123,11 +123,11 @@ def test_sync_default_of_the_writer(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p, sync=True) as w:
         w.write(b"a")
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
         w.write(b"b", sync=False)  # opted out: buffered, no flush
-        assert w._sync_flushes == 1 and os.path.getsize(p) < w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) < w.position
         w.write_many([b"c", b"d"])
-        assert w._sync_flushes == 2 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 2 and os.path.getsize(p) == w.position
         w.write(b"e", sync=None)  # None: the writer's default
         assert w._sync_flushes == 3
     assert read_all(p) == [b"a", b"b", b"c", b"d", b"e"]
@@ -138,7 +138,7 @@ def test_sync_write_of_arrow_data(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p) as w:
         assert w.write_many(pa.array([b"x", b"yy"]), sync=True) == 2
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
     assert read_all(p) == [b"x", b"yy"]
 
 
@@ -173,7 +173,7 @@ def test_bad_write_arguments(tmp_path):
             w.write()
         with pytest.raises(TypeError):
             w.write_many([b"x"], True)
-        assert w.tell() == 0
+        assert w.position == 0
 
 
 def test_policy_for_file_objects_is_refused():
@@ -196,7 +196,7 @@ def test_sync_write_through_a_file_object(tmp_path):
     p = tmp_path / "a.log"
     with open(p, "wb") as f, Writer(f) as w:
         w.write(b"x", sync=True)
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.tell()
+        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
 
 
 def test_closed_writer_refuses_sync_writes(tmp_path):
@@ -249,6 +249,87 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
 def test_group_commit_shares_one_flush(tmp_path, n):
     assert_passes_in_a_child(
         "test_durable", "_body_group_shares_one_flush", str(tmp_path / "a.log"), n
+    )
+
+
+def _next_leader_waits(path: str, wait_max: float) -> tuple[Writer, dict, list]:
+    """A writer whose last flush (a's) released a alone, with two threads queued behind it
+    (b and c): the next leader, b or c, waits up to wait_max for a to write again."""
+    w = Writer(path)
+    w.write(rec(0), sync=True)  # the new log's first flush, with its directory's
+    w._sync_wait_max = wait_max
+    gate = Gate()
+    w._before_sync = gate
+    a, aout = start(lambda: w.write(rec(1), sync=True))
+    wait_for(lambda: gate.calls == 1, "a's flush began")
+    waiters = [start(lambda i=i: w.write(rec(2 + i), sync=True)) for i in range(2)]
+    wait_for(lambda: w._sync_waiters == 3, "b and c queued behind it")
+    gate.opened.set()
+    a.join()
+    wait_for(lambda: w._sync_waiters == 2, "b or c waits to lead, the other behind it")
+    return w, aout, waiters
+
+
+def _finished(threads: list) -> list[dict]:
+    """What each of the started threads returned or raised, once it ended."""
+    for t, _ in threads:
+        t.join()
+    return [out for _, out in threads]
+
+
+def _body_next_flush_waits_for_the_released(path: str) -> None:
+    w, aout, waiters = _next_leader_waits(path, 30.0)
+    assert "error" not in aout, aout
+    # a writes again: its record joins b's and c's in one flush, rather than b or c
+    # flushing for the two of them while a's record waits for the flush after.
+    w.write(rec(4), sync=True)
+    outs = _finished(waiters)
+    assert all("error" not in out for out in outs), outs
+    assert w._sync_flushes == 3
+    w.close()
+    got = read_all(path)
+    assert got[:2] == [rec(0), rec(1)] and sorted(got[2:]) == [rec(2), rec(3), rec(4)]
+
+
+def test_group_commit_next_flush_waits_for_the_threads_it_released(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_next_flush_waits_for_the_released", str(tmp_path / "a.log")
+    )
+
+
+def _body_released_thread_never_back(path: str) -> None:
+    w, aout, waiters = _next_leader_waits(path, 2.0)
+    assert "error" not in aout, aout
+    # a does not write again: b or c waits for it at most _sync_wait_max, then leads.
+    outs = _finished(waiters)
+    assert all("error" not in out for out in outs), outs
+    assert w._sync_flushes == 3 and w._sync_waiters == 0
+    w.write(rec(4), sync=True)
+    assert w._sync_flushes == 4
+    w.close()
+    got = read_all(path)
+    assert sorted(got[2:4]) == [rec(2), rec(3)] and got[4:] == [rec(4)]
+
+
+def test_group_commit_released_thread_that_never_writes_again(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_released_thread_never_back", str(tmp_path / "a.log")
+    )
+
+
+def _body_close_while_the_next_leader_waits(path: str) -> None:
+    w, aout, waiters = _next_leader_waits(path, 3600.0)
+    assert "error" not in aout, aout
+    w.close()  # waits for no one: it flushes for b and c at once
+    outs = _finished(waiters)
+    assert all("error" not in out for out in outs), outs
+    assert w._sync_flushes == 3
+    assert sorted(read_all(path)[2:]) == [rec(2), rec(3)]
+
+
+def test_group_commit_close_while_the_next_leader_waits(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_close_while_the_next_leader_waits", str(tmp_path / "a.log")
     )
 
 
@@ -691,9 +772,9 @@ def test_bytes_per_sync_starts_write_back_every_n_bytes(tmp_path):
         expected, start = 0, 0
         for i in range(40):
             w.write(bytes([i]) * 1000)
-            if w.tell() - start >= n:  # the rule: a range once n bytes are out
+            if w.position - start >= n:  # the rule: a range once n bytes are out
                 expected += 1
-                start = w.tell()
+                start = w.position
             assert w._range_syncs == expected
         assert expected >= 8
     assert read_all(p) == [bytes([i]) * 1000 for i in range(40)]
@@ -720,15 +801,15 @@ def test_preallocate_reserves_space_without_changing_the_size(tmp_path):
     size = 1 << 20
     with Writer(p, preallocate=size) as w:
         w.write(b"x" * 100, sync=True)
-        assert os.path.getsize(p) == w.tell()  # readers see the log's size, no zeros
+        assert os.path.getsize(p) == w.position  # readers see the log's size, no zeros
         if _allocated(p) < size:
             pytest.skip("this file system does not reserve space (fallocate)")
         # Grows ahead as the log does.
         for _ in range(12):
             w.write(bytes(100000))
         w.flush()
-        assert os.path.getsize(p) == w.tell()
-        assert _allocated(p) >= w.tell() + size // 2
+        assert os.path.getsize(p) == w.position
+        assert _allocated(p) >= w.position + size // 2
     # Closing gives the reserve back.
     assert _allocated(p) < os.path.getsize(p) + size // 2
     assert read_all(p) == [b"x" * 100] + [bytes(100000)] * 12

@@ -1,4 +1,4 @@
-"""Tests of leveldb_log.Writer (docs/api.md, "Writer"): buffering, flush, sync and tell, write
+"""Tests of leveldb_log.Writer (docs/api.md, "Writer"): buffering, flush, sync and position, write
 and write_many, close, repr, pickling, targets, bad input, I/O faults and threads. The modes
 (w, x, and what "a" cuts back) are in tests/writer/test_writer_modes.py.
 
@@ -59,7 +59,7 @@ class FlakyRaw(io.RawIOBase):
 
 
 # ---------------------------------------------------------------------------
-# Writer: buffering, flush, sync, tell
+# Writer: buffering, flush, sync, position
 # ---------------------------------------------------------------------------
 
 
@@ -71,7 +71,7 @@ def test_writer_buffering_0_hands_every_record_to_os_before_write_returns(tmp_pa
         follower = Reader(p)
         for r in recs:
             w.write(r)
-            assert os.path.getsize(p) == w.tell()
+            assert os.path.getsize(p) == w.position
             # A second reader sees the record while the writer is still open.
             assert list(follower) == [r]
     follower.close()
@@ -85,13 +85,13 @@ def test_writer_default_buffering_keeps_small_records_until_flush(tmp_path):
         for r in recs:
             w.write(r)
         assert os.path.getsize(p) == 0
-        assert w.tell() == len(model.encode(recs)[0])
+        assert w.position == len(model.encode(recs)[0])
         assert list(Reader(p)) == []
         w.flush()
-        assert os.path.getsize(p) == w.tell()
+        assert os.path.getsize(p) == w.position
         assert list(Reader(p)) == recs
         w.write(b"more")
-        assert os.path.getsize(p) == w.tell() - HEADER_SIZE - 4
+        assert os.path.getsize(p) == w.position - HEADER_SIZE - 4
     assert list(Reader(p)) == [*recs, b"more"]
 
 
@@ -102,7 +102,7 @@ def test_writer_default_buffering_flushes_on_its_own_once_the_buffer_fills(tmp_p
             w.write(b"%04d" % i + b"x" * 996)
         # 200 KB written through a default (small) buffer: most of it is out.
         assert os.path.getsize(p) > 100000
-        assert os.path.getsize(p) <= w.tell()
+        assert os.path.getsize(p) <= w.position
 
 
 @pytest.mark.parametrize("n", [1, 100, 1000, 5000])
@@ -112,11 +112,11 @@ def test_writer_buffering_n_flushes_when_about_n_bytes_are_buffered(tmp_path, n)
     with Writer(p, buffering=n) as w:
         for i in range(300):
             w.write(b"r%d" % i + b"." * (i % 37))
-            pending = w.tell() - flushed_at
+            pending = w.position - flushed_at
             if pending >= n:
-                flushed_at = w.tell()
+                flushed_at = w.position
             assert os.path.getsize(p) == flushed_at
-        final = w.tell()
+        final = w.position
     assert os.path.getsize(p) == final
 
 
@@ -125,18 +125,44 @@ def test_writer_large_buffering_holds_a_large_record(tmp_path):
     with Writer(p, buffering=1_000_000) as w:
         w.write(b"z" * 150000)
         assert os.path.getsize(p) == 0
-        assert w.tell() == len(model.encode([b"z" * 150000])[0])
+        assert w.position == len(model.encode([b"z" * 150000])[0])
     assert list(Reader(p)) == [b"z" * 150000]
 
 
-def test_writer_tell_includes_buffered_bytes(tmp_path):
-    p = tmp_path / "tell.log"
+def test_writer_position_includes_buffered_bytes(tmp_path):
+    p = tmp_path / "position.log"
     recs = records_of(MIXED_SIZES)
     with Writer(p) as w:
-        assert w.tell() == 0
+        assert w.position == 0
         for i, r in enumerate(recs):
             w.write(r)
-            assert w.tell() == len(model.encode(recs[: i + 1])[0])
+            assert w.position == len(model.encode(recs[: i + 1])[0])
+
+
+def test_writer_position_is_a_read_only_int_property_equal_to_the_flushed_size(tmp_path):
+    # One name for "where the log goes on", as Reader.position: tell() is gone.
+    p = tmp_path / "position.log"
+    recs = records_of(MIXED_SIZES)
+    assert not hasattr(Writer, "tell")
+    assert isinstance(Writer.__dict__["position"].__doc__, str)
+    with Writer(p) as w:
+        assert not hasattr(w, "tell")
+        w.write_many(recs[:3])
+        w.flush()
+        assert type(w.position) is int
+        assert w.position == os.path.getsize(p) == len(model.encode(recs[:3])[0])
+        with pytest.raises(AttributeError):
+            w.position = 0
+        with pytest.raises(AttributeError):
+            del w.position
+        assert w.position == os.path.getsize(p)
+    with Writer(p, "a") as w:
+        assert type(w.position) is int
+        assert w.position == os.path.getsize(p) == len(model.encode(recs[:3])[0])
+        w.write_many(recs[3:])
+        w.flush()
+        assert w.position == os.path.getsize(p) == len(model.encode(recs)[0])
+    assert list(Reader(p)) == recs
 
 
 def test_writer_flush_hands_bytes_to_file_object(tmp_path):
@@ -214,7 +240,7 @@ def test_writer_sync_on_path(tmp_path):
     with Writer(p) as w:
         w.write(b"durable")
         assert w.sync() is None
-        assert os.path.getsize(p) == w.tell()
+        assert os.path.getsize(p) == w.position
         assert list(Reader(p)) == [b"durable"]
 
 
@@ -225,7 +251,7 @@ def test_writer_sync_on_file_object_with_fileno(tmp_path):
         w.write(b"durable")
         w.sync()
         # flushed through the file object's own buffer too
-        assert os.path.getsize(p) == w.tell()
+        assert os.path.getsize(p) == w.position
         w.close()
         assert not f.closed
 
@@ -339,7 +365,7 @@ def test_writer_close_is_idempotent(tmp_path):
         lambda w: w.write_many([b"x"]),
         lambda w: w.flush(),
         lambda w: w.sync(),
-        lambda w: w.tell(),
+        lambda w: w.position,
         lambda w: w.__enter__(),
     ],
 )
@@ -416,7 +442,7 @@ def test_writer_file_object_starts_the_log_at_its_position():
     bio.seek(0, io.SEEK_END)
     new = records_of([100, 40000], b"n")
     with Writer(bio) as w:
-        assert w.tell() == 0
+        assert w.position == 0
         offsets = [w.write(r) for r in new]
     enc, exp_offsets = model.encode(new)
     assert offsets == exp_offsets
@@ -441,7 +467,7 @@ def test_writer_non_seekable_pipe_target_starts_at_zero_and_round_trips():
     try:
         with open(wfd, "wb", buffering=0) as sink:
             w = Writer(sink)
-            assert w.tell() == 0
+            assert w.position == 0
             offsets = [w.write(r) for r in recs]
             w.close()
             assert not sink.closed
@@ -502,7 +528,7 @@ def test_writer_write_rejects_non_bytes_like(tmp_path, bad):
         w.write(b"before")
         with pytest.raises(TypeError):
             w.write(bad)
-        assert w.tell() == len(model.encode([b"before"])[0])
+        assert w.position == len(model.encode([b"before"])[0])
         w.write(b"after")
     assert list(Reader(p)) == [b"before", b"after"]
 
@@ -513,7 +539,7 @@ def test_writer_write_many_bad_item_of_an_iterator_keeps_earlier_records(tmp_pat
         with pytest.raises(TypeError) as raised:
             w.write_many(iter([b"a", 5]))
         assert raised.value.written == 1
-        assert w.tell() == len(model.encode([b"a"])[0])
+        assert w.position == len(model.encode([b"a"])[0])
     assert list(Reader(p)) == [b"a"]
     with Writer(p, buffering=0) as w:
         with pytest.raises(TypeError) as raised:
@@ -529,7 +555,7 @@ def test_writer_write_many_bad_item_of_a_sequence_writes_nothing(tmp_path):
             with pytest.raises(TypeError, match="none of the") as raised:
                 w.write_many(records)
             assert raised.value.written == 0
-            assert w.tell() == 0
+            assert w.position == 0
         assert read_file(p) == b""
 
 

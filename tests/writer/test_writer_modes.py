@@ -36,7 +36,7 @@ def test_writer_mode_w_truncates_existing_file(tmp_path):
     p = tmp_path / "w.log"
     write_raw(p, b"\xff" * 100000)
     with Writer(str(p), "w") as w:
-        assert w.tell() == 0
+        assert w.position == 0
         assert w.write(b"fresh") == 0
     assert read_file(p) == model.encode([b"fresh"])[0]
 
@@ -60,7 +60,7 @@ def test_writer_mode_x_creates_missing_path(tmp_path):
 def test_writer_mode_a_creates_missing_path(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p, "a") as w:
-        assert w.tell() == 0
+        assert w.position == 0
         assert w.write(b"first") == 0
     assert read_file(p) == model.encode([b"first"])[0]
 
@@ -69,7 +69,7 @@ def _append(p, new):
     """Appends `new` with mode "a" to the log at p: where the Writer started, the offsets
     write() returned, the file's bytes after, and what an "absolute" read of it yields."""
     with Writer(p, "a") as w:
-        start = w.tell()
+        start = w.position
         offsets = [w.write(r) for r in new]
     return start, offsets, read_file(p), list(Reader(p, recovery="absolute"))
 
