@@ -252,7 +252,7 @@ def test_group_commit_shares_one_flush(tmp_path, n):
     )
 
 
-def _next_leader_waits(path: str, wait_max: float) -> tuple[Writer, dict, list]:
+def _next_leader_waits(path: str, wait_max: float) -> tuple[Writer, list]:
     """A writer whose last flush (a's) released a alone, with two threads queued behind it
     (b and c): the next leader, b or c, waits up to wait_max for a to write again."""
     w = Writer(path)
@@ -266,25 +266,23 @@ def _next_leader_waits(path: str, wait_max: float) -> tuple[Writer, dict, list]:
     wait_for(lambda: w._sync_waiters == 3, "b and c queued behind it")
     gate.opened.set()
     a.join()
-    wait_for(lambda: w._sync_waiters == 2, "b or c waits to lead, the other behind it")
-    return w, aout, waiters
+    assert "error" not in aout, aout
+    return w, waiters
 
 
-def _finished(threads: list) -> list[dict]:
-    """What each of the started threads returned or raised, once it ended."""
-    for t, _ in threads:
+def _joined(threads: list) -> None:
+    for t, out in threads:
         t.join()
-    return [out for _, out in threads]
+        assert "error" not in out, out
 
 
 def _body_next_flush_waits_for_the_released(path: str) -> None:
-    w, aout, waiters = _next_leader_waits(path, 30.0)
-    assert "error" not in aout, aout
+    w, waiters = _next_leader_waits(path, 30.0)
+    wait_for(lambda: w._sync_waiters == 2, "a's flush ended")
     # a writes again: its record joins b's and c's in one flush, rather than b or c
     # flushing for the two of them while a's record waits for the flush after.
     w.write(rec(4), sync=True)
-    outs = _finished(waiters)
-    assert all("error" not in out for out in outs), outs
+    _joined(waiters)
     assert w._sync_flushes == 3
     w.close()
     got = read_all(path)
@@ -298,11 +296,10 @@ def test_group_commit_next_flush_waits_for_the_threads_it_released(tmp_path):
 
 
 def _body_released_thread_never_back(path: str) -> None:
-    w, aout, waiters = _next_leader_waits(path, 2.0)
-    assert "error" not in aout, aout
+    w, waiters = _next_leader_waits(path, 2.0)
     # a does not write again: b or c waits for it at most _sync_wait_max, then leads.
-    outs = _finished(waiters)
-    assert all("error" not in out for out in outs), outs
+    wait_for(lambda: w._sync_waiters == 2, "a's flush ended")
+    _joined(waiters)
     assert w._sync_flushes == 3 and w._sync_waiters == 0
     w.write(rec(4), sync=True)
     assert w._sync_flushes == 4
@@ -318,11 +315,10 @@ def test_group_commit_released_thread_that_never_writes_again(tmp_path):
 
 
 def _body_close_while_the_next_leader_waits(path: str) -> None:
-    w, aout, waiters = _next_leader_waits(path, 3600.0)
-    assert "error" not in aout, aout
+    w, waiters = _next_leader_waits(path, 3600.0)
+    wait_for(lambda: w._sync_waiters == 2, "a's flush ended")
     w.close()  # waits for no one: it flushes for b and c at once
-    outs = _finished(waiters)
-    assert all("error" not in out for out in outs), outs
+    _joined(waiters)
     assert w._sync_flushes == 3
     assert sorted(read_all(path)[2:]) == [rec(2), rec(3)]
 
