@@ -159,10 +159,8 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
     (void)kwds;
     PyObject *self = llpy_new_object(type, offsetof(llpy_writer, lock),
                                      offsetof(llpy_writer, fd));
-    if (self != NULL) {
+    if (self != NULL)
         ((llpy_writer *)self)->dir_fd = -1;
-        ((llpy_writer *)self)->group.wait_max = -1; /* the flush's time */
-    }
     return self;
 }
 
@@ -300,8 +298,6 @@ static PyGetSetDef Writer_getset[] = {
      LLPY_DOC_Writer__range_syncs, NULL},
     {"_before_sync", llpy_sync_get_hook, llpy_sync_set_hook,
      LLPY_DOC_Writer__before_sync, NULL},
-    {"_sync_wait_max", llpy_sync_get_wait_max, llpy_sync_set_wait_max,
-     LLPY_DOC_Writer__sync_wait_max, NULL},
     {"_blocks_bounced", Writer_get_bounced, NULL,
      LLPY_DOC_Writer__blocks_bounced, NULL},
     {"mode", Writer_get_mode, NULL, LLPY_DOC_Writer_mode, NULL},

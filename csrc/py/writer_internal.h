@@ -29,14 +29,7 @@ typedef struct llpy_sync_waiter {
 
 /* The group commit of one Writer; every field under the Writer's lock. */
 typedef struct llpy_sync_group {
-    int active;           /* flushes leaders run without the lock */
-    Py_ssize_t returning; /* threads the last flush released, not back */
-    Py_ssize_t released;  /* and how many it released */
-    struct llpy_sync_waiter *designated; /* waits for them, to lead */
-    uint64_t flush_end;     /* monotonic ns: when the last flush ended */
-    uint64_t took;          /* ns its fdatasync took */
-    int no_wait;            /* flushes to start at once: waits went unmet */
-    int64_t wait_max;       /* ns the wait may last; -1: the flush's time */
+    int active;             /* flushes leaders run without the lock */
     uint64_t cover;         /* the offset the last flush started covers */
     uint64_t durable;       /* the offset the last good flush covered */
     int failed;             /* errno of a failed fdatasync: no later */
@@ -187,8 +180,6 @@ PyObject *llpy_sync_get_flushes(PyObject *op, void *closure);
 PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure);
 PyObject *llpy_sync_get_hook(PyObject *op, void *closure);
 int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure);
-PyObject *llpy_sync_get_wait_max(PyObject *op, void *closure);
-int llpy_sync_set_wait_max(PyObject *op, PyObject *value, void *closure);
 
 /* ---- the file lock (writer_lock.c) ------------------------------------ */
 

@@ -6,21 +6,15 @@
  * Group commit: a durable write first hands its records to the OS under the
  * Writer's lock, then asks for the log to be durable up to where they end.
  * A thread whose records no flush in flight covers leads one when none is
- * in flight (group_room): it notes the offset written so far (what the
- * flush covers), gives the lock up, and issues one fdatasync without the
- * GIL. Other threads queue, each on its own semaphore. When a flush ends its
- * leader, under the lock again, settles every waiter whose records end
- * within the offset it covered, and wakes the first one it did not cover to
- * lead the next: since that one begins after their records were written, it
- * covers every such thread still queued.
- *
- * The next leader first waits for the threads the flush released to write
- * again, at most as long as that flush took (group_expect): without that
- * wait, threads settle into two groups that take turns, each flush covering
- * half of them. So no thread is acknowledged by a flush that began before
- * its record was written, and none waits longer than one flush behind
- * flushes that do not cover it, plus at most one flush's time for the
- * others.
+ * in flight (group_room): it notes the offset written so far (what
+ * the flush covers), gives the lock up, and issues one fdatasync without
+ * the GIL. Other threads queue, each on its own semaphore. When a flush ends
+ * its leader, under the lock again, settles every waiter whose records end
+ * within the offset it covered, and wakes the first one no flush in flight
+ * covers to lead the next: since that one begins after their records were
+ * written, it covers every such thread still queued. So no thread is
+ * acknowledged by a flush that began before its record was written, and
+ * none waits behind flushes that do not cover it for longer than one.
  *
  * A failed fdatasync fails every waiter and every later sync: the OS may
  * have dropped the dirty pages it could not write, so a later fdatasync
@@ -32,33 +26,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <time.h>
 #ifdef _WIN32
 #include <io.h>
-#include <windows.h>
 #else
 #include <unistd.h>
 #endif
 
-enum { WAITING, DONE, FAILED, RETRY, TIMED_OUT };
-
-/* Flushes that start without waiting for the threads the last one released,
- * once most of them did not come back in time (group_missed). */
-#define NO_WAIT_AFTER_MISS 16
-
-/* A monotonic clock in nanoseconds. */
-static uint64_t now_ns(void) {
-#ifdef _WIN32
-    LARGE_INTEGER t, f;
-    QueryPerformanceCounter(&t);
-    QueryPerformanceFrequency(&f);
-    return (uint64_t)((double)t.QuadPart * 1e9 / (double)f.QuadPart);
-#else
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-#endif
-}
+enum { WAITING, DONE, FAILED, RETRY };
 
 /* Makes the data written to fd durable, and the metadata needed to read it
  * back (its size); not the file's times. Without the GIL; -1 with errno. */
@@ -125,8 +99,6 @@ static void group_check_fork(llpy_sync_group *g) {
         g->active = 0;
         g->head = NULL;
         g->queued = 0;
-        g->returning = 0;
-        g->designated = NULL;
         g->generation = now;
     }
 }
@@ -148,11 +120,10 @@ static int group_room(const llpy_writer *self) {
  * (chain_wake), without the GIL, so that a leader holding the GIL does not
  * pay for every thread its flush covered while they all wait for it. The one
  * sent to lead goes first. */
-static Py_ssize_t group_settle(llpy_writer *self) {
+static void group_settle(llpy_writer *self) {
     llpy_sync_group *g = &self->group;
     llpy_sync_waiter **at = &g->head, *first = NULL, **tail = &first;
     int retry_sent = !group_room(self);
-    Py_ssize_t released = 0;
     while (*at != NULL) {
         llpy_sync_waiter *w = *at;
         int covered = g->active && w->end <= g->cover;
@@ -165,9 +136,6 @@ static Py_ssize_t group_settle(llpy_writer *self) {
             continue;
         }
         retry_sent |= state == RETRY;
-        released += state == DONE;
-        if (g->designated == w)
-            g->designated = NULL;
         *at = w->next;
         g->queued--;
         w->state = state;
@@ -185,7 +153,6 @@ static Py_ssize_t group_settle(llpy_writer *self) {
     }
     if (first != NULL)
         PyThread_release_lock(first->wake); /* it reads its state under lock */
-    return released;
 }
 
 /* A settled waiter, just woken, wakes the next one settled with it. Its
@@ -209,7 +176,7 @@ static void group_unlink(llpy_sync_group *g, llpy_sync_waiter *w) {
  * the lock; the test hook first. 0, or -1 with an exception (and *err the
  * errno of a failed sync). */
 static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
-                       int *err, uint64_t *took) {
+                       int *err) {
     *err = 0;
     if (hook != NULL) {
         PyObject *r = PyObject_CallNoArgs(hook);
@@ -219,43 +186,16 @@ static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    uint64_t t0 = now_ns();
     rc = data_sync(fd);
     if (rc == 0 && dir_fd >= 0)
         rc = dir_sync(dir_fd);
     *err = rc < 0 ? errno : 0;
-    *took = now_ns() - t0;
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         errno = *err;
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
     }
     return rc;
-}
-
-/* After a flush: the threads it released, and its leader, may write again
- * soon, and the next flush waits for them (sync_wait), at most as long as
- * this one took, so that they share it rather than split into two groups
- * that take turns. Threads that write rarely would only be delayed: after
- * a wait most of them missed, the next flushes start at once. */
-static void group_expect(llpy_sync_group *g, Py_ssize_t threads,
-                         uint64_t took) {
-    if (g->no_wait > 0) {
-        g->no_wait--;
-        g->returning = 0;
-        return;
-    }
-    g->returning = g->released = threads;
-    g->flush_end = now_ns();
-    g->took = took;
-}
-
-/* A wait for the threads a flush released ran out. When most of them did
- * not come back, they write rarely: the next flushes wait for no one. */
-static void group_missed(llpy_sync_group *g) {
-    if (g->returning * 2 > g->released)
-        g->no_wait = NO_WAIT_AFTER_MISS;
-    g->returning = 0;
 }
 
 /* Leads one flush (lock held on entry and on return, given up around it). */
@@ -272,8 +212,7 @@ static int group_lead(llpy_writer *self) {
     int dir_fd = self->dir_fd, err;
     PyObject *hook = Py_XNewRef(g->before_sync);
     llpy_lock_release(&self->lock);
-    uint64_t took = 0;
-    int rc = group_flush(self, fd, dir_fd, hook, &err, &took);
+    int rc = group_flush(self, fd, dir_fd, hook, &err);
     Py_XDECREF(hook);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     while (llpy_lock_acquire(&self->lock) < 0) /* not ours: cannot fail */
@@ -290,9 +229,7 @@ static int group_lead(llpy_writer *self) {
     } else if (err != 0) {
         g->failed = err;
     }
-    Py_ssize_t released = group_settle(self);
-    if (rc == 0)
-        group_expect(g, released + 1, took);
+    group_settle(self);
     if (exc != NULL)
         PyErr_SetRaisedException(exc);
     return rc;
@@ -315,8 +252,7 @@ static void group_wait_woken(llpy_writer *self, llpy_sync_waiter *w) {
  * given up while waiting). Its state, or -1 when a signal handler raised
  * (KeyboardInterrupt; only when interruptible): it then leaves the queue. */
 static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
-                              uint64_t end, int interruptible,
-                              long long timeout_us) {
+                              uint64_t end, int interruptible) {
     llpy_sync_group *g = &self->group;
     w->wake = PyThread_allocate_lock();
     if (w->wake == NULL) {
@@ -334,69 +270,36 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     *at = w;
     g->queued++;
     llpy_lock_release(&self->lock);
-    PyLockStatus r;
+    int interrupted = 0;
     for (;;) {
+        PyLockStatus r;
         Py_BEGIN_ALLOW_THREADS
-        r = PyThread_acquire_lock_timed(w->wake, timeout_us, interruptible);
+        r = PyThread_acquire_lock_timed(w->wake, -1, interruptible);
         if (r == PY_LOCK_ACQUIRED)
             chain_wake(w);
         Py_END_ALLOW_THREADS
-        if (r != PY_LOCK_INTR || PyErr_CheckSignals() < 0)
+        if (r == PY_LOCK_ACQUIRED)
             break;
+        if (PyErr_CheckSignals() < 0) {
+            interrupted = 1;
+            break;
+        }
     }
-    PyObject *exc = r == PY_LOCK_INTR ? PyErr_GetRaisedException() : NULL;
+    PyObject *exc = interrupted ? PyErr_GetRaisedException() : NULL;
     while (llpy_lock_acquire(&self->lock) < 0)
         PyErr_Clear();
     int state = w->state;
-    if (r != PY_LOCK_ACQUIRED) { /* interrupted or timed out */
+    if (interrupted) {
         if (state == WAITING)
             group_unlink(g, w);
         else
             group_wait_woken(self, w); /* settled: its wake is on the way */
-    }
-    if (r == PY_LOCK_INTR) {
         group_settle(self); /* a retry meant for it goes to the next one */
         PyErr_SetRaisedException(exc);
         state = -1;
-    } else if (r == PY_LOCK_FAILURE && state == WAITING) {
-        state = TIMED_OUT;
     }
     PyThread_free_lock(w->wake);
     return state;
-}
-
-/* For a thread no flush in flight covers, when no flush is in flight
- * (lock held): 0 to lead at once; else how long to wait first for the
- * threads the last flush released (group_expect), in microseconds, or -1
- * when another thread already waits so. */
-static long long group_lead_in(llpy_sync_group *g, int interruptible) {
-    if (g->returning == 0 || !interruptible) /* close() does not wait */
-        return 0;
-    uint64_t now = now_ns();
-    uint64_t deadline =
-        g->flush_end + (g->wait_max >= 0 ? (uint64_t)g->wait_max : g->took);
-    if (now >= deadline)
-        return 0;
-    if (g->designated != NULL)
-        return -1;
-    return (long long)((deadline - now) / 1000) + 1;
-}
-
-/* Waits until settled or, with a timeout (>= 0), as the thread that leads
- * once it runs out (lock held on entry and on return). 0, or -1 when
- * interrupted. */
-static int group_queue(llpy_writer *self, uint64_t end, int interruptible,
-                       long long timeout_us) {
-    llpy_sync_group *g = &self->group;
-    llpy_sync_waiter w;
-    if (timeout_us >= 0)
-        g->designated = &w;
-    int state = group_wait_settled(self, &w, end, interruptible, timeout_us);
-    if (g->designated == &w)
-        g->designated = NULL;
-    if (state == TIMED_OUT) /* the others are late: lead now */
-        group_missed(g);
-    return state < 0 ? -1 : 0;
 }
 
 static void raise_failed(llpy_writer *self, int error) {
@@ -422,8 +325,6 @@ static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
         return -1;
     llpy_sync_group *g = &self->group;
     group_check_fork(g);
-    if (g->returning > 0)
-        g->returning--;
     int rc = 0;
     for (;;) {
         if (g->failed) {
@@ -441,15 +342,12 @@ static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
             rc = -1;
             break;
         }
-        long long timeout_us = -1;
         if (group_room(self) && !(g->active && end <= g->cover)) {
-            timeout_us = group_lead_in(g, interruptible);
-            if (timeout_us == 0) {
-                rc = group_lead(self); /* covers end: written before */
-                break;
-            }
+            rc = group_lead(self); /* covers end: it was written before */
+            break;
         }
-        if (group_queue(self, end, interruptible, timeout_us) < 0) {
+        llpy_sync_waiter w;
+        if (group_wait_settled(self, &w, end, interruptible) < 0) {
             rc = -1;
             break;
         }
@@ -528,33 +426,5 @@ int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure) {
         value != NULL && value != Py_None ? Py_NewRef(value) : NULL;
     llpy_lock_release(&self->lock);
     Py_XDECREF(old);
-    return 0;
-}
-
-PyObject *llpy_sync_get_wait_max(PyObject *op, void *closure) {
-    (void)closure;
-    int64_t ns = ((llpy_writer *)op)->group.wait_max;
-    return ns < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble((double)ns / 1e9);
-}
-
-int llpy_sync_set_wait_max(PyObject *op, PyObject *value, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    double s = -1;
-    if (value != NULL && value != Py_None) {
-        s = PyFloat_AsDouble(value);
-        if (s == -1 && PyErr_Occurred())
-            return -1;
-        if (!(s >= 0 && s <= 3600)) {
-            PyErr_SetString(PyExc_ValueError,
-                            "_sync_wait_max must be None or 0 to 3600 s");
-            return -1;
-        }
-    }
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return -1;
-    self->group.wait_max = s < 0 ? -1 : (int64_t)(s * 1e9);
-    self->group.no_wait = 0; /* a new setting: waits may pay off again */
-    llpy_lock_release(&self->lock);
     return 0;
 }

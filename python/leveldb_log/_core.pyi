@@ -345,14 +345,6 @@ class Writer:
     @_before_sync.setter
     def _before_sync(self, hook: Callable[[], object] | None) -> None: ...
     @property
-    def _sync_wait_max(self) -> float | None:
-        """How long, in seconds, the next leader of a group commit waits at most
-        for the threads the last flush released to write again; None: as long
-        as that flush took (internal: for tests).
-        """
-    @_sync_wait_max.setter
-    def _sync_wait_max(self, seconds: float | None) -> None: ...
-    @property
     def _blocks_bounced(self) -> int:
         """Payloads copied through the bounce buffer before writing, as the
         kernel would have copied them slowly from the caller's memory
