@@ -165,7 +165,7 @@ def _rate(
     return done / elapsed, done / flushes if flushes else None
 
 
-def _filesystem(d: Path) -> str:
+def filesystem_of(d: Path) -> str:
     """The type and device of the mount that holds d (/proc/mounts), or '?'."""
     best, found = "", "?"
     try:
@@ -180,7 +180,7 @@ def _filesystem(d: Path) -> str:
     return found
 
 
-def _fsync_latency(d: Path, n: int) -> dict[str, float]:
+def fsync_latency(d: Path, n: int) -> dict[str, float]:
     """Median microseconds of one os.write of RECORD bytes + os.fdatasync, and + os.fsync."""
     path = d / "latency"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
@@ -207,8 +207,8 @@ def durable_rates(cfg: Config, tmp: Path, quick: bool, progress: bool) -> dict[s
     rounds = min(rounds, 3 if quick else 5)
     makers = _available()
     info = {
-        "filesystem": _filesystem(tmp),
-        "latency_us": _fsync_latency(tmp, 20 if cfg.seconds < 0.01 else 300),
+        "filesystem": filesystem_of(tmp),
+        "latency_us": fsync_latency(tmp, 20 if cfg.seconds < 0.01 else 300),
         "record_size": RECORD,
         "seconds": seconds,
         "rounds": rounds,

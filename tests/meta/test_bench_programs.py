@@ -102,3 +102,20 @@ def test_the_durable_bench_runs_every_contender_at_every_thread_count(tmp_path: 
     grouped = row["records_per_fdatasync"]
     assert set(grouped) == {"ours/1", "ours/8", "ours/64"}
     assert grouped["ours/1"] == 1.0 and all(g >= 1.0 for g in grouped.values()), grouped
+
+
+def test_the_group_commit_loop_runs_and_counts_records_per_flush(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "bench.group_commit", "--threads", "1,3", "--seconds", "0.05"]
+    run = subprocess.run(
+        [*cmd, "--rounds", "1", "--dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.stdout.startswith("CPU: ") and "fdatasync" in run.stdout
+    rows = re.findall(r"^ +(\d+) +([\d,]+) +([\d,]+) +([\d.]+)$", run.stdout, re.M)
+    assert [int(n) for n, *_ in rows] == [1, 3], run.stdout
+    # One thread's calls never share a flush; three threads' share one or more a flush.
+    assert float(rows[0][3]) == 1.0 and float(rows[1][3]) >= 1.0, run.stdout
