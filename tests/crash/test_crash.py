@@ -123,11 +123,12 @@ def layout(sizes: list[int], start: int = 0) -> list[tuple[int, int]]:
     return out
 
 
-def check_killed_log(
+def assert_killed_log_recovers(
     path: Path, seed: int, acked: int, unbuffered: bool, start: int = 0
 ) -> list[bytes]:
-    """The checks after a kill; returns the records recovered (those of this writer, which
-    began writing at offset `start`)."""
+    """Asserts what a kill must leave (named assert_ so that a test calling it reads as the
+    check it is; four tests share these ten checks); returns the records recovered (those of
+    this writer, which began writing at offset `start`)."""
     size = path.stat().st_size
     records, offsets, seen = read_all(path, start=start)
     assert seen == [], "a killed writer leaves no mid-file damage"
@@ -176,9 +177,7 @@ class Appended:
     read: tuple[list[bytes], list[object]] = ([], [])
 
 
-def append_after_kill(
-    path: Path, old: list[bytes], rng: random.Random, start: int = 0
-) -> Appended:
+def append_after_kill(path: Path, old: list[bytes], rng: random.Random, start: int = 0) -> Appended:
     """Appends new records with mode "a" and reads the log from `start` in "absolute" mode."""
     new = [
         b"after the crash %d" % rng.randrange(10**9),
@@ -225,7 +224,7 @@ def test_killed_writer_leaves_a_prefix_and_append_reads_clean_in_absolute_mode(
         seed = rng.randrange(10**6)
         proc = start_writer(path, "path" if target == "path" else "file", buffering, seed)
         acked = kill_at_random(proc, rng)
-        records = check_killed_log(path, seed, acked, unbuffered=buffering == 0)
+        records = assert_killed_log_recovers(path, seed, acked, unbuffered=buffering == 0)
         after = append_after_kill(path, records, rng)
         if after.refusal:  # no valid record was left: mode "a" refuses the file
             assert after.refusal.no_log and after.writer_refused and after.file_unchanged
@@ -247,7 +246,9 @@ def test_repeated_crashes_with_append_keep_every_complete_record(tmp_path: Path)
         # ones end, and reading from there yields a prefix of them.
         start = layout([len(r) for r in kept])[-1][1] if kept else 0
         assert read_all(path)[0][: len(kept)] == kept
-        kept += check_killed_log(path, seed, acked, unbuffered=buffering == 0, start=start)
+        kept += assert_killed_log_recovers(
+            path, seed, acked, unbuffered=buffering == 0, start=start
+        )
     after = append_after_kill(path, kept, rng)
     if after.refusal:  # no valid record was left: mode "a" refuses the file
         assert after.refusal.no_log and after.writer_refused and after.file_unchanged
@@ -278,7 +279,7 @@ def test_append_after_kill_and_zero_fill_reads_clean_in_absolute_mode(
         seed = rng.randrange(10**6)
         proc = start_writer(path, "path", rng.choice([0, -1]), seed)
         acked = kill_at_random(proc, rng)
-        records = check_killed_log(path, seed, acked, unbuffered=False)
+        records = assert_killed_log_recovers(path, seed, acked, unbuffered=False)
         zero_fill(path, rng, past_block_end)
         after = append_after_kill(path, records, rng)
         if after.refusal:  # no valid record was left: mode "a" refuses the file
@@ -369,7 +370,7 @@ def test_a_kill_just_after_a_block_trailer_passes_the_kill_checks(tmp_path: Path
     with open(path, "ab") as f:
         f.write(bytes(-end % B))  # the trailer, as the next write() would begin
     assert path.stat().st_size % B == 0
-    assert check_killed_log(path, seed, n, unbuffered=False) == records
+    assert assert_killed_log_recovers(path, seed, n, unbuffered=False) == records
     after = append_after_kill(path, records, random.Random(1))
     if after.refusal:  # no valid record was left: mode "a" refuses the file
         assert after.refusal.no_log and after.writer_refused and after.file_unchanged
