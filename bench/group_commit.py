@@ -13,49 +13,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-import leveldb_log
-
-from bench.cases.durable import filesystem_of, fsync_latency
+from bench.cases.durable import filesystem_of, fsync_latency, measure_rate, ours
 from bench.machine import cpu
 
-RECORD = 100
 
-
-def run(path: Path, threads: int, seconds: float) -> tuple[float, float, float]:
-    """(records a second, fdatasync calls a second, records a flush) of one run."""
-    w = leveldb_log.Writer(path, "w")
-    counts = [0] * threads
-    stop = threading.Event()
-    start = threading.Barrier(threads + 1)
-
-    def body(t: int) -> None:
-        start.wait()
-        n = 0
-        while not stop.is_set():
-            head = b"%d:%d:" % (t, n)
-            w.write(head + b"r" * (RECORD - len(head)), sync=True)
-            n += 1
-        counts[t] = n
-
-    workers = [threading.Thread(target=body, args=(t,)) for t in range(threads)]
-    for th in workers:
-        th.start()
-    flushes0 = w._sync_flushes  # before any worker may write
-    start.wait()
-    t0 = time.perf_counter()
-    time.sleep(seconds)
-    stop.set()
-    for th in workers:
-        th.join()
-    elapsed = time.perf_counter() - t0
-    flushes = w._sync_flushes - flushes0
-    w.close()
-    done = sum(counts)
-    return done / elapsed, flushes / elapsed, done / max(flushes, 1)
+def run(d: Path, threads: int, seconds: float) -> tuple[float, float, float]:
+    """(records a second, fdatasync calls a second, records a flush) of one run, in the
+    durable case's harness and with its contender for ours."""
+    rate, grouped = measure_rate(ours, d, threads, seconds)
+    assert grouped is not None  # ours tells its fdatasync calls
+    return rate, rate / grouped, grouped
 
 
 def main() -> None:
@@ -72,7 +41,7 @@ def main() -> None:
         print(f"CPU: {model} ({have}); {filesystem_of(Path(d))}; write + fdatasync {lat:.0f} us")
         print(f"{'threads':>7}  {'records/s':>10}  {'flushes/s':>10}  {'records/flush':>13}")
         for n in (int(x) for x in args.threads.split(",")):
-            runs = [run(Path(d) / "g.log", n, args.seconds) for _ in range(args.rounds)]
+            runs = [run(Path(d) / "db", n, args.seconds) for _ in range(args.rounds)]
             rate, flushes, grouped = (statistics.median(r[i] for r in runs) for i in range(3))
             print(f"{n:>7}  {rate:>10,.0f}  {flushes:>10,.0f}  {grouped:>13.1f}")
 

@@ -54,7 +54,7 @@ def _record(t: int, i: int) -> bytes:
     return head + b"r" * (RECORD - len(head))
 
 
-def _ours(d: Path, threads: int) -> Opened:
+def ours(d: Path, threads: int) -> Opened:
     w = leveldb_log.Writer(d / "ours.log", sync=True)
 
     def close() -> int:
@@ -116,7 +116,7 @@ def _rocksdict(d: Path, threads: int) -> Opened:
 
 def _available() -> dict[str, Callable[[Path, int], Opened]]:
     found: dict[str, Callable[[Path, int], Opened]] = {
-        "ours": _ours,
+        "ours": ours,
         "floor": _floor,
         "sqlite3": _sqlite3,
     }
@@ -129,7 +129,7 @@ def _available() -> dict[str, Callable[[Path, int], Opened]]:
     return found
 
 
-def _rate(
+def measure_rate(
     make: Callable[[Path, int], Opened], d: Path, threads: int, seconds: float
 ) -> tuple[float, float | None]:
     """Records acknowledged per second by `threads` threads putting for `seconds`, and the
@@ -219,7 +219,7 @@ def durable_rates(cfg: Config, tmp: Path, quick: bool, progress: bool) -> dict[s
     for rnd in range(rounds):
         shift = rnd % len(runs)
         for name, n in runs[shift:] + runs[:shift]:
-            rate, grouped = _rate(makers[name], tmp / "db", n, seconds)
+            rate, grouped = measure_rate(makers[name], tmp / "db", n, seconds)
             samples[f"{name}/{n}"].append(rate)
             if grouped is not None:
                 per_flush.setdefault(f"{name}/{n}", []).append(grouped)
