@@ -29,7 +29,7 @@ typedef struct llpy_sync_waiter {
 
 /* The group commit of one Writer; every field under the Writer's lock. */
 typedef struct llpy_sync_group {
-    int active;             /* flushes leaders run without the lock */
+    int active;             /* 1 while a leader's flush is in flight */
     uint64_t cover;         /* the offset the last flush started covers */
     uint64_t durable;       /* the offset the last good flush covered */
     int failed;             /* errno of a failed fdatasync: no later */

@@ -122,34 +122,35 @@ static int group_room(const llpy_writer *self) {
  * sent to lead goes first. */
 static void group_settle(llpy_writer *self) {
     llpy_sync_group *g = &self->group;
-    llpy_sync_waiter **at = &g->head, *first = NULL, **tail = &first;
-    int retry_sent = !group_room(self);
+    llpy_sync_waiter **at = &g->head, *retry = NULL, *first = NULL;
+    llpy_sync_waiter **tail = &first;
+    int may_lead = group_room(self);
     while (*at != NULL) {
         llpy_sync_waiter *w = *at;
         int covered = g->active && w->end <= g->cover;
-        int state = g->failed                 ? FAILED
-                    : w->end <= g->durable    ? DONE
-                    : !retry_sent && !covered ? RETRY
-                                              : WAITING;
+        int state = g->failed                        ? FAILED
+                    : w->end <= g->durable           ? DONE
+                    : may_lead && !retry && !covered ? RETRY
+                                                     : WAITING;
         if (state == WAITING) {
             at = &w->next;
             continue;
         }
-        retry_sent |= state == RETRY;
         *at = w->next;
         g->queued--;
         w->state = state;
         w->error = g->failed;
         if (state == RETRY) {
-            w->chain = first;
-            first = w;
-            if (tail == &first)
-                tail = &w->chain;
+            retry = w;
         } else {
-            w->chain = NULL;
             *tail = w;
             tail = &w->chain;
         }
+    }
+    *tail = NULL;
+    if (retry != NULL) { /* the next leader is woken first */
+        retry->chain = first;
+        first = retry;
     }
     if (first != NULL)
         PyThread_release_lock(first->wake); /* it reads its state under lock */
