@@ -23,8 +23,8 @@ typedef struct llpy_sync_waiter {
     struct llpy_sync_waiter *chain; /* settled after it: it wakes them */
     PyThread_type_lock wake;        /* released by whoever settles its wait */
     uint64_t end;                   /* log offset its records end at */
-    int state;                      /* waiting, done, failed or retry */
-    int error;                      /* failed: the flush's errno */
+    int state;                      /* waiting, done, failed, dropped... */
+    int error;                      /* failed or dropped: the errno */
 } llpy_sync_waiter;
 
 /* The group commit of one Writer; every field under the Writer's lock. */
@@ -34,6 +34,7 @@ typedef struct llpy_sync_group {
     uint64_t durable;       /* the offset the last good flush covered */
     int failed;             /* errno of a failed fdatasync: no later */
     llpy_sync_waiter *head; /* sync can prove anything */
+    llpy_sync_waiter *retry; /* woken to lead, not yet running: by next */
     Py_ssize_t queued;
     unsigned long generation; /* the fork generation it was used in */
     uint64_t flushes;         /* fdatasync calls made, for tests */
@@ -58,6 +59,12 @@ struct llpy_writer {
     uint64_t written; /* log offset the target has reached */
     int pad_next;     /* a failed write left a torn record: start a block */
     int os_error;     /* errno of a descriptor write made without the GIL */
+    /* Durable write() calls queued behind a flush leave their records
+     * buffered for its next leader to hand over (writer_sync.c): they
+     * begin at deferred_from, with pad_next deferred_pad there. */
+    int deferred;
+    int deferred_pad;
+    uint64_t deferred_from;
     int closed;
     /* Other dialects (writer_dialect.c) */
     llog_dialect dialect;
@@ -160,6 +167,16 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
 /* Waits until the log is durable up to `end` (lock not held): leads a
  * group flush or waits for one. 0, or -1 with an exception set. */
 int llpy_sync_wait(llpy_writer *self, uint64_t end);
+/* The same, with the lock held on entry (given up on return): a record
+ * left buffered is then never out of the group's sight. */
+int llpy_sync_wait_locked(llpy_writer *self, uint64_t end);
+/* Whether a durable write() may leave its record buffered (lock held):
+ * a flush is in flight, and the next leader hands over what it finds. */
+int llpy_sync_defers(llpy_writer *self);
+/* Buffered bytes from log offset `from` on were dropped after a failed
+ * hand-off (lock held, its exception set): every durable call waiting
+ * for a record among them raises the same error instead. */
+void llpy_sync_dropped(llpy_writer *self, uint64_t from);
 /* sync=, bytes_per_sync= and preallocate= of Writer(); before opening. */
 int llpy_sync_options(llpy_writer *self, PyObject *target, PyObject *sync,
                       PyObject *bytes_per_sync, PyObject *preallocate);

@@ -123,6 +123,8 @@ int llpy_writer_flush_buffer(llpy_writer *self) {
     size_t done = (size_t)(self->written - before);
     memmove(self->buf, from + done, self->len - done);
     self->len -= done;
+    if (self->len == 0)
+        self->deferred = 0; /* every record queued for a flush handed over */
     return rc;
 }
 

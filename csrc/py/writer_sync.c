@@ -32,7 +32,7 @@
 #include <unistd.h>
 #endif
 
-enum { WAITING, DONE, FAILED, RETRY };
+enum { WAITING, DONE, FAILED, RETRY, DROPPED };
 
 /* Makes the data written to fd durable, and the metadata needed to read it
  * back (its size); not the file's times. Without the GIL; -1 with errno. */
@@ -98,6 +98,7 @@ static void group_check_fork(llpy_sync_group *g) {
     if (g->generation != now) {
         g->active = 0;
         g->head = NULL;
+        g->retry = NULL;
         g->queued = 0;
         g->generation = now;
     }
@@ -110,6 +111,11 @@ static void group_check_fork(llpy_sync_group *g) {
  * per flush than it saves (bench/README.md, "Durable writes"). */
 static int group_room(const llpy_writer *self) {
     return self->group.active == 0;
+}
+
+int llpy_sync_defers(llpy_writer *self) {
+    group_check_fork(&self->group);
+    return self->group.active;
 }
 
 /* Settles what can be settled (lock held): every waiter after a failed
@@ -151,6 +157,8 @@ static void group_settle(llpy_writer *self) {
     if (retry != NULL) { /* the next leader is woken first */
         retry->chain = first;
         first = retry;
+        retry->next = g->retry; /* out of the queue: next is free */
+        g->retry = retry;
     }
     if (first != NULL)
         PyThread_release_lock(first->wake); /* it reads its state under lock */
@@ -199,10 +207,23 @@ static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
     return rc;
 }
 
+/* Hands over the records queued durable calls left buffered, in one write,
+ * for a leader whose own records end at `end` (lock held). If that fails,
+ * their calls raise (writer_drop_deferred), and so does the leader's if its
+ * own were among them: -1 then. */
+static int group_hand_over(llpy_writer *self, uint64_t end) {
+    if (!self->deferred || llpy_writer_flush_locked(self) == 0)
+        return 0;
+    if (end > self->core.offset)
+        return -1;
+    PyErr_Clear(); /* its own were handed over before */
+    return 0;
+}
+
 /* Leads one flush (lock held on entry and on return, given up around it). */
-static int group_lead(llpy_writer *self) {
+static int group_lead(llpy_writer *self, uint64_t end) {
     llpy_sync_group *g = &self->group;
-    int fd = target_fd(self);
+    int fd = group_hand_over(self, end) < 0 ? -1 : target_fd(self);
     if (fd < 0) {
         group_settle(self); /* another waiter may do better */
         return -1;
@@ -290,6 +311,11 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     while (llpy_lock_acquire(&self->lock) < 0)
         PyErr_Clear();
     int state = w->state;
+    for (llpy_sync_waiter **at = &g->retry; *at != NULL; at = &(*at)->next)
+        if (*at == w) { /* it leads now, or gives the lead on */
+            *at = w->next;
+            break;
+        }
     if (interrupted) {
         if (state == WAITING)
             group_unlink(g, w);
@@ -319,11 +345,75 @@ static void raise_failed(llpy_writer *self, int error) {
     }
 }
 
-/* The wait of llpy_sync_wait; close() waits without being interrupted, so
- * that it never closes the descriptor under a flush in flight. */
-static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return -1;
+static void raise_dropped(llpy_writer *self, int error) {
+    PyObject *msg = PyUnicode_FromFormat(
+        "the record was not written: handing the records queued for a group "
+        "commit to the OS failed (%s)",
+        strerror(error));
+    if (msg == NULL)
+        return;
+    PyObject *exc = PyObject_CallFunction(PyExc_OSError, "iOO", error, msg,
+                                          self->name ? self->name : Py_None);
+    Py_DECREF(msg);
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+}
+
+/* The errno of the exception being raised: EIO for one without. */
+static int raised_errno(void) {
+    PyObject *exc = PyErr_GetRaisedException();
+    int error = EIO;
+    if (exc != NULL && PyErr_GivenExceptionMatches(exc, PyExc_OSError)) {
+        PyObject *n = PyObject_GetAttrString(exc, "errno");
+        long v = n != NULL && PyLong_Check(n) ? PyLong_AsLong(n) : 0;
+        if (v > 0 && v < INT_MAX)
+            error = (int)v;
+        Py_XDECREF(n);
+        PyErr_Clear();
+    }
+    PyErr_SetRaisedException(exc);
+    return error;
+}
+
+void llpy_sync_dropped(llpy_writer *self, uint64_t from) {
+    llpy_sync_group *g = &self->group;
+    int error = raised_errno();
+    llpy_sync_waiter **at = &g->head, *first = NULL, **tail = &first;
+    while (*at != NULL) {
+        llpy_sync_waiter *w = *at;
+        if (w->end <= from) {
+            at = &w->next;
+            continue;
+        }
+        *at = w->next;
+        g->queued--;
+        w->state = DROPPED;
+        w->error = error;
+        *tail = w;
+        tail = &w->chain;
+    }
+    *tail = NULL;
+    for (at = &g->retry; *at != NULL;) { /* woken already: they read */
+        llpy_sync_waiter *w = *at;       /* their state under the lock */
+        if (w->end <= from) {
+            at = &w->next;
+            continue;
+        }
+        *at = w->next;
+        w->state = DROPPED;
+        w->error = error;
+    }
+    if (first != NULL)
+        PyThread_release_lock(first->wake);
+    group_settle(self); /* the ones left may need a leader */
+}
+
+/* The wait of llpy_sync_wait, lock held on entry, given up on return;
+ * close() waits without being interrupted, so that it never closes the
+ * descriptor under a flush in flight. */
+static int sync_wait_held(llpy_writer *self, uint64_t end, int interruptible) {
     llpy_sync_group *g = &self->group;
     group_check_fork(g);
     int rc = 0;
@@ -344,11 +434,14 @@ static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
             break;
         }
         if (group_room(self) && !(g->active && end <= g->cover)) {
-            rc = group_lead(self); /* covers end: it was written before */
+            rc = group_lead(self, end); /* covers end: written before */
             break;
         }
         llpy_sync_waiter w;
-        if (group_wait_settled(self, &w, end, interruptible) < 0) {
+        int state = group_wait_settled(self, &w, end, interruptible);
+        if (state == DROPPED)
+            raise_dropped(self, w.error);
+        if (state < 0 || state == DROPPED) {
             rc = -1;
             break;
         }
@@ -358,8 +451,18 @@ static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
     return rc;
 }
 
+static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return -1;
+    return sync_wait_held(self, end, interruptible);
+}
+
 int llpy_sync_wait(llpy_writer *self, uint64_t end) {
     return sync_wait(self, end, 1);
+}
+
+int llpy_sync_wait_locked(llpy_writer *self, uint64_t end) {
+    return sync_wait_held(self, end, 1);
 }
 
 int llpy_sync_close(llpy_writer *self) {

@@ -110,7 +110,30 @@ static int writer_put(llpy_writer *self, PyObject *obj, uint64_t *offset) {
     return rc;
 }
 
-int llpy_writer_flush_locked(llpy_writer *self) {
+/* A failed hand-off with the records of queued durable write() calls still
+ * buffered (its exception set): they are dropped, and each of those calls
+ * raises the same error. Records buffered before them stay, as after any
+ * failed flush. */
+static void writer_drop_deferred(llpy_writer *self) {
+    if (!self->deferred)
+        return;
+    writer_mark mark = {self->deferred_from, self->deferred_pad};
+    writer_rollback(self, mark);
+    self->deferred = 0;
+    llpy_sync_dropped(self, self->core.offset);
+}
+
+/* A durable write() queued behind a flush in flight leaves its record to
+ * the next leader, who hands over every such record in one write. */
+static void writer_defer(llpy_writer *self, writer_mark mark) {
+    if (self->deferred)
+        return;
+    self->deferred = 1;
+    self->deferred_from = mark.offset;
+    self->deferred_pad = mark.pad_next;
+}
+
+static int writer_hand_over(llpy_writer *self) {
     int rc;
     if (self->file == NULL && self->regular && self->len <= LLPY_PAGE) {
         /* A page into the page cache: giving the GIL up and taking it back
@@ -139,6 +162,13 @@ int llpy_writer_flush_locked(llpy_writer *self) {
     }
     Py_XDECREF(r);
     return 0;
+}
+
+int llpy_writer_flush_locked(llpy_writer *self) {
+    int rc = writer_hand_over(self);
+    if (rc < 0)
+        writer_drop_deferred(self);
+    return rc;
 }
 
 /* Flushes when the buffer reached its limit (every call when unbuffered). */
@@ -213,7 +243,8 @@ static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj,
     Py_ssize_t count = -1;
     uint64_t end = 0;
     if (llpy_lock_acquire(&self->lock) == 0) {
-        if (llpy_writer_check_open(self) == 0)
+        if (llpy_writer_check_open(self) == 0 &&
+            (!self->deferred || llpy_writer_flush_locked(self) == 0))
             count = llpy_arrow_write(d, writer_put_arrow, self);
         /* Records written before an error still reach the target. */
         int flushed = self->closed ? 0 : writer_flush_for(self, sync);
@@ -240,19 +271,27 @@ PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
     int rc = llpy_writer_check_open(self);
+    int defer = rc == 0 && sync && llpy_sync_defers(self);
+    if (rc == 0 && !defer && self->deferred)
+        rc = llpy_writer_flush_locked(self); /* not to fall with them */
     writer_mark mark = writer_mark_now(self);
     if (rc == 0)
         rc = writer_put(self, data, &offset);
-    if (rc == 0 && writer_flush_for(self, sync) < 0) {
+    if (rc == 0 && defer) {
+        writer_defer(self, mark);
+    } else if (rc == 0 && writer_flush_for(self, sync) < 0) {
         /* write() raised: its record must not reach the log later (a retry
          * would write it twice). Records before it stay buffered. */
         writer_rollback(self, mark);
         rc = -1;
     }
-    uint64_t end = self->written;
+    if (rc == 0 && sync) {
+        uint64_t end = defer ? self->core.offset : self->written;
+        if (llpy_sync_wait_locked(self, end) < 0) /* gives the lock up */
+            return NULL;
+        return PyLong_FromUnsignedLongLong(offset);
+    }
     llpy_lock_release(&self->lock);
-    if (rc == 0 && sync && llpy_sync_wait(self, end) < 0)
-        rc = -1;
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
@@ -316,6 +355,8 @@ PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
     }
     Py_ssize_t count = 0;
     int rc = llpy_writer_check_open(self);
+    if (rc == 0 && self->deferred) /* records behind them would fall too */
+        rc = llpy_writer_flush_locked(self);
     PyObject *item;
     while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
         uint64_t offset;
