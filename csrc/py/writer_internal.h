@@ -29,11 +29,11 @@ typedef struct llpy_sync_waiter {
 
 /* The group commit of one Writer; every field under the Writer's lock. */
 typedef struct llpy_sync_group {
-    int active;             /* 1 while a leader's flush is in flight */
-    uint64_t cover;         /* the offset the last flush started covers */
-    uint64_t durable;       /* the offset the last good flush covered */
-    int failed;             /* errno of a failed fdatasync: no later */
-    llpy_sync_waiter *head; /* sync can prove anything */
+    int active;              /* 1 while a leader's flush is in flight */
+    uint64_t cover;          /* the offset the last flush started covers */
+    uint64_t durable;        /* the offset the last good flush covered */
+    int failed;              /* errno of a failed fdatasync: no later */
+    llpy_sync_waiter *head;  /* sync can prove anything */
     llpy_sync_waiter *retry; /* woken to lead, not yet running: by next */
     Py_ssize_t queued;
     unsigned long generation; /* the fork generation it was used in */

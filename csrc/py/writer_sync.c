@@ -3,18 +3,29 @@
  * itself on each system, and the group's hook and figures for tests. The
  * other options of durability are writer_policy.c's.
  *
- * Group commit: a durable write first hands its records to the OS under the
- * Writer's lock, then asks for the log to be durable up to where they end.
- * A thread whose records no flush in flight covers leads one when none is
- * in flight (group_room): it notes the offset written so far (what
- * the flush covers), gives the lock up, and issues one fdatasync without
- * the GIL. Other threads queue, each on its own semaphore. When a flush ends
- * its leader, under the lock again, settles every waiter whose records end
- * within the offset it covered, and wakes the first one no flush in flight
- * covers to lead the next: since that one begins after their records were
- * written, it covers every such thread still queued. So no thread is
- * acknowledged by a flush that began before its record was written, and
- * none waits behind flushes that do not cover it for longer than one.
+ * Group commit: a durable write hands its records to the OS under the
+ * Writer's lock, then asks for the log to be durable up to where they end;
+ * a durable write() arriving while a flush is in flight leaves its record in
+ * the Writer's buffer instead (llpy_sync_defers), and begins its wait under
+ * the same hold of the lock, so that the group always knows of it. (A
+ * write() call made while an fdatasync runs waits behind it in the file
+ * system, with the GIL held; one write by the next leader serves them all.)
+ * A thread
+ * whose records no flush in flight covers leads one when none is in flight
+ * (group_room): it hands over every record left buffered in one write
+ * (group_hand_over), notes the offset written so far (what the flush covers),
+ * gives the lock up, and issues one fdatasync without the GIL. Other threads
+ * queue, each on its own semaphore. When a flush ends its leader, under the
+ * lock again, settles every waiter whose records end within the offset it
+ * covered, and wakes the first one no flush in flight covers to lead the next:
+ * since that one begins after their records were written, it covers every such
+ * thread still queued. So no thread is acknowledged by a flush that began
+ * before its record was written, and none waits behind flushes that do not
+ * cover it for longer than one.
+ *
+ * A failed hand-off drops the records left buffered, and each call waiting
+ * for one raises its error (llpy_sync_dropped): a call that raised must not
+ * see its record reach the log later.
  *
  * A failed fdatasync fails every waiter and every later sync: the OS may
  * have dropped the dirty pages it could not write, so a later fdatasync

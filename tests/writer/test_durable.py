@@ -371,6 +371,122 @@ def test_failed_fdatasync_fails_every_waiter_and_later_syncs(tmp_path):
     )
 
 
+class CountingFile(io.FileIO):
+    """A real file whose write() calls are counted, and fail with ENOSPC while ``fail``
+    is set, as a full disk's would."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "wb")
+        self.writes = 0
+        self.fail = False
+
+    def write(self, b) -> int:
+        if self.fail:
+            raise OSError(errno.ENOSPC, "no space left (injected)")
+        self.writes += 1
+        return super().write(b)
+
+
+def _hold_a_flush_with_two_queued(w: Writer, target: CountingFile) -> tuple[Gate, list, int]:
+    """rec(0) written durably by a leader held in its flush, rec(1) and rec(2) by two
+    threads queued behind it; and the target's write() calls when the flush began."""
+    gate = Gate()
+    w._before_sync = gate
+    calls = [start(lambda: w.write(rec(0), sync=True))]
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    writes = target.writes
+    calls += [start(lambda i=i: w.write(rec(i), sync=True)) for i in (1, 2)]
+    wait_for(lambda: w._sync_waiters == 3, "two threads queued behind the flush")
+    return gate, calls, writes
+
+
+def _body_queued_records_handed_over_by_the_next_leader(path: str) -> None:
+    target = CountingFile(path)
+    w = Writer(target)
+    gate, calls, writes = _hold_a_flush_with_two_queued(w, target)
+    # The queued calls left their records in the writer's buffer: the file has rec(0) only.
+    assert read_all(path) == [rec(0)] and target.writes == writes
+    gate.opened.set()
+    for t, out in calls:
+        t.join()
+        assert "error" not in out, out
+    # The next leader handed both records over in one write, and synced once for both.
+    assert target.writes == writes + 1 and w._sync_flushes == 2
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:]) == [rec(1), rec(2)]
+    assert w.position == os.path.getsize(path)
+    w.close()
+
+
+def test_queued_records_are_handed_over_in_one_write_by_the_next_leader(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable",
+        "_body_queued_records_handed_over_by_the_next_leader",
+        str(tmp_path / "a.log"),
+    )
+
+
+def _body_failed_hand_over_drops_queued_records(path: str, by: str) -> None:
+    target = CountingFile(path)
+    w = Writer(target)
+    gate, calls, _ = _hold_a_flush_with_two_queued(w, target)
+    target.fail = True
+    if by == "plain write":
+        # A plain record must not sit behind queued ones (it would fall with them): its
+        # write() hands them over first, and raises when that fails.
+        try:
+            w.write(b"plain")
+        except OSError as e:
+            assert e.errno == errno.ENOSPC
+        else:
+            raise AssertionError("the plain write after a failed hand-over succeeded")
+    gate.opened.set()
+    (t0, out0), *queued = calls
+    t0.join()
+    assert "error" not in out0, out0  # the held leader's record was handed over before
+    for t, out in queued:
+        t.join()
+        e = out.get("error")
+        # Their records were never handed over: each call raises the error, and its
+        # record is dropped, so that a retry cannot write it twice.
+        assert isinstance(e, OSError) and e.errno == errno.ENOSPC, out
+    assert w._sync_waiters == 0
+    target.fail = False
+    w.write(rec(3), sync=True)  # the writer goes on where the log ends
+    w.close()
+    assert read_all(path) == [rec(0), rec(3)]
+
+
+@pytest.mark.parametrize("by", ["next leader", "plain write"])
+def test_failed_hand_over_drops_the_queued_records_and_fails_their_calls(tmp_path, by):
+    assert_passes_in_a_child(
+        "test_durable", "_body_failed_hand_over_drops_queued_records", str(tmp_path / "a.log"), by
+    )
+
+
+def _body_plain_write_hands_queued_records_over_first(path: str) -> None:
+    target = CountingFile(path)
+    w = Writer(target, buffering=1 << 16)
+    gate, calls, _ = _hold_a_flush_with_two_queued(w, target)
+    w.write(b"plain")  # buffered behind nothing: the queued records went out first
+    assert read_all(path)[0] == rec(0) and sorted(read_all(path)[1:]) == [rec(1), rec(2)]
+    gate.opened.set()
+    for t, out in calls:
+        t.join()
+        assert "error" not in out, out
+    w.close()
+    got = read_all(path)
+    assert got[0] == rec(0) and sorted(got[1:3]) == [rec(1), rec(2)] and got[3] == b"plain"
+
+
+def test_plain_write_hands_the_queued_records_over_before_its_own(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable",
+        "_body_plain_write_hands_queued_records_over_first",
+        str(tmp_path / "a.log"),
+    )
+
+
 def _body_waiter_interrupted(path: str) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     w = Writer(path)
