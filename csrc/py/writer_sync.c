@@ -10,18 +10,17 @@
  * the same hold of the lock, so that the group always knows of it. (A
  * write() call made while an fdatasync runs waits behind it in the file
  * system, with the GIL held; one write by the next leader serves them all.)
- * A thread
- * whose records no flush in flight covers leads one when none is in flight
- * (group_room): it hands over every record left buffered in one write
- * (group_hand_over), notes the offset written so far (what the flush covers),
- * gives the lock up, and issues one fdatasync without the GIL. Other threads
- * queue, each on its own semaphore. When a flush ends its leader, under the
- * lock again, settles every waiter whose records end within the offset it
- * covered, and wakes the first one no flush in flight covers to lead the next:
- * since that one begins after their records were written, it covers every such
- * thread still queued. So no thread is acknowledged by a flush that began
- * before its record was written, and none waits behind flushes that do not
- * cover it for longer than one.
+ * A thread whose records no flush in flight covers leads one when none is
+ * in flight (group_room): it hands over every record left buffered in one
+ * write (group_hand_over), notes the offset written so far (what the flush
+ * covers), gives the lock up, and issues one fdatasync without the GIL. Other
+ * threads queue, each on its own semaphore. When a flush ends its leader,
+ * under the lock again, settles every waiter whose records end within the
+ * offset it covered, and wakes the first one no flush in flight covers to lead
+ * the next: since that one begins after their records were written, it covers
+ * every such thread still queued. So no thread is acknowledged by a flush that
+ * began before its record was written, and none waits behind flushes that do
+ * not cover it for longer than one.
  *
  * A failed hand-off drops the records left buffered, and each call waiting
  * for one raises its error (llpy_sync_dropped): a call that raised must not
