@@ -339,11 +339,9 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     return state;
 }
 
-static void raise_failed(llpy_writer *self, int error) {
-    PyObject *msg = PyUnicode_FromFormat(
-        "an fdatasync of this log failed (%s): records handed to the OS "
-        "since the last good sync may be lost, and no later sync can tell",
-        strerror(error));
+/* OSError(error, the message, the log's name). */
+static void raise_os_error(llpy_writer *self, int error, const char *what) {
+    PyObject *msg = PyUnicode_FromFormat("%s (%s)", what, strerror(error));
     if (msg == NULL)
         return;
     PyObject *exc = PyObject_CallFunction(PyExc_OSError, "iOO", error, msg,
@@ -355,20 +353,17 @@ static void raise_failed(llpy_writer *self, int error) {
     }
 }
 
+static void raise_failed(llpy_writer *self, int error) {
+    raise_os_error(self, error,
+                   "an fdatasync of this log failed: records handed to the OS "
+                   "since the last good sync may be lost, and no later sync "
+                   "can tell");
+}
+
 static void raise_dropped(llpy_writer *self, int error) {
-    PyObject *msg = PyUnicode_FromFormat(
-        "the record was not written: handing the records queued for a group "
-        "commit to the OS failed (%s)",
-        strerror(error));
-    if (msg == NULL)
-        return;
-    PyObject *exc = PyObject_CallFunction(PyExc_OSError, "iOO", error, msg,
-                                          self->name ? self->name : Py_None);
-    Py_DECREF(msg);
-    if (exc != NULL) {
-        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-        Py_DECREF(exc);
-    }
+    raise_os_error(self, error,
+                   "the record was not written: handing the records queued "
+                   "for a group commit to the OS failed");
 }
 
 /* The errno of the exception being raised: EIO for one without. */
