@@ -373,7 +373,10 @@ class Writer:
           TypeError: data is not bytes-like; sync is not a bool or None.
           ValueError: the writer is closed.
           OSError, or what the file object raised: the record is not written
-            (now or later); the records before it are kept.
+            (now or later); the records before it are kept. With sync=True
+            this includes a record queued behind a flush whose hand-over to
+            the OS, made by the next leader, failed (an OSError with that
+            errno, EIO for a file object's other exceptions).
           OSError while making it durable: the record was written, but is
             not known to be durable (see sync()).
         """
