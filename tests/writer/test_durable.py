@@ -464,6 +464,41 @@ def test_failed_hand_over_drops_the_queued_records_and_fails_their_calls(tmp_pat
     )
 
 
+def _body_leader_survives_a_failed_hand_over_of_others(path: str) -> None:
+    target = CountingFile(path)
+    w = Writer(target)
+    gate = Gate()
+    w._before_sync = gate
+    leader, lout = start(lambda: w.write(rec(0), sync=True))
+    wait_for(lambda: gate.calls == 1, "the leader reached its flush")
+    w.write(rec(1))  # plain, buffered: sync() hands it over before it queues
+    syncer, sout = start(w.sync)
+    wait_for(lambda: w._sync_waiters == 2, "sync() queued first")
+    queued, qout = start(lambda: w.write(rec(2), sync=True))
+    wait_for(lambda: w._sync_waiters == 3, "a durable write queued behind it")
+    target.fail = True
+    gate.opened.set()
+    for t in (leader, syncer, queued):
+        t.join()
+    # sync() leads the next flush: the hand-over of rec(2) fails and drops it, but what
+    # sync() waits for was handed over before, so it still syncs and returns.
+    assert "error" not in lout and "error" not in sout, (lout, sout)
+    e = qout.get("error")
+    assert isinstance(e, OSError) and e.errno == errno.ENOSPC and "not written" in str(e), qout
+    assert w._sync_flushes == 2
+    target.fail = False
+    w.close()
+    assert read_all(path) == [rec(0), rec(1)]
+
+
+def test_a_leader_whose_records_went_out_survives_a_failed_hand_over_of_others(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable",
+        "_body_leader_survives_a_failed_hand_over_of_others",
+        str(tmp_path / "a.log"),
+    )
+
+
 def _body_plain_write_hands_queued_records_over_first(path: str) -> None:
     target = CountingFile(path)
     w = Writer(target, buffering=1 << 16)
