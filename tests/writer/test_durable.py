@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -640,6 +641,70 @@ def _body_waiters_interrupted_at_random(path: str, threads: int, per_thread: int
 def test_group_commit_waiters_interrupted_at_random(tmp_path):
     assert_passes_in_a_child(
         "test_durable", "_body_waiters_interrupted_at_random", str(tmp_path / "a.log"), 8, 300
+    )
+
+
+class FlakyFile(io.FileIO):
+    """A real file whose write() calls fail with ENOSPC at random (one in ``every``),
+    before writing anything, as a disk that is nearly full might."""
+
+    def __init__(self, path: str, every: int, seed: int) -> None:
+        super().__init__(path, "wb")
+        self.random = random.Random(seed)
+        self.every = every
+        self.lock = threading.Lock()
+
+    def write(self, b) -> int:
+        with self.lock:
+            fail = self.every and self.random.randrange(self.every) == 0
+        if fail:
+            raise OSError(errno.ENOSPC, "no space left (injected)")
+        return super().write(b)
+
+
+def _body_hand_over_failures_at_random(path: str, threads: int, per_thread: int) -> None:
+    """Threads write durable records, every fourth a plain one, to a file whose writes fail
+    at random: queued records then fall with the next leader's failed hand-over, beside the
+    calls whose own write fails. Whatever the schedule: every call that returned has its
+    record in the log once, every call that raised has none, and each thread's records are
+    in its order. Each thread goes on until a queued record was dropped at least once."""
+    target = FlakyFile(path, every=20, seed=os.getpid())
+    w = Writer(target)
+    dropped = threading.Event()
+
+    def writer(t: int) -> tuple[list[bytes], list[bytes]]:
+        kept, lost, i = [], [], 0
+        while i < per_thread or not dropped.is_set():
+            r = b"%d:%d" % (t, i)
+            try:
+                w.write(r, sync=i % 4 != 3)
+                kept.append(r)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+                if "queued for a group commit" in str(e):
+                    dropped.set()
+                lost.append(r)
+            i += 1
+        return kept, lost
+
+    calls = [start(writer, t) for t in range(threads)]
+    for t, out in calls:
+        t.join()
+        assert "error" not in out, out
+    target.every = 0  # the last plain records go out with close()
+    assert w._sync_waiters == 0
+    w.close()
+    got = read_all(path)
+    assert len(got) == len(set(got))
+    for t, (_, out) in enumerate(calls):
+        kept, lost = out["result"]
+        assert [r for r in got if r.startswith(b"%d:" % t)] == kept
+        assert not set(lost) & set(got)
+
+
+def test_group_commit_hand_over_failures_at_random(tmp_path):
+    assert_passes_in_a_child(
+        "test_durable", "_body_hand_over_failures_at_random", str(tmp_path / "a.log"), 8, 200
     )
 
 
