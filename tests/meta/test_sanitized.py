@@ -29,7 +29,12 @@ CSRC = ROOT / "csrc" / "core"
 CORE = sorted(str(p) for p in CSRC.glob("*.c"))
 VECTORS = str(ROOT / "tests" / "golden" / "vectors.txt")
 FLAGS = ["-g", "-O1", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{CSRC}"]
-QUICK_SUBSET = ["tests/faults/test_faults.py", "tests/faults/test_threads_stress.py"]
+# The faults, the threads, and the group commit's protocol (its threads, waits and drops).
+QUICK_SUBSET = [
+    "tests/faults/test_faults.py",
+    "tests/faults/test_threads_stress.py",
+    "tests/writer/test_durable.py",
+]
 
 
 def full_run() -> bool:
