@@ -107,6 +107,10 @@ int llpy_writer_check_open(llpy_writer *self);
 /* Hands everything buffered to the target, and a file object's flush()
  * (lock held); 0, or -1 with an exception set. */
 int llpy_writer_flush_locked(llpy_writer *self);
+/* The same, only when queued durable write() calls left records buffered
+ * (writer_sync.c): before a record that must not fall with them if that
+ * hand-over fails, and by the next leader. 0, or -1 with an exception. */
+int llpy_writer_hand_over_queued(llpy_writer *self);
 
 /* ---- the way out (writer_output.c) ------------------------------------ */
 

@@ -182,13 +182,19 @@ static void chain_wake(llpy_sync_waiter *w) {
         PyThread_release_lock(w->chain->wake);
 }
 
-static void group_unlink(llpy_sync_group *g, llpy_sync_waiter *w) {
-    for (llpy_sync_waiter **at = &g->head; *at != NULL; at = &(*at)->next)
+/* Takes w out of a list linked by next: whether it was there. */
+static int waiter_unlink(llpy_sync_waiter **list, llpy_sync_waiter *w) {
+    for (llpy_sync_waiter **at = list; *at != NULL; at = &(*at)->next)
         if (*at == w) {
             *at = w->next;
-            g->queued--;
-            return;
+            return 1;
         }
+    return 0;
+}
+
+static void group_unlink(llpy_sync_group *g, llpy_sync_waiter *w) {
+    if (waiter_unlink(&g->head, w))
+        g->queued--;
 }
 
 /* The leader's fdatasync (and the directory's, the first time), without
@@ -222,7 +228,7 @@ static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
  * their calls raise (writer_drop_deferred), and so does the leader's if its
  * own were among them: -1 then. */
 static int group_hand_over(llpy_writer *self, uint64_t end) {
-    if (!self->deferred || llpy_writer_flush_locked(self) == 0)
+    if (llpy_writer_hand_over_queued(self) == 0)
         return 0;
     if (end > self->core.offset)
         return -1;
@@ -321,11 +327,7 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
     while (llpy_lock_acquire(&self->lock) < 0)
         PyErr_Clear();
     int state = w->state;
-    for (llpy_sync_waiter **at = &g->retry; *at != NULL; at = &(*at)->next)
-        if (*at == w) { /* it leads now, or gives the lead on */
-            *at = w->next;
-            break;
-        }
+    waiter_unlink(&g->retry, w); /* it leads now, or gives the lead on */
     if (interrupted) {
         if (state == WAITING)
             group_unlink(g, w);

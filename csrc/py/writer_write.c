@@ -171,6 +171,10 @@ int llpy_writer_flush_locked(llpy_writer *self) {
     return rc;
 }
 
+int llpy_writer_hand_over_queued(llpy_writer *self) {
+    return self->deferred ? llpy_writer_flush_locked(self) : 0;
+}
+
 /* Flushes when the buffer reached its limit (every call when unbuffered). */
 static int writer_maybe_flush(llpy_writer *self) {
     if (self->len > 0 && self->len >= self->limit)
@@ -244,7 +248,7 @@ static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj,
     uint64_t end = 0;
     if (llpy_lock_acquire(&self->lock) == 0) {
         if (llpy_writer_check_open(self) == 0 &&
-            (!self->deferred || llpy_writer_flush_locked(self) == 0))
+            llpy_writer_hand_over_queued(self) == 0)
             count = llpy_arrow_write(d, writer_put_arrow, self);
         /* Records written before an error still reach the target. */
         int flushed = self->closed ? 0 : writer_flush_for(self, sync);
@@ -272,8 +276,8 @@ PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
         return NULL;
     int rc = llpy_writer_check_open(self);
     int defer = rc == 0 && sync && llpy_sync_defers(self);
-    if (rc == 0 && !defer && self->deferred)
-        rc = llpy_writer_flush_locked(self); /* not to fall with them */
+    if (rc == 0 && !defer)
+        rc = llpy_writer_hand_over_queued(self);
     writer_mark mark = writer_mark_now(self);
     if (rc == 0)
         rc = writer_put(self, data, &offset);
@@ -355,8 +359,8 @@ PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
     }
     Py_ssize_t count = 0;
     int rc = llpy_writer_check_open(self);
-    if (rc == 0 && self->deferred) /* records behind them would fall too */
-        rc = llpy_writer_flush_locked(self);
+    if (rc == 0)
+        rc = llpy_writer_hand_over_queued(self);
     PyObject *item;
     while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
         uint64_t offset;
