@@ -1,0 +1,130 @@
+"""The options of ``format("leveldb_log")``, parsed once on the driver into typed values.
+
+Spark hands a data source its options as strings in a case-insensitive mapping; each parser
+here names the option and the values it takes when a value is wrong, so a typo fails the query
+when it is planned, not a task later.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from leveldb_log._core import RECOVERY_MODES
+from leveldb_log._dialects import DIALECTS
+
+#: Spark's parse modes (as its CSV and JSON sources spell them) and the recovery mode each
+#: means when ``recovery`` is not given. DROPMALFORMED drops what is damaged, as PERMISSIVE
+#: does: a log has no malformed row to keep beside the good ones.
+MODES = {"PERMISSIVE": "skip", "DROPMALFORMED": "skip", "FAILFAST": "absolute"}
+
+
+def text(options: Mapping[str, str], name: str, default: str | None = None) -> str | None:
+    """The option's string, or default when it is not set."""
+    value = options.get(name)
+    return default if value is None else str(value)
+
+
+def flag(options: Mapping[str, str], name: str, default: bool) -> bool:
+    """A boolean option: "true" or "false", in any case."""
+    value = options.get(name)
+    if value is None:
+        return default
+    lowered = str(value).strip().lower()
+    if lowered not in ("true", "false"):
+        raise ValueError(f"option {name} must be true or false, not {value!r}")
+    return lowered == "true"
+
+
+def whole(
+    options: Mapping[str, str], name: str, default: int | None, minimum: int = 0
+) -> int | None:
+    """A whole-number option of at least ``minimum``."""
+    value = options.get(name)
+    if value is None:
+        return default
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"option {name} must be a whole number, not {value!r}") from None
+    if number < minimum:
+        raise ValueError(f"option {name} must be at least {minimum}, not {number}")
+    return number
+
+
+def choice(
+    options: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str | None
+) -> str | None:
+    """An option that takes one of ``allowed`` (compared without case)."""
+    value = options.get(name)
+    if value is None:
+        return default
+    for candidate in allowed:
+        if str(value).strip().lower() == candidate.lower():
+            return candidate
+    raise ValueError(f"option {name} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def paths(options: Mapping[str, str]) -> list[str]:
+    """What ``load()`` was given: Spark passes one path as ``path`` and several as ``paths``
+    (a JSON array)."""
+    found: list[str] = []
+    if options.get("paths"):
+        found += [str(p) for p in json.loads(str(options["paths"]))]
+    if options.get("path"):
+        found.append(str(options["path"]))
+    if not found:
+        raise ValueError("no path: pass one or more paths, globs, folders or URLs to load()")
+    return found
+
+
+def storage_options(options: Mapping[str, str]) -> dict[str, Any] | None:
+    """``storageOptions``: fsspec's options for URLs, as a JSON object."""
+    value = options.get("storageOptions")
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(str(value))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"option storageOptions must be a JSON object: {e}") from None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"option storageOptions must be a JSON object, not {value!r}")
+    return parsed
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What every reading of ``leveldb_log`` (batch or streaming) shares."""
+
+    dialect: str | None  # None: detected per file
+    recovery: str
+    verify_checksums: bool
+    log_number: int | None
+    storage_options: dict[str, Any] | None = field(default=None)
+
+
+def read_options(options: Mapping[str, str]) -> ReadOptions:
+    """The reading options: ``dialect``, ``recovery`` (or Spark's ``mode``),
+    ``verifyChecksums``, ``logNumber`` and ``storageOptions``."""
+    mode = choice(options, "mode", tuple(MODES), None)
+    recovery = choice(options, "recovery", tuple(RECOVERY_MODES), None)
+    if mode is not None and recovery is not None and MODES[mode] != recovery:
+        raise ValueError(
+            f"options mode={mode} and recovery={recovery} disagree: mode {mode} means "
+            f"recovery {MODES[mode]}; give one of them"
+        )
+    return ReadOptions(
+        dialect=_dialect(options),
+        recovery=recovery or MODES[mode or "PERMISSIVE"],
+        verify_checksums=flag(options, "verifyChecksums", True),
+        log_number=whole(options, "logNumber", None),
+        storage_options=storage_options(options),
+    )
+
+
+def _dialect(options: Mapping[str, str]) -> str | None:
+    """``dialect``: a dialect's name, or ``auto`` (the default) to detect it per file."""
+    value = choice(options, "dialect", (*DIALECTS, "auto"), "auto")
+    return None if value == "auto" else value

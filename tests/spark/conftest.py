@@ -1,0 +1,60 @@
+"""One SparkSession per test process (``local[2]``), with the data sources registered.
+
+Spark's Python workers run the interpreter named by PYSPARK_PYTHON (else ``python3`` from
+PATH), so it is set to this one, which has leveldb_log installed. The tests skip, saying why,
+only where Spark cannot run: no pyspark (the wheel's own platforms) or no Java runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+def spark_missing() -> str | None:
+    """Why Spark cannot run here, or None."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'leveldb-log[spark]')"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "no Java runtime for Spark (Debian: apt-get install openjdk-17-jre-headless)"
+    return None
+
+
+def new_session(master: str = "local[2]", app: str = "leveldb-log-tests") -> Any:
+    """A SparkSession on loopback, without the web UI, its data sources registered."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    import leveldb_log.spark
+
+    session = (
+        SparkSession.builder.master(master)
+        .appName(app)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.python.worker.reuse", "true")
+        .getOrCreate()
+    )
+    leveldb_log.spark.register(session)
+    return session
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The test process's SparkSession (``local[2]``)."""
+    reason = spark_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    session = new_session()
+    yield session
+    session.stop()
