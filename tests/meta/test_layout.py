@@ -189,13 +189,21 @@ def behaviour_test_files() -> list[Path]:
     return sorted(p for p in tests.rglob("test_*.py") if p.parent != tests / "meta")
 
 
+#: Folders of engine tests: each file starts a real engine (a JVM for Spark, a Ray cluster),
+#: which costs seconds before the first assertion, so every file there is in the slow tier.
+ENGINE_FOLDERS = ("spark", "ray")
+
+
 def test_a_slow_behaviour_test_is_the_whole_of_a_test_beside_it() -> None:
     """Outside tests/meta/, `-m slow` marks only whole files that run every case of a behaviour
-    test whose sample runs with `python -m pytest`: test_X_full.py or test_X_all.py, beside
-    test_X.py."""
+    test whose sample runs with `python -m pytest` (test_X_full.py or test_X_all.py, beside
+    test_X.py), and the engine tests, every one of which is slow."""
     slow = []
     for path in behaviour_test_files():
         text = path.read_text(encoding="utf-8")
+        if path.parent.name in ENGINE_FOLDERS and path.parent.parent == ROOT / "tests":
+            assert "\npytestmark = pytest.mark.slow\n" in text, path
+            continue
         if "mark.slow" not in text:
             continue
         slow.append(path.name)
