@@ -101,6 +101,16 @@ def _parts(
 ) -> list[_Part]:
     """Every (file, range) partition, in file order then log order."""
     paths, url_options = _expand(urlpath, storage_options)
+    return _file_parts(paths, url_options, blocksize, options)
+
+
+def _file_parts(
+    paths: list[str],
+    url_options: dict[str, Any] | None,
+    blocksize: int | None,
+    options: dict[str, Any],
+) -> list[_Part]:
+    """The partitions of files already expanded (see _expand), in their order."""
     if url_options is not None:
         options = {**options, "storage_options": url_options}
     parts = []
