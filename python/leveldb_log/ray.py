@@ -1,0 +1,350 @@
+"""Logs as Ray Data datasets: ``read_logs`` and ``write_logs``.
+
+- ``read_logs("logs/*.log")``: a ``ray.data.Dataset`` with one read task per byte range of
+  ``splits()``, in Arrow's types as the Reader gives them: ``offset`` (uint64), ``data``
+  (large_binary), and ``path`` (string) on request; or, with ``decode=True``, one row per
+  operation of a LevelDB, RocksDB or Pebble WAL; or, with ``corruptions=True``, the damage
+  the logs hold, one row per corruption.
+- ``write_logs(ds, "out/")``: one log per write task, each task given about ``log_size`` bytes
+  of records, written under a hidden temporary name and renamed into place only once every
+  task has succeeded.
+
+A record belongs to the range that holds its first header, so every record is read exactly
+once and every corruption reported exactly once, however the files are cut.
+
+Ray is imported only when one of these is called; it needs the extra ``leveldb-log[ray]``.
+See docs/ray.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from leveldb_log import _storage
+from leveldb_log._core import BLOCK_SIZE, RECOVERY_MODES, Reader
+from leveldb_log._detect import detect_dialect
+from leveldb_log._dialects import DIALECTS
+from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
+from leveldb_log.dask import DEFAULT_BLOCKSIZE, UrlPath, _expand, _file_parts, _Part
+
+__all__ = ["DEFAULT_BLOCKSIZE", "read_logs"]
+
+#: Bytes of records in each Arrow block a read task yields.
+_BATCH_BYTES = 16 << 20
+
+
+def _module(name: str) -> Any:
+    """An optional dependency (ray, pyarrow, fsspec), imported on use: they are the extra
+    leveldb-log[ray], and type checkers need neither them nor their stubs. Absolute
+    imports reach the real Ray, not this module of the same name."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise ImportError(
+            f"leveldb_log.ray needs {name.split('.')[0]}: pip install 'leveldb-log[ray]'"
+        ) from e
+
+
+@dataclass(frozen=True)
+class _ReadPlan:
+    """What every read task of one ``read_logs`` call shares."""
+
+    dialect: str | None  # None: detected per file, from its first block
+    recovery: str
+    verify_checksums: bool
+    log_number: int | None
+    include_paths: bool
+    corruptions: bool
+    decode: bool
+
+
+def _check_read(plan: _ReadPlan, blocksize: int | None) -> None:
+    """Refuse wrong options on the driver, before any task runs."""
+    if plan.recovery not in RECOVERY_MODES:
+        raise ValueError(
+            f"recovery must be one of {', '.join(RECOVERY_MODES)}, not {plan.recovery!r}"
+        )
+    if plan.dialect is not None and plan.dialect not in DIALECTS:
+        raise ValueError(
+            f"dialect must be one of auto, {', '.join(DIALECTS)}, not {plan.dialect!r}"
+        )
+    if plan.recovery == "point_in_time" and blocksize is not None:
+        raise ValueError(
+            "recovery='point_in_time' stops a file at its first damage: it needs "
+            "blocksize=None (one read task per file)"
+        )
+    if blocksize is not None and (isinstance(blocksize, bool) or blocksize < 1):
+        raise ValueError(f"blocksize must be at least 1 or None, not {blocksize!r}")
+    if plan.log_number is not None and plan.dialect == "leveldb":
+        raise ValueError("log_number applies to the dialects rocksdb and pebble, not leveldb")
+    if plan.decode and plan.corruptions:
+        raise ValueError("decode and corruptions cannot be asked for together")
+
+
+def _hidden(name: str) -> bool:
+    """Files Ray's and Spark's readers leave out of a folder: names starting with . or _
+    (a write's temporary files among them)."""
+    return name.startswith((".", "_"))
+
+
+def _files(
+    urlpath: UrlPath, storage_options: Mapping[str, Any] | None
+) -> tuple[list[str], dict[str, Any] | None]:
+    """The files that paths, globs, URLs and folders name, as _expand gives them; a folder
+    stands for the files under it (its hidden ones left out), in name order."""
+    paths, url_options = _expand(urlpath, storage_options)
+    fsspec = _module("fsspec.core")
+    found: list[str] = []
+    for path in paths:
+        fs, inner = fsspec.url_to_fs(path, **(url_options or {}))
+        if not fs.isdir(inner):
+            found.append(path)
+            continue
+        for name in sorted(fs.find(inner)):
+            relative = name[len(inner.rstrip("/")) + 1 :]
+            if not any(_hidden(part) for part in relative.split("/")):
+                found.append(name if url_options is None else fs.unstrip_protocol(name))
+    return found, url_options
+
+
+def _reader_options(part: _Part, plan: _ReadPlan) -> dict[str, Any]:
+    """The Reader's keyword arguments for one range; with dialect auto, the dialect is
+    detected here, in the task, from the file's first block (planning reads no log bytes)."""
+    options = dict(part.options)
+    dialect = plan.dialect or detect_dialect(
+        _first_block(part.path, options.get("storage_options"))
+    )
+    options["dialect"] = dialect
+    if plan.log_number is not None and dialect != "leveldb":
+        options["log_number"] = plan.log_number
+    return options
+
+
+def _first_block(path: str, storage_options: Mapping[str, Any] | None) -> bytes:
+    """Up to one block from the start of a file or URL."""
+    source = _storage.reading(path, storage_options)
+    if isinstance(source, str):
+        with open(source, "rb") as f:
+            return f.read(BLOCK_SIZE)
+    with source:
+        return bytes(source.read(BLOCK_SIZE))
+
+
+class _Damage:
+    """The on_corruption callback of one range: keeps every corruption reported there."""
+
+    def __init__(self) -> None:
+        self.found: list[Corruption] = []
+
+    def __call__(self, corruption: Corruption) -> None:
+        self.found.append(corruption)
+
+    def warn(self, part: _Part) -> None:
+        """One CorruptionWarning for the range, in the worker (Ray shows it in the
+        driver's output, prefixed with the worker)."""
+        if not self.found:
+            return
+        first = self.found[0]
+        dropped = sum(c.size for c in self.found)
+        end = "end" if part.end is None else part.end
+        warnings.warn(
+            CorruptionWarning(
+                f"{part.path}: {len(self.found)} corruption(s), {dropped} bytes dropped in "
+                f"[{part.start}, {end}); the first: {first.reason} at offset {first.offset} "
+                "(read_logs(..., corruptions=True) lists them all)",
+                first,
+            ),
+            stacklevel=2,
+        )
+
+
+def _read_range(part: _Part, plan: _ReadPlan) -> Iterator[Any]:
+    """The read task of one range: its records (or decoded operations, or corruption
+    reports) as Arrow tables of about _BATCH_BYTES each."""
+    pa = _module("pyarrow")
+    options = _reader_options(part, plan)
+    damage = _Damage()
+    with Reader(part.path, start=part.start, end=part.end, on_corruption=damage, **options) as r:
+        try:
+            for batch in r.iter_batches(max_bytes=_BATCH_BYTES):
+                if not plan.corruptions:
+                    yield _block(pa.record_batch(batch), part, plan, options["dialect"])
+        except CorruptionError as e:  # the file's name, which the Reader's message lacks
+            raise type(e)(e.offset, e.size, e.reason, message=f"{part.path}: {e}") from None
+    if plan.corruptions:
+        if damage.found:
+            yield _reports(part.path, damage.found)
+    else:
+        damage.warn(part)
+
+
+def _block(batch: Any, part: _Part, plan: _ReadPlan, dialect: str) -> Any:
+    """One batch of records as the table a read task yields."""
+    pa = _module("pyarrow")
+    if plan.decode:
+        wal_rows = importlib.import_module("leveldb_log._wal_rows")
+        return pa.Table.from_batches([wal_rows.decode_batch(batch, dialect, part.path)])
+    table = pa.Table.from_batches([batch])
+    if plan.include_paths:
+        paths = pa.repeat(pa.scalar(part.path, pa.string()), table.num_rows)
+        table = table.append_column(pa.field("path", pa.string(), nullable=False), paths)
+    return table
+
+
+def _reports(path: str, found: list[Corruption]) -> Any:
+    """Corruption reports as a table: path, offset, size, reason."""
+    pa = _module("pyarrow")
+    return pa.Table.from_arrays(
+        [
+            pa.array([path] * len(found), pa.string()),
+            pa.array([c.offset for c in found], pa.uint64()),
+            pa.array([c.size for c in found], pa.uint64()),
+            pa.array([c.reason for c in found], pa.string()),
+        ],
+        schema=_report_schema(),
+    )
+
+
+def _report_schema() -> Any:
+    pa = _module("pyarrow")
+    return pa.schema(
+        [
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("offset", pa.uint64(), nullable=False),
+            pa.field("size", pa.uint64(), nullable=False),
+            pa.field("reason", pa.string(), nullable=False),
+        ]
+    )
+
+
+def _read_schema(plan: _ReadPlan) -> Any:
+    """The schema of the dataset read_logs gives."""
+    pa = _module("pyarrow")
+    if plan.corruptions:
+        return _report_schema()
+    if plan.decode:
+        return importlib.import_module("leveldb_log._wal_rows").schema()
+    fields = [
+        pa.field("offset", pa.uint64(), nullable=False),
+        pa.field("data", pa.large_binary(), nullable=False),
+    ]
+    if plan.include_paths:
+        fields.append(pa.field("path", pa.string(), nullable=False))
+    return pa.schema(fields)
+
+
+def _range_size(part: _Part) -> int:
+    """Bytes of log in a range (a whole file's size when the range has no end)."""
+    if part.end is not None:
+        return part.end - part.start
+    return (
+        _storage.size(part.path, part.options.get("storage_options"))
+        if _storage.is_url(part.path)
+        else os.path.getsize(part.path)
+    )
+
+
+def _read_tasks(parts: list[_Part], plan: _ReadPlan, per_task_row_limit: int | None) -> list[Any]:
+    """One Ray ReadTask per range, with what planning knows of it: its bytes (rows are
+    unknown until read)."""
+    datasource = _module("ray.data.datasource")
+    block = _module("ray.data.block")
+    schema = _read_schema(plan)
+    tasks = []
+    for part in parts:
+        metadata = block.BlockMetadata(
+            num_rows=None,
+            size_bytes=_range_size(part),
+            input_files=[part.path],
+            exec_stats=None,
+        )
+        read = functools.partial(_read_range, part, plan)
+        tasks.append(
+            datasource.ReadTask(
+                read, metadata, schema=schema, per_task_row_limit=per_task_row_limit
+            )
+        )
+    return tasks
+
+
+def read_logs(
+    paths: UrlPath,
+    *,
+    blocksize: int | None = DEFAULT_BLOCKSIZE,
+    dialect: str = "auto",
+    recovery: str = "skip",
+    verify_checksums: bool = True,
+    log_number: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    include_paths: bool = False,
+    decode: bool = False,
+    corruptions: bool = False,
+    ray_remote_args: dict[str, Any] | None = None,
+    concurrency: int | None = None,
+) -> Any:
+    """Read logs into a Ray Dataset, one read task per byte range.
+
+    Arguments
+      paths: a path, a URL (s3://bucket/logs/x.log), a glob of either, a folder (the files
+        under it, leaving out names that start with . or _), or a list of them. Files are
+        taken in sorted order.
+      blocksize: bytes of log per read task (rounded to whole 32 KiB blocks): each file is
+        cut with splits(size=blocksize). None: one task per file.
+      dialect: "auto" (the default: detected per file from its first block, in the task),
+        or "leveldb", "rocksdb", "pebble".
+      recovery: as for Reader. "skip" (the default) reports damage and goes on;
+        "tolerate_tail" and "absolute" fail the read with CorruptionError naming the file
+        and offset; "point_in_time" ends a file at its first damage (needs
+        blocksize=None).
+      verify_checksums: as for Reader.
+      log_number: the number recyclable records must carry (RocksDB, Pebble); None takes
+        it from a file named NNNNNN.log, else from the first recyclable record.
+      storage_options: the file system's options for URLs (as for Reader).
+      include_paths: add the column path (string), each file as it was expanded.
+      decode: one row per operation of a WAL's write batches instead of one per record:
+        path, offset, sequence, op, cf, key, value (docs/ray.md "Decoded WALs").
+      corruptions: instead of records, the damage: one row per corruption, with the
+        columns path, offset (uint64), size (uint64) and reason (string).
+      ray_remote_args, concurrency: as for ray.data.read_datasource.
+
+    Returns
+      A ray.data.Dataset (lazy). Its columns are offset (uint64: the record's first
+      header) and data (large_binary: the payload), as Reader.iter_batches gives them.
+      Every record and every corruption is read exactly once, whatever blocksize is.
+      Damage skipped in "skip" or "point_in_time" is reported by a CorruptionWarning
+      for each range that has any, in the worker that read it (Ray shows it in the
+      driver's output), naming the file, the count and the bytes dropped.
+
+    Raises
+      FileNotFoundError: nothing matches paths.
+      ValueError: an unknown dialect or recovery mode; point_in_time with a blocksize; a
+        blocksize below 1; log_number with dialect leveldb; decode with corruptions.
+      ImportError: ray, pyarrow or fsspec is missing (pip install 'leveldb-log[ray]').
+      CorruptionError, from the dataset's execution: damage in a raising mode.
+    """
+    plan = _ReadPlan(
+        dialect=None if dialect == "auto" else dialect,
+        recovery=recovery,
+        verify_checksums=verify_checksums,
+        log_number=log_number,
+        include_paths=include_paths,
+        corruptions=corruptions,
+        decode=decode,
+    )
+    _check_read(plan, blocksize)
+    rdata = _module("ray.data")
+    io = importlib.import_module("leveldb_log._ray_io")
+    files, url_options = _files(paths, storage_options)
+    options = {"recovery": recovery, "verify_checksums": verify_checksums}
+    parts = _file_parts(files, url_options, blocksize, options)
+    return rdata.read_datasource(
+        io.LogDatasource(parts, plan),
+        ray_remote_args=ray_remote_args,
+        concurrency=concurrency,
+    )

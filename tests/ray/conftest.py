@@ -1,0 +1,77 @@
+"""Ray for the tests of leveldb_log.ray: one local instance per test process, on loopback.
+
+The instance is small (2 CPUs, a small object store, no dashboard) and offline (no usage
+statistics, no token to write in the home folder). It starts when a test first asks for the
+``ray_local`` fixture and stops at the end of the process; a test that needs its own
+cluster (test_ray_cluster.py) stops it, and the next test that asks starts it again. The
+tests skip, saying why, only where Ray cannot be installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+#: Set before Ray starts: its processes read them.
+RAY_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_DEDUP_LOGS": "0",
+    "RAY_enable_metrics_collection": "0",
+}
+
+
+def ray_missing() -> str | None:
+    """Why Ray cannot run here, or None."""
+    try:
+        import ray.data  # noqa: F401
+    except ImportError:
+        return "ray is not installed (pip install 'leveldb-log[ray]')"
+    return None
+
+
+def quiet_data_context() -> None:
+    """No progress bars in the tests' output."""
+    import ray.data
+
+    ray.data.DataContext.get_current().enable_progress_bars = False
+
+
+def start_local() -> None:
+    """A local Ray instance for this process, unless one is running."""
+    import ray
+
+    os.environ.update(RAY_ENV)
+    if not ray.is_initialized():
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            object_store_memory=200 << 20,
+            _node_ip_address="127.0.0.1",
+            configure_logging=False,
+        )
+    quiet_data_context()
+
+
+@pytest.fixture(scope="session")
+def _ray_session() -> Iterator[None]:
+    """Stops whatever Ray instance this process left running, at its end."""
+    reason = ray_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    yield
+    import ray
+
+    ray.shutdown()
+
+
+@pytest.fixture
+def ray_local(_ray_session: None) -> Any:
+    """The process's local Ray instance (started on first use): the ``ray`` module."""
+    import ray
+
+    start_local()
+    return ray
