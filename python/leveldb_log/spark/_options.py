@@ -124,6 +124,89 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
     )
 
 
+#: Spark's default for ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``.
+DEFAULT_PARTITION_BYTES = 128 << 20
+DEFAULT_OPEN_COST = 4 << 20
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a batch read of ``leveldb_log`` is cut into partitions and what its rows are."""
+
+    include_path: bool
+    decode: bool
+    corruptions: bool
+    partition_bytes: int
+    open_cost: int
+    path_glob: str | None
+
+
+def layout(options: Mapping[str, str]) -> Layout:
+    """The options that shape a batch read: ``includePath``, ``decode``, ``corruptions``,
+    ``maxPartitionBytes``, ``openCostInBytes`` and ``pathGlobFilter``."""
+    decode = flag(options, "decode", False)
+    corruptions = flag(options, "corruptions", False)
+    if decode and corruptions:
+        raise ValueError("options decode and corruptions exclude each other: give one")
+    return Layout(
+        include_path=flag(options, "includePath", False),
+        decode=decode,
+        corruptions=corruptions,
+        partition_bytes=whole(options, "maxPartitionBytes", DEFAULT_PARTITION_BYTES, 1) or 1,
+        open_cost=whole(options, "openCostInBytes", DEFAULT_OPEN_COST, 0) or 0,
+        path_glob=text(options, "pathGlobFilter"),
+    )
+
+
+def read_schema(options: Mapping[str, str]) -> Any:
+    """The rows of a batch or streaming read, as a pyspark ``StructType``:
+
+    - ``offset long, data binary``, then ``path string`` with ``includePath=true``;
+    - ``decode=true``: ``path string, offset long, sequence long, op string, cf long,
+      key binary, value binary`` (one row per operation of a WAL);
+    - ``corruptions=true``: ``path string, offset long, size long, reason string`` (one
+      row per corruption the reading reports).
+    """
+    from pyspark.sql.types import (
+        BinaryType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    shape = layout(options)
+    if shape.decode:
+        columns = [
+            ("path", StringType()),
+            ("offset", LongType()),
+            ("sequence", LongType()),
+            ("op", StringType()),
+            ("cf", LongType()),
+            ("key", BinaryType()),
+            ("value", BinaryType()),
+        ]
+    elif shape.corruptions:
+        columns = [
+            ("path", StringType()),
+            ("offset", LongType()),
+            ("size", LongType()),
+            ("reason", StringType()),
+        ]
+    else:
+        columns = [("offset", LongType()), ("data", BinaryType())]
+        if shape.include_path:
+            columns.append(("path", StringType()))
+    return StructType(
+        [StructField(name, kind, nullable=name in NULLABLE) for name, kind in columns]
+    )
+
+
+#: The columns that may hold nulls: those of a decoded operation without a sequence
+#: number, a column family, a key or a value (leveldb_log._wal_rows says which).
+NULLABLE = frozenset({"sequence", "cf", "key", "value"})
+
+
 def _dialect(options: Mapping[str, str]) -> str | None:
     """``dialect``: a dialect's name, or ``auto`` (the default) to detect it per file."""
     value = choice(options, "dialect", (*DIALECTS, "auto"), "auto")

@@ -1,0 +1,129 @@
+"""The files a read names: paths, globs, folders and fsspec URLs, with their sizes, listed
+without reading a byte of any log.
+
+A folder stands for the files directly in it, in name order, except those whose names
+begin with ``_`` or ``.`` (as Spark's file sources skip them: a writer's files in progress,
+checksums, markers). A glob stands for what it matches, in name order, a matched folder for
+its files. A file named outright is read whatever its name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import glob
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+from leveldb_log import _storage
+
+__all__ = ["expand", "is_url", "open_binary"]
+
+is_url = _storage.is_url
+
+_GLOB = frozenset("*?[")
+
+
+def expand(
+    paths: Sequence[str], storage_options: dict[str, Any] | None, name_glob: str | None
+) -> list[tuple[str, int]]:
+    """(file, size) for every file the paths name, in the order they are given.
+
+    Arguments
+      paths: paths, globs, folders or URLs (``scheme://...``, opened with fsspec).
+      storage_options: fsspec's options for the URLs, or None.
+      name_glob: when given, only the files whose names match it (Spark's
+        ``pathGlobFilter``).
+
+    Raises
+      FileNotFoundError: a path that names nothing, or a glob that matches nothing.
+    """
+    found: list[tuple[str, int]] = []
+    for path in paths:
+        local = _local(path, storage_options)
+        listed = _expand_local(local) if local is not None else _expand_url(path, storage_options)
+        if not listed:
+            raise FileNotFoundError(f"no file matches {path!r}")
+        found += listed
+    if name_glob is not None:
+        found = [(p, n) for p, n in found if fnmatch.fnmatchcase(_name(p), name_glob)]
+    return found
+
+
+def _local(path: str, storage_options: dict[str, Any] | None) -> str | None:
+    """The plain path of a local path or a URL of the local file system, else None."""
+    if not is_url(path):
+        return path
+    return _storage.local_path(path, storage_options)
+
+
+def _name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def _expand_local(path: str) -> list[tuple[str, int]]:
+    if _GLOB & set(path):
+        found = []
+        for match in sorted(glob.glob(path)):
+            found += _folder(match) if os.path.isdir(match) else [(match, _size(match))]
+        return found
+    if os.path.isdir(path):
+        return _folder(path)
+    return [(path, _size(path))]
+
+
+def _size(path: str) -> int:
+    """A regular file's size (a FIFO or device cannot be cut into ranges)."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path!r} is not a regular file (a FIFO or a device?)")
+    return info.st_size
+
+
+def _folder(path: str) -> list[tuple[str, int]]:
+    """The regular files directly in a folder, in name order, hidden ones left out."""
+    with os.scandir(path) as entries:
+        files = [
+            (e.path, e.stat().st_size)
+            for e in entries
+            if not _hidden(e.name) and e.is_file(follow_symlinks=True)
+        ]
+    return sorted(files)
+
+
+def _expand_url(url: str, storage_options: dict[str, Any] | None) -> list[tuple[str, int]]:
+    fs, root = _storage.filesystem(url, storage_options)
+    if _GLOB & set(root):
+        infos = sorted(fs.glob(root, detail=True).values(), key=lambda i: i["name"])
+    else:
+        infos = [fs.info(root)]
+    found = []
+    for info in infos:
+        if info["type"] == "directory":
+            listing = sorted(fs.ls(info["name"], detail=True), key=lambda i: i["name"])
+            found += [
+                (fs.unstrip_protocol(i["name"]), int(i["size"]))
+                for i in listing
+                if i["type"] == "file" and not _hidden(_name(i["name"]))
+            ]
+        else:
+            found.append((fs.unstrip_protocol(info["name"]), int(info["size"])))
+    return found
+
+
+@contextlib.contextmanager
+def open_binary(path: str, storage_options: dict[str, Any] | None) -> Iterator[IO[bytes]]:
+    """The file at a path or URL, open for reading bytes."""
+    opened = _storage.open_url(path, "rb", storage_options) if is_url(path) else path
+    if isinstance(opened, str):
+        with open(opened, "rb") as f:
+            yield f
+    else:
+        with opened:
+            yield opened
