@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import ray.data
-from ray.data.datasource import Datasource
+from ray.data.datasource import Datasink, Datasource
 
 from leveldb_log import ray as _ray
 from leveldb_log.dask import _Part
@@ -38,3 +38,30 @@ class LogDatasource(Datasource):
     ) -> list[Any]:
         """One task per range, whatever parallelism asks: the ranges are the plan."""
         return _ray._read_tasks(self._parts, self._plan, per_task_row_limit)
+
+
+class LogDatasink(Datasink[Any]):
+    """The logs of write_logs: one per write task, renamed into place on completion."""
+
+    def __init__(self, plan: Any) -> None:
+        self._plan = plan
+        self.written: list[str] = []
+
+    def get_name(self) -> str:
+        return "LevelDBLog"
+
+    @property
+    def min_bytes_per_write(self) -> int:
+        """Ray gathers about this many bytes of rows for each write task: one log each."""
+        size: int = self._plan.log_size
+        return size
+
+    def write(self, blocks: Any, ctx: Any) -> Any:
+        return _ray._write_task(self._plan, blocks, ctx.task_idx)
+
+    def on_write_complete(self, write_result: Any) -> None:
+        done = [w for w in write_result.write_returns if w is not None]
+        self.written = _ray._commit(self._plan, done)
+
+    def on_write_failed(self, error: Exception) -> None:
+        _ray._abort(self._plan)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import uuid
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from leveldb_log._dialects import DIALECTS
 from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
 from leveldb_log.dask import DEFAULT_BLOCKSIZE, UrlPath, _expand, _file_parts, _Part
 
-__all__ = ["DEFAULT_BLOCKSIZE", "read_logs"]
+__all__ = ["DEFAULT_BLOCKSIZE", "DEFAULT_LOG_SIZE", "SAVE_MODES", "read_logs", "write_logs"]
 
 #: Bytes of records in each Arrow block a read task yields.
 _BATCH_BYTES = 16 << 20
@@ -348,3 +349,258 @@ def read_logs(
         ray_remote_args=ray_remote_args,
         concurrency=concurrency,
     )
+
+
+# ---------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------
+
+#: Bytes of rows a write task gathers into one log when ``log_size`` is not given.
+DEFAULT_LOG_SIZE = 64 << 20
+
+#: The save modes of Ray's own writers that write_logs takes (Ray's "create" is "error").
+SAVE_MODES = ("append", "overwrite", "error", "ignore")
+
+
+@dataclass(frozen=True)
+class _WritePlan:
+    """What every write task of one ``write_logs`` call shares."""
+
+    folder: str  # a local path, or a URL
+    storage_options: dict[str, Any] | None  # for a URL's file system
+    column: str
+    dialect: str
+    compression: str | None
+    sync: bool
+    mode: str
+    log_size: int
+    job: str  # a fresh hex id: in the names of this write's logs and of its staging folder
+
+
+def _filesystem(plan: _WritePlan) -> tuple[Any, str, bool]:
+    """The folder's fsspec file system, its path there, and whether it is local."""
+    fs, root = _module("fsspec.core").url_to_fs(plan.folder, **(plan.storage_options or {}))
+    return fs, root.rstrip("/") or "/", _storage.is_local(fs)
+
+
+def _staging(root: str, plan: _WritePlan) -> str:
+    """Where this write's logs wait for the commit: hidden from readers (read_logs and
+    Spark leave names starting with _ out of a folder)."""
+    return f"{root}/_temporary/{plan.job}"
+
+
+def _column(block: Any, name: str) -> Any:
+    """The records of one block: its column ``name``, binary or string (written as UTF-8)."""
+    pa = _module("pyarrow")
+    table = _module("ray.data.block").BlockAccessor.for_block(block).to_arrow()
+    if name not in table.column_names:
+        raise ValueError(
+            f"write_logs: the dataset has no column {name!r} (it has {table.column_names}); "
+            "name the records' column with column="
+        )
+    column = table.column(name)
+    kind = column.type
+    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)) and not (
+        pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    ):
+        if not (pa.types.is_binary_view(kind) or pa.types.is_string_view(kind)):
+            raise TypeError(
+                f"write_logs: column {name!r} is {kind}; it must be binary or string (UTF-8)"
+            )
+    return column
+
+
+def _write_task(plan: _WritePlan, blocks: Any, task: int) -> tuple[str, str, int] | None:
+    """One write task: its blocks as one log under a temporary name in the staging folder.
+    Returns (temporary path, final path, records), or None when it had no records; a
+    failure removes what it wrote and raises."""
+    writer_module = importlib.import_module("leveldb_log._core")
+    fs, root, local = _filesystem(plan)
+    staging = _staging(root, plan)
+    fs.makedirs(staging, exist_ok=True)
+    temp = f"{staging}/{task:05d}-{uuid.uuid4().hex}.log"
+    count = 0
+    try:
+        with writer_module.Writer(
+            temp if local else fs.unstrip_protocol(temp),
+            "x",
+            dialect=plan.dialect,
+            log_number=_log_number(plan, task),
+            compression=plan.compression,
+            storage_options=None if local else plan.storage_options,
+        ) as w:
+            for block in blocks:
+                if _module("ray.data.block").BlockAccessor.for_block(block).num_rows():
+                    count += w.write_many(_column(block, plan.column))
+            if plan.sync and local:
+                w.sync()
+    except BaseException:
+        _remove(fs, temp)
+        raise
+    if count == 0:
+        _remove(fs, temp)
+        return None
+    return temp, f"{root}/part-{task:05d}-{plan.job}.log", count
+
+
+def _log_number(plan: _WritePlan, task: int) -> int | None:
+    """Pebble's records carry a log number: the task's index plus one (a reader takes it
+    from the first record, as the logs are not named NNNNNN.log)."""
+    return task + 1 if plan.dialect == "pebble" else None
+
+
+def _remove(fs: Any, path: str) -> None:
+    """Remove a file or folder if it is there."""
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
+
+
+def _visible(fs: Any, root: str) -> list[str]:
+    """What a reader of the folder sees in it: its entries, but hidden ones."""
+    if not fs.exists(root):
+        return []
+    return [p for p in fs.ls(root, detail=False) if not _hidden(p.rstrip("/").rsplit("/", 1)[-1])]
+
+
+def _commit(plan: _WritePlan, written: list[tuple[str, str, int]]) -> list[str]:
+    """Once every task has succeeded: rename each log into place (and for overwrite, then
+    remove what the folder held before). A failed rename takes back those made."""
+    fs, root, local = _filesystem(plan)
+    old = _visible(fs, root) if plan.mode == "overwrite" else []
+    placed: list[str] = []
+    try:
+        for temp, final, _ in sorted(written, key=lambda w: w[1]):
+            if local:
+                os.rename(temp, final)
+            else:
+                fs.mv(temp, final)
+            placed.append(final)
+        if plan.sync and local:
+            _fsync_folder(root)
+    except BaseException:
+        for final in placed:
+            _remove(fs, final)
+        raise
+    for path in old:
+        fs.rm(path, recursive=True)
+    _abort(plan)
+    return placed if local else [fs.unstrip_protocol(p) for p in placed]
+
+
+def _fsync_folder(path: str) -> None:
+    """Make the renames into a local folder durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _abort(plan: _WritePlan) -> None:
+    """Remove this write's staging folder, and _temporary if nothing else is staged."""
+    fs, root, _ = _filesystem(plan)
+    _remove(fs, _staging(root, plan))
+    parent = f"{root}/_temporary"
+    if fs.exists(parent) and not fs.ls(parent, detail=False):
+        fs.rmdir(parent)
+
+
+def _check_write(plan: _WritePlan) -> None:
+    """Refuse wrong options on the driver, before any task runs."""
+    if plan.mode not in SAVE_MODES:
+        raise ValueError(f"mode must be one of {', '.join(SAVE_MODES)}, not {plan.mode!r}")
+    if isinstance(plan.log_size, bool) or not isinstance(plan.log_size, int):
+        raise TypeError(f"log_size must be an int, not {type(plan.log_size).__name__}")
+    if plan.log_size < 1:
+        raise ValueError(f"log_size must be at least 1, not {plan.log_size}")
+    core = importlib.import_module("leveldb_log._core")
+    # a Writer over nothing checks dialect and compression as every task's will
+    with core.Writer(
+        _Discard(),
+        dialect=plan.dialect,
+        compression=plan.compression,
+        log_number=_log_number(plan, 0),
+    ):
+        pass
+
+
+class _Discard:
+    """A file object that keeps nothing (for _check_write)."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+def write_logs(
+    ds: Any,
+    path: str | os.PathLike[str],
+    *,
+    column: str = "data",
+    dialect: str = "leveldb",
+    compression: str | None = None,
+    sync: bool = False,
+    mode: str = "append",
+    log_size: int = DEFAULT_LOG_SIZE,
+    storage_options: Mapping[str, Any] | None = None,
+    ray_remote_args: dict[str, Any] | None = None,
+    concurrency: int | None = None,
+) -> list[str]:
+    """Write a Ray Dataset's records as logs in a folder: one log per write task, each of
+    about log_size bytes of rows.
+
+    Every write task writes its log under a hidden temporary name (in
+    ``<path>/_temporary/``); only when every task has succeeded are the logs renamed into
+    place, as ``part-NNNNN-<id>.log``. A failed write leaves no log a reader sees, and in
+    mode "overwrite" the folder as it was.
+
+    Arguments
+      ds: a ray.data.Dataset.
+      path: the folder (created if missing): a path, or a URL with storage_options (a
+        store whose renames are copies then commits each log by a copy).
+      column: the records' column: binary, or string (written as its UTF-8 bytes). Nulls
+        are refused (ValueError, from the task).
+      dialect, compression: as for Writer ("leveldb", "rocksdb" or "pebble"; "zstd" with
+        "rocksdb"). Pebble's records carry a log number: each log's is its task's index
+        plus one.
+      sync: make each log durable before it is committed, and the renames after (local
+        folders).
+      mode: Ray's save modes: "append" (the default) adds logs; "overwrite" replaces what
+        the folder holds, once the new logs are in place; "error" refuses a path that
+        exists (FileExistsError); "ignore" writes nothing there.
+      log_size: the bytes of rows Ray gathers for each write task (its
+        min_bytes_per_write): each log holds at least that much but the last, or
+        whatever one input block holds beyond it.
+      storage_options: the file system's options for a URL.
+      ray_remote_args, concurrency: as for Dataset.write_datasink.
+
+    Returns
+      The logs written, in name order (none for an empty dataset or mode "ignore").
+
+    Raises
+      ValueError: an unknown mode; log_size below 1; a dialect or compression the
+        Writer refuses; from the tasks, a missing column or a null record.
+      TypeError: a column that is neither binary nor string.
+      FileExistsError: mode "error" and the path exists.
+      ImportError: ray, pyarrow or fsspec is missing (pip install 'leveldb-log[ray]').
+    """
+    plan = _WritePlan(
+        folder=os.fspath(path),
+        storage_options=dict(storage_options) if storage_options is not None else None,
+        column=column,
+        dialect=dialect,
+        compression=compression,
+        sync=sync,
+        mode=str(getattr(mode, "value", mode)),
+        log_size=log_size,
+        job=uuid.uuid4().hex[:12],
+    )
+    _check_write(plan)
+    fs, root, _ = _filesystem(plan)
+    if plan.mode in ("error", "ignore") and fs.exists(root):
+        if plan.mode == "ignore":
+            return []
+        raise FileExistsError(f"write_logs: {plan.folder} exists (mode='error')")
+    fs.makedirs(root, exist_ok=True)
+    sink = importlib.import_module("leveldb_log._ray_io").LogDatasink(plan)
+    ds.write_datasink(sink, ray_remote_args=ray_remote_args, concurrency=concurrency)
+    return list(sink.written)

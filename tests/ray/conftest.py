@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-#: Set before Ray starts: its processes read them.
+#: Set before Ray starts: its processes read them. Ray takes a Linux machine for a cluster
+#: node and listens on every interface; told it is not one, it listens on 127.0.0.1 only.
 RAY_ENV = {
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_AUTH_MODE": "disabled",
     "RAY_DEDUP_LOGS": "0",
@@ -50,7 +52,6 @@ def start_local() -> None:
             num_cpus=2,
             include_dashboard=False,
             object_store_memory=200 << 20,
-            _node_ip_address="127.0.0.1",
             configure_logging=False,
         )
     quiet_data_context()
