@@ -1,0 +1,277 @@
+"""``df.write.format("leveldb_log")``: one log per task, made visible by the job's commit.
+
+Spark's commit protocol, on a file system: each task writes its log under a hidden staging
+folder of the output folder (``.leveldb_log-staging-<job>``), named by its partition and its
+task attempt, so that retried and speculative attempts never share a file; the driver's
+``commit`` renames each log the tasks reported into its final name; ``abort`` deletes the
+staging folder. Names that begin with ``.`` or ``_`` are hidden: readers of the folder (and
+Spark's own file sources) skip them, so nothing a failed or aborted attempt leaves is read.
+
+This module owns the staging names and the publishing of logs; the streaming writer
+(_stream_write) uses the same pieces.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import BinaryType, StringType, StructType
+
+from leveldb_log._core import Writer
+from leveldb_log._dialects import DIALECTS
+from leveldb_log.spark._options import choice, flag, text, whole
+
+#: The prefix of every hidden name this package writes into an output folder.
+HIDDEN_PREFIX = ".leveldb_log-"
+
+#: The file naming schemes: ``part`` (Spark's way: unique per job, so appends never collide)
+#: and ``number`` (a WAL's ``NNNNNN.log``, numbered on from the folder's highest number).
+NAMINGS = ("part", "number")
+
+_NUMBERED = re.compile(r"^(\d+)\.log$")
+
+
+def hidden(name: str) -> bool:
+    """Whether a reader of a folder skips ``name``, as Spark's file sources do."""
+    return name.startswith((".", "_"))
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """The options of a write, parsed on the driver."""
+
+    folder: str
+    column: str
+    dialect: str
+    compression: str | None
+    sync: bool
+    naming: str
+    log_number: int
+
+
+def write_options(options: Mapping[str, str], schema: StructType) -> WriteOptions:
+    """Parse the writing options: ``path`` (given to ``save()``), ``column``, ``dialect``,
+    ``compression``, ``sync``, ``naming`` and ``logNumber``."""
+    folder = output_folder(options)
+    dialect = choice(options, "dialect", DIALECTS, "leveldb") or "leveldb"
+    compression = choice(options, "compression", ("none", "zstd"), "none")
+    if compression == "zstd" and dialect != "rocksdb":
+        raise ValueError(f"option compression=zstd needs dialect=rocksdb, not {dialect}")
+    naming = choice(options, "naming", NAMINGS, "part") or "part"
+    first = whole(options, "logNumber", None, minimum=1)
+    return WriteOptions(
+        folder=folder,
+        column=data_column(options, schema),
+        dialect=dialect,
+        compression=None if compression == "none" else compression,
+        sync=flag(options, "sync", False),
+        naming=naming,
+        log_number=first if first is not None else highest_number(folder) + 1,
+    )
+
+
+def output_folder(options: Mapping[str, str]) -> str:
+    """The folder given to ``save()``: a local path, or a ``file://`` URL. Other stores have
+    no rename, which the commit protocol needs."""
+    path = text(options, "path")
+    if not path:
+        raise ValueError("no path: pass the output folder to save()")
+    if path.startswith("file://"):
+        return path[len("file://") :]
+    if "://" in path:
+        raise ValueError(
+            f"leveldb_log writes to a folder of a local or shared file system (it renames "
+            f"logs on commit), not to {path!r}"
+        )
+    return path
+
+
+def data_column(options: Mapping[str, str], schema: StructType) -> str:
+    """The column whose values become records: ``column``, else ``data``, else the only
+    column. It must be binary or string (written as UTF-8)."""
+    names = schema.fieldNames()
+    name = text(options, "column")
+    if name is None:
+        name = "data" if "data" in names or len(names) != 1 else names[0]
+    if name not in names:
+        raise ValueError(
+            f"no column {name!r} to write as records (the columns: {', '.join(names)}); "
+            "name one with the option column"
+        )
+    kind = schema[name].dataType
+    if not isinstance(kind, (BinaryType, StringType)):
+        raise ValueError(
+            f"column {name!r} is {kind.simpleString()}: leveldb_log writes a binary or "
+            "string column (cast it)"
+        )
+    return name
+
+
+def highest_number(folder: str) -> int:
+    """The highest number of a ``NNNNNN.log`` in ``folder`` (0 if none): numbered logs go
+    on from it."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return 0
+    numbers = [int(m.group(1)) for m in map(_NUMBERED.match, names) if m]
+    return max(numbers, default=0)
+
+
+def check_writable(opts: WriteOptions) -> None:
+    """Fail while planning, not in every task, when the Writer cannot take the options
+    (compression without a zstd binding, say)."""
+    import io
+
+    open_log(io.BytesIO(), "w", opts, opts.log_number).close()
+
+
+@dataclass(frozen=True)
+class LogCommitMessage(WriterCommitMessage):
+    """What a task reports: its partition, and the staged log (None: it had no records)."""
+
+    partition: int
+    staged: str | None
+    records: int
+
+
+def task_ids() -> tuple[int, int]:
+    """The running task's partition and attempt ids (unique within the application)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        raise RuntimeError("leveldb_log's writer runs in a Spark task")
+    return context.partitionId(), context.taskAttemptId()
+
+
+def write_staged(path: str, batches: Iterable[Any], opts: WriteOptions, log_number: int) -> int:
+    """Write the column of every Arrow batch to a new log at ``path``; return the number of
+    records. No records: no file. On any error the file is deleted and the error raised."""
+    writer = None
+    records = 0
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if writer is None:
+                writer = open_log(path, "x", opts, log_number)  # a staged name is new
+            records += write_column(writer, batch, opts.column)
+        if writer is not None:
+            if opts.sync:
+                writer.sync()
+            writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            os.unlink(path)
+        raise
+    return records
+
+
+def open_log(target: Any, mode: Literal["w", "x"], opts: WriteOptions, log_number: int) -> Writer:
+    """A Writer on ``target`` with the options (the log number only where records carry
+    it: Pebble's)."""
+    settings: dict[str, Any] = {"dialect": opts.dialect, "compression": opts.compression}
+    if opts.dialect == "pebble":
+        settings["log_number"] = log_number
+    return Writer(target, mode, **settings)
+
+
+def write_column(writer: Writer, batch: Any, column: str) -> int:
+    """Write one batch's column, straight from its Arrow buffers."""
+    try:
+        return writer.write_many(batch.column(column))
+    except ValueError as e:
+        raise ValueError(f"column {column!r}: {e}") from None
+
+
+def publish(folder: str, moves: list[tuple[str, str]], replace: bool, sync: bool) -> None:
+    """Rename each staged log to its final name in ``folder``. ``replace``: the folder's
+    earlier logs are deleted, after the new ones are in place (a crash in between leaves
+    both, never neither). Otherwise a final name that exists is refused before anything is
+    renamed."""
+    earlier = visible_files(folder) if replace else []
+    if not replace:
+        taken = [final for _, final in moves if os.path.lexists(os.path.join(folder, final))]
+        if taken:
+            raise FileExistsError(f"{folder}: logs already there: {', '.join(taken)}")
+    for staged, final in moves:
+        os.replace(staged, os.path.join(folder, final))
+    if sync and moves:
+        sync_folder(folder)
+    kept = {final for _, final in moves}
+    for name in earlier:
+        if name not in kept:
+            os.unlink(os.path.join(folder, name))
+
+
+def visible_files(folder: str) -> list[str]:
+    """The files of ``folder`` a reader reads: not hidden, not folders."""
+    return sorted(e.name for e in os.scandir(folder) if not hidden(e.name) and not e.is_dir())
+
+
+def sync_folder(folder: str) -> None:
+    """Make the folder's entries (the renames) durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def final_name(opts: WriteOptions, partition: int, job: str) -> str:
+    """The name a task's log gets on commit."""
+    if opts.naming == "number":
+        return f"{opts.log_number + partition:06d}.log"
+    return f"part-{partition:05d}-{job}.log"
+
+
+class LogWriter(DataSourceArrowWriter):
+    """Writes each task's rows as one log, staged until the job commits.
+
+    Built on the driver (and pickled to the tasks): it parses the options, checks that the
+    Writer takes them, and creates the output folder and the job's staging folder.
+    """
+
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool):
+        self.opts = write_options(options, schema)
+        self.overwrite = overwrite
+        self.job = uuid.uuid4().hex[:12]
+        self.staging = os.path.join(self.opts.folder, f"{HIDDEN_PREFIX}staging-{self.job}")
+        check_writable(self.opts)
+        os.makedirs(self.staging)
+
+    def write(self, iterator: Iterator[Any]) -> LogCommitMessage:
+        """In a task: write its rows to a staged log named by partition and attempt."""
+        partition, attempt = task_ids()
+        staged = os.path.join(self.staging, f"part-{partition:05d}-attempt-{attempt}.log")
+        number = self.opts.log_number + partition
+        records = write_staged(staged, iterator, self.opts, number)
+        return LogCommitMessage(partition, staged if records else None, records)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """On the driver, every task done: rename the staged logs into the folder (with
+        Overwrite, then delete its earlier logs), and remove the staging folder."""
+        moves = [
+            (m.staged, final_name(self.opts, m.partition, self.job))
+            for m in messages
+            if isinstance(m, LogCommitMessage) and m.staged is not None
+        ]
+        publish(self.opts.folder, moves, self.overwrite, self.opts.sync)
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """On the driver, a task failed: delete everything staged; the folder is untouched."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        mode = "overwrite" if self.overwrite else "append"
+        return f"<leveldb_log LogWriter {self.opts.folder!r} {mode} job {self.job}>"
