@@ -190,12 +190,33 @@ def _block(batch: Any, part: _Part, plan: _ReadPlan, dialect: str) -> Any:
     pa = _module("pyarrow")
     if plan.decode:
         wal_rows = importlib.import_module("leveldb_log._wal_rows")
-        return pa.Table.from_batches([wal_rows.decode_batch(batch, dialect, part.path)])
+        malformed = None if plan.recovery in _RAISING else _malformed(part.path)
+        return pa.Table.from_batches([wal_rows.decode_batch(batch, dialect, part.path, malformed)])
     table = pa.Table.from_batches([batch])
     if plan.include_paths:
         paths = pa.repeat(pa.scalar(part.path, pa.string()), table.num_rows)
         table = table.append_column(pa.field("path", pa.string(), nullable=False), paths)
     return table
+
+
+#: The recovery modes that raise at damage: a decoded record that is no write batch fails
+#: the read there too.
+_RAISING = ("tolerate_tail", "absolute")
+
+
+def _malformed(path: str) -> Any:
+    """Warn of a record that is no write batch, which decoding leaves out."""
+
+    def report(offset: int, error: CorruptionError) -> None:
+        warnings.warn(
+            CorruptionWarning(
+                f"{path}: the record at offset {offset} is no write batch, left out: {error}",
+                error.corruption,
+            ),
+            stacklevel=2,
+        )
+
+    return report
 
 
 def _reports(path: str, found: list[Corruption]) -> Any:
@@ -230,7 +251,7 @@ def _read_schema(plan: _ReadPlan) -> Any:
     if plan.corruptions:
         return _report_schema()
     if plan.decode:
-        return importlib.import_module("leveldb_log._wal_rows").schema()
+        return importlib.import_module("leveldb_log._wal_rows").ROW_SCHEMA
     fields = [
         pa.field("offset", pa.uint64(), nullable=False),
         pa.field("data", pa.large_binary(), nullable=False),
@@ -309,7 +330,12 @@ def read_logs(
       storage_options: the file system's options for URLs (as for Reader).
       include_paths: add the column path (string), each file as it was expanded.
       decode: one row per operation of a WAL's write batches instead of one per record:
-        path, offset, sequence, op, cf, key, value (docs/ray.md "Decoded WALs").
+        path (string), offset, sequence, cf (int64), op (string: the operation's class
+        in leveldb_log.leveldb, .rocksdb or .pebble), key, value (binary); see
+        docs/ray.md "Decoded WALs". A plain RocksDB WAL is framed as LevelDB's, so auto
+        reads it as "leveldb": name dialect="rocksdb" to decode it. A record that is no
+        write batch fails the read in the raising modes, and is left out with a
+        CorruptionWarning in the others.
       corruptions: instead of records, the damage: one row per corruption, with the
         columns path, offset (uint64), size (uint64) and reason (string).
       ray_remote_args, concurrency: as for ray.data.read_datasource.
