@@ -126,8 +126,12 @@ class LogReader(DataSourceReader):
         for path, size in listed:
             if not self.bounds.keeps_path(path):
                 continue
-            step = size if whole_files else self.layout.partition_bytes
-            for start, end in splits(_Sized(size), size=max(step, 1)):
+            ranges = (
+                [(0, size)]
+                if whole_files
+                else splits(_Sized(size), size=self.layout.partition_bytes)
+            )
+            for start, end in ranges:
                 piece = self.bounds.narrow(Piece(path, start, end))
                 if piece is not None:
                     pieces.append(piece)
@@ -284,13 +288,19 @@ def _report(piece: Piece, found: list[Corruption]) -> None:
     )
 
 
+_REPORTS = pa.schema(
+    [
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("offset", pa.int64(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+    ]
+)
+
+
 def _corruption_rows(path: str, found: list[Corruption]) -> pa.RecordBatch:
+    """The reports of one piece as rows of ``corruptions=true``."""
+    columns = [[path] * len(found), *map(list, zip(*found, strict=True))]
     return pa.record_batch(
-        [
-            pa.array([path] * len(found), pa.string()),
-            pa.array([c.offset for c in found], pa.int64()),
-            pa.array([c.size for c in found], pa.int64()),
-            pa.array([c.reason for c in found], pa.string()),
-        ],
-        names=["path", "offset", "size", "reason"],
+        [pa.array(c, f.type) for c, f in zip(columns, _REPORTS, strict=True)], _REPORTS
     )
