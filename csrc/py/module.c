@@ -230,6 +230,8 @@ static PyMethodDef module_methods[] = {
      METH_FASTCALL, LLPY_DOC__scan_block},
     {"_detect_dialect", (PyCFunction)(void (*)(void))llpy_detect_dialect,
      METH_FASTCALL, LLPY_DOC__detect_dialect},
+    {"_tail_end", (PyCFunction)(void (*)(void))llpy_tail_end, METH_FASTCALL,
+     LLPY_DOC__tail_end},
     {NULL, NULL, 0, NULL}};
 
 /* Appends the name of CRC-32C implementation i; -1 with an exception set. */

@@ -115,11 +115,14 @@ int llpy_parse_flag(PyObject *obj, const char *what, int *out);
 
 /* ---- what module.c registers ------------------------------------------ */
 
-/* The types (reader.c, writer.c) and _scan_block (scan.c). */
+/* The types (reader.c, writer.c), _scan_block (scan.c) and _tail_end
+ * (tail.c). */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
 PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs);
+PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
+                        Py_ssize_t nargs);
 
 #endif /* LLPY_MODULE_H */

@@ -30,6 +30,9 @@ Recovery = Literal["skip", "tolerate_tail", "point_in_time", "absolute"]
 class _WritableFile(Protocol):
     def write(self, data: bytes, /) -> int | None: ...
 
+class _HasFileno(Protocol):
+    def fileno(self) -> int: ...
+
 class _ReadableFile(Protocol):
     def readinto(self, buffer: memoryview, /) -> int | None: ...
 
@@ -157,6 +160,28 @@ def _detect_dialect(
 
     Returns
       (dialect or None when unknown, the reason).
+    """
+
+def _tail_end(
+    fd: int | _HasFileno, size: int, dialect: Dialect, log_number: int | None = None, /
+) -> int:
+    """Where the last complete record of the log open at fd ends (for the
+    Spark stream reader), reading only its last blocks' headers.
+
+    Arguments
+      fd: a descriptor (or an object with fileno()) open for reading.
+      size: the log's size in bytes, as the caller saw it.
+      dialect, log_number: as a Reader takes them.
+
+    Returns
+      A record boundary at or before size: every record whose first
+      header lies before it is complete in the file. For a log a writer
+      wrote, cut anywhere, the end of its last complete record (the
+      position a Reader of that prefix reaches).
+
+    Raises
+      OSError: the log cannot be read.
+      ValueError, TypeError: bad arguments.
     """
 
 class _ArrowStream(Protocol):

@@ -48,7 +48,8 @@
     X(dialects_writer)                                                        \
     X(peer_log_test)                                                          \
     X(header)                                                                 \
-    X(recovery)
+    X(recovery)                                                               \
+    X(tail)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)

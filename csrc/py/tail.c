@@ -1,0 +1,55 @@
+/*
+ * tail.c - _core._tail_end: where the last complete record of a log open
+ * at a descriptor ends, from its last blocks (the core's log_tail.h; this
+ * file reads the spans it asks for). For leveldb_log.spark's stream reader.
+ */
+#include "llpy_io.h"
+#include "log_tail.h"
+#include "reader_dialect.h"
+
+/* Feeds the walk from fd; 0 and *end, or -1 with an exception set. */
+static int tail_end(int fd, uint64_t size, const llog_reader_options *opt,
+                    uint64_t *end) {
+    uint8_t *buf = PyMem_Malloc(LLOG_BLOCK_SIZE);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    llog_tail t;
+    llog_tail_init(&t, size, opt->dialect, opt->has_log_number,
+                   opt->log_number);
+    uint64_t at;
+    size_t len;
+    int rc = 0;
+    while (rc == 0 && llog_tail_want(&t, &at, &len)) {
+        Py_ssize_t got = llpy_fd_read_full(fd, 1, buf, len, at);
+        if (got < 0)
+            rc = -1;
+        else
+            llog_tail_got(&t, buf, (size_t)got);
+    }
+    PyMem_Free(buf);
+    *end = llog_tail_end(&t);
+    return rc;
+}
+
+PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
+                        Py_ssize_t nargs) {
+    (void)module;
+    if (nargs < 3 || nargs > 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "_tail_end() takes 3 or 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    int fd = PyObject_AsFileDescriptor(args[0]);
+    if (fd < 0)
+        return NULL;
+    uint64_t size, end;
+    llog_reader_options opt = {0};
+    if (llpy_parse_offset(args[1], "size", &size) < 0 ||
+        llpy_dialect_options(args[2], nargs == 4 ? args[3] : NULL, NULL,
+                             &opt) < 0 ||
+        tail_end(fd, size, &opt, &end) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong((unsigned long long)end);
+}
