@@ -24,6 +24,8 @@ RAY_ENV = {
     "RAY_DEDUP_LOGS": "0",
     "RAY_enable_metrics_collection": "0",
 }
+# Ray reads some of them when it is imported, so they are set before anything imports it.
+os.environ.update(RAY_ENV)
 
 
 def ray_missing() -> str | None:
@@ -46,7 +48,6 @@ def start_local() -> None:
     """A local Ray instance for this process, unless one is running."""
     import ray
 
-    os.environ.update(RAY_ENV)
     if not ray.is_initialized():
         ray.init(
             num_cpus=2,
@@ -76,3 +77,28 @@ def ray_local(_ray_session: None) -> Any:
 
     start_local()
     return ray
+
+
+@pytest.fixture
+def ray_cluster(_ray_session: None) -> Iterator[Any]:
+    """A local Ray cluster of two nodes, as separate raylets with their own workers: a head
+    with 1 CPU and a node with 1 CPU and the custom resource ``other_node``, so that a task
+    asking for it runs there. The process's local instance is stopped first (a driver
+    joins one cluster at a time); the next test that wants it starts it again."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    ray.shutdown()
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False},
+    )
+    try:
+        cluster.add_node(num_cpus=1, resources={"other_node": 1})
+        cluster.wait_for_nodes()
+        cluster.connect()
+        quiet_data_context()
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
