@@ -216,8 +216,9 @@ def _read_piece(
                 from leveldb_log._wal_rows import decode_batch
 
                 malformed = None if options.recovery in _RAISING else _malformed(piece.path)
+                decoder = _decoder(dialect, given=options.dialect is not None)
                 for batch in spark_batches(reader):
-                    yield decode_batch(batch, dialect, piece.path, malformed)
+                    yield decode_batch(batch, decoder, piece.path, malformed)
             else:
                 yield from spark_batches(reader, piece.path if layout.include_path else None)
     except CorruptionError as e:
@@ -226,6 +227,13 @@ def _read_piece(
         _report(piece, found)
     if layout.corruptions and found:
         yield _corruption_rows(piece.path, found)
+
+
+def _decoder(dialect: str, given: bool) -> str:
+    """The decoder of a file's records: its dialect's, except that a file detected as
+    LevelDB's (legacy chunks only, as RocksDB writes a WAL without recycling) is decoded as
+    RocksDB's batches, which LevelDB's are a subset of (their column family is then 0)."""
+    return "rocksdb" if dialect == "leveldb" and not given else dialect
 
 
 #: The recovery modes that raise at damage (FAILFAST's): a record no decoder takes fails too.
