@@ -3,6 +3,7 @@
     python -m bench [--quick | --smoke] [--markdown] [--json PATH] [--only crc,write,read,memory]
     python -m bench --only dask     (opt-in: Dask read_logs on 1 and 2 workers)
     python -m bench --only durable  (opt-in: durable writes from 1, 8, 64 threads)
+    python -m bench --only ray      (opt-in: Ray read_logs against ray.data.read_text)
 
 (from the repository root). Every run starts with the CPU, the flags that matter to
 CRC-32C and the chosen CRC-32C path; the tables follow when the run ends. See
@@ -20,6 +21,7 @@ from pathlib import Path
 from bench.baselines import missing
 from bench.cases.dask import dask_table
 from bench.cases.durable import durable_table
+from bench.cases.ray import ray_table
 from bench.harness import CLOCKS, Config, MiB
 from bench.machine import loadavg, machine_info
 from bench.report import evaluate_targets, header, json_doc, report
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + dask_table(opt_in["dask"], args.markdown))
     if "durable" in opt_in:
         print("\n" + durable_table(opt_in["durable"], args.markdown))
+    if "ray" in opt_in:
+        print("\n" + ray_table(opt_in["ray"], args.markdown))
     if args.json:
         doc = json_doc(info, cfg, args.quick, cases, peaks, targets) | opt_in
         args.json.write_text(json.dumps(doc, indent=2) + "\n")

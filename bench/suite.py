@@ -17,6 +17,7 @@ from bench.cases.datastore import datastore_case
 from bench.cases.dialects import compressed_case, recycled_case
 from bench.cases.durable import durable_rates
 from bench.cases.memory import peak_memory
+from bench.cases.ray import ray_read
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
 from bench.cases.write import write_case
@@ -25,7 +26,7 @@ from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "datastore", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
-OPT_IN = ("dask", "durable")
+OPT_IN = ("dask", "durable", "ray")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -92,7 +93,7 @@ def run_suite(
 
 def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict[str, Any]:
     """The opt-in sections --only names: {"dask": its row (None without distributed),
-    "durable": its rates}."""
+    "durable": its rates, "ray": its rows (None without ray)}."""
     rows: dict[str, Any] = {}
     if "durable" in only:
         # Beside the repository (a disk), not in /tmp, which may be a RAM file system.
@@ -107,6 +108,12 @@ def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict
         )
         try:
             rows["dask"] = dask_scaling(cfg, tmp, quick, progress)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if "ray" in only:
+        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-ray-", dir="/tmp"))
+        try:
+            rows["ray"] = ray_read(cfg, tmp, quick, progress)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return rows
