@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -152,6 +152,13 @@ def task_ids() -> tuple[int, int]:
     return context.partitionId(), context.taskAttemptId()
 
 
+def staged_path(staging: str, partition: int, attempt: int) -> str:
+    """A new name in ``staging`` for a task attempt's log. The random part keeps it new even
+    where attempt ids start again (a streaming query restarted in a new application)."""
+    token = uuid.uuid4().hex[:8]
+    return os.path.join(staging, f"part-{partition:05d}-attempt-{attempt}-{token}.log")
+
+
 def write_staged(path: str, batches: Iterable[Any], opts: WriteOptions, log_number: int) -> int:
     """Write the column of every Arrow batch to a new log at ``path``; return the number of
     records. No records: no file. On any error the file is deleted and the error raised."""
@@ -191,6 +198,18 @@ def write_column(writer: Writer, batch: Any, column: str) -> int:
         return writer.write_many(batch.column(column))
     except ValueError as e:
         raise ValueError(f"column {column!r}: {e}") from None
+
+
+def staged_moves(
+    messages: list[WriterCommitMessage | None], name: Callable[[int], str]
+) -> list[tuple[str, str]]:
+    """(staged log, final name) for every task that wrote a log, ``name`` giving the final
+    name of a partition's log."""
+    return [
+        (m.staged, name(m.partition))
+        for m in messages
+        if isinstance(m, LogCommitMessage) and m.staged is not None
+    ]
 
 
 def publish(folder: str, moves: list[tuple[str, str]], replace: bool, sync: bool) -> None:
@@ -252,7 +271,7 @@ class LogWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[Any]) -> LogCommitMessage:
         """In a task: write its rows to a staged log named by partition and attempt."""
         partition, attempt = task_ids()
-        staged = os.path.join(self.staging, f"part-{partition:05d}-attempt-{attempt}.log")
+        staged = staged_path(self.staging, partition, attempt)
         number = self.opts.log_number + partition
         records = write_staged(staged, iterator, self.opts, number)
         return LogCommitMessage(partition, staged if records else None, records)
@@ -260,11 +279,7 @@ class LogWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """On the driver, every task done: rename the staged logs into the folder (with
         Overwrite, then delete its earlier logs), and remove the staging folder."""
-        moves = [
-            (m.staged, final_name(self.opts, m.partition, self.job))
-            for m in messages
-            if isinstance(m, LogCommitMessage) and m.staged is not None
-        ]
+        moves = staged_moves(messages, lambda p: final_name(self.opts, p, self.job))
         publish(self.opts.folder, moves, self.overwrite, self.opts.sync)
         shutil.rmtree(self.staging, ignore_errors=True)
 
