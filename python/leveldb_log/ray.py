@@ -104,6 +104,7 @@ def _files(
     found: list[str] = []
     for path in paths:
         fs, inner = fsspec.url_to_fs(path, **(url_options or {}))
+        fs.invalidate_cache()  # other processes may have written there since it last looked
         if not fs.isdir(inner):
             found.append(path)
             continue
@@ -406,6 +407,7 @@ class _WritePlan:
 def _filesystem(plan: _WritePlan) -> tuple[Any, str, bool]:
     """The folder's fsspec file system, its path there, and whether it is local."""
     fs, root = _module("fsspec.core").url_to_fs(plan.folder, **(plan.storage_options or {}))
+    fs.invalidate_cache()  # the tasks wrote from other processes: list afresh
     return fs, root.rstrip("/") or "/", _storage.is_local(fs)
 
 
