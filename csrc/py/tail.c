@@ -36,9 +36,9 @@ static int tail_end(int fd, uint64_t size, const llog_reader_options *opt,
 PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
                         Py_ssize_t nargs) {
     (void)module;
-    if (nargs < 3 || nargs > 4) {
+    if (nargs < 3 || nargs > 5) {
         PyErr_Format(PyExc_TypeError,
-                     "_tail_end() takes 3 or 4 arguments (%zd given)", nargs);
+                     "_tail_end() takes 3 to 5 arguments (%zd given)", nargs);
         return NULL;
     }
     int fd = PyObject_AsFileDescriptor(args[0]);
@@ -46,9 +46,12 @@ PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
         return NULL;
     uint64_t size, end;
     llog_reader_options opt = {0};
+    PyObject *number = nargs >= 4 && args[3] != Py_None ? args[3] : NULL;
+    PyObject *path = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
+    /* The log number as a Reader of that path takes it: given, else in
+     * the file's name, else (log_tail) in its first header. */
     if (llpy_parse_offset(args[1], "size", &size) < 0 ||
-        llpy_dialect_options(args[2], nargs == 4 ? args[3] : NULL, NULL,
-                             &opt) < 0 ||
+        llpy_dialect_options(args[2], number, path, &opt) < 0 ||
         tail_end(fd, size, &opt, &end) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong((unsigned long long)end);

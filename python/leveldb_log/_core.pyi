@@ -163,7 +163,12 @@ def _detect_dialect(
     """
 
 def _tail_end(
-    fd: int | _HasFileno, size: int, dialect: Dialect, log_number: int | None = None, /
+    fd: int | _HasFileno,
+    size: int,
+    dialect: Dialect,
+    log_number: int | None = None,
+    path: StrPath | None = None,
+    /,
 ) -> int:
     """Where the last complete record of the log open at fd ends (for the
     Spark stream reader), reading only its last blocks' headers.
@@ -171,7 +176,9 @@ def _tail_end(
     Arguments
       fd: a descriptor (or an object with fileno()) open for reading.
       size: the log's size in bytes, as the caller saw it.
-      dialect, log_number: as a Reader takes them.
+      dialect, log_number: as a Reader takes them; without log_number,
+        the number in path's name (NNNNNN.log), as a Reader of that path
+        takes it, else the one in the file's first recyclable header.
 
     Returns
       A record boundary at or before size: every record whose first

@@ -88,7 +88,7 @@ def test_every_prefix_of_a_log_in_each_dialect(tmp_path: Path) -> None:
 def test_recycled_file_ends_where_the_new_log_does(tmp_path: Path) -> None:
     """A recycled file (an older log's records after the new log's): the boundary is the
     new log's end, where its Reader stops (in the modes where an older log's record ends
-    the log), with the number given or taken from the file's first header."""
+    the log), with the number given, in the file's name, or taken from its first header."""
     old = written("rocksdb", 7, [3000] * 40)
     new = written("rocksdb", 8, [100, 2 * BLOCK, 50])
     path = tmp_path / "000008.log"
@@ -98,6 +98,9 @@ def test_recycled_file_ends_where_the_new_log_does(tmp_path: Path) -> None:
         assert [len(x) for x in r] == [100, 2 * BLOCK, 50]
         assert _core._tail_end(f, len(old), "rocksdb", 8) == r.position == len(new)
         assert _core._tail_end(f, len(old), "rocksdb") == len(new)
+        assert _core._tail_end(f, len(old), "rocksdb", None, path) == len(new)  # in the name
+        # Named as the older log, the file ends where that log's last record does.
+        assert _core._tail_end(f, len(old), "rocksdb", None, tmp_path / "7.log") == len(old)
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
