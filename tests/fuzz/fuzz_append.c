@@ -32,9 +32,16 @@
  * The same bytes are decided on in RocksDB's and Pebble's dialects too
  * (llog_append_new_dialect): no hang, and a cut inside the log, never before
  * the last complete record.
+ *
+ * The same bytes also go to log_tail (where a growing log's last complete
+ * record ends), in each dialect: a few spans asked, all inside the log; a
+ * boundary inside it, which the log cut there gives again. For a crash cut
+ * with nothing after, it is the end of the last record wholly written (past
+ * its block's trailer when the cut is past the block).
  */
 #include "fuzz_common.h"
 #include "log_append.h"
+#include "log_tail.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
@@ -51,6 +58,32 @@ static int all_zero(const uint8_t *p, size_t n) {
         if (p[i] != 0)
             return 0;
     return 1;
+}
+
+/* log_tail's boundary for log[0..len) in dialect d. */
+static uint64_t tail_end(llog_dialect d, const uint8_t *log, size_t len) {
+    llog_tail t;
+    llog_tail_init(&t, len, d, 0, 0);
+    uint64_t at;
+    size_t n, calls = 0;
+    /* The last block, the first header, then a header or a walk a block. */
+    size_t most = 2 * (len / LLOG_BLOCK_SIZE) + 3;
+    while (llog_tail_want(&t, &at, &n)) {
+        FUZZ_CHECK(++calls <= most);
+        FUZZ_CHECK(n > 0 && n <= LLOG_BLOCK_SIZE && at + n <= len);
+        llog_tail_got(&t, log + at, n);
+    }
+    uint64_t end = llog_tail_end(&t);
+    FUZZ_CHECK(end <= len);
+    return end;
+}
+
+/* In every dialect: a boundary the log cut there gives again. */
+static void check_tail(const uint8_t *log, size_t len) {
+    for (int d = LLOG_DIALECT_LEVELDB; d <= LLOG_DIALECT_PEBBLE; d++) {
+        uint64_t end = tail_end((llog_dialect)d, log, len);
+        FUZZ_CHECK(tail_end((llog_dialect)d, log, (size_t)end) == end);
+    }
 }
 
 /* Runs the append module of a dialect over log[0..len). */
@@ -260,6 +293,13 @@ static void crash_case(const uint8_t *data, size_t size) {
             expect = ends[i];
         FUZZ_CHECK(res.refusal == NULL);
         FUZZ_CHECK(res.cut == expect && !res.fresh_block);
+        uint64_t block_end =
+            expect - expect % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
+        if (expect % LLOG_BLOCK_SIZE != 0 &&
+            block_end - expect < LLOG_HEADER_SIZE && block_end <= cut)
+            expect = block_end; /* a trailer */
+        if (zeros == 0)
+            FUZZ_CHECK(tail_end(LLOG_DIALECT_LEVELDB, log, cut) == expect);
     }
     free(log);
 }
@@ -278,6 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len = size - 2;
 
     decide_other_dialects(log, len);
+    check_tail(log, len);
     seen_log old = {0};
     read_all(&whole, log, len, &old);
     llog_append_result res = decide(log, len);
