@@ -250,3 +250,30 @@ def test_without_checksums_a_damaged_payload_is_data(ray_local: Any, tmp_path: P
     got = read_logs(str(log), verify_checksums=False, blocksize=BLOCK_SIZE)
     assert sorted((r["offset"], r["data"]) for r in rows_of(got)) == unchecked
     assert len(unchecked) == 400 > len(skipped)
+
+
+def test_empty_logs_give_no_rows(ray_local: Any, tmp_path: Path) -> None:
+    write_log(tmp_path / "empty.log", [])
+    assert read_logs(str(tmp_path / "empty.log")).count() == 0
+    assert read_logs(str(tmp_path / "empty.log"), blocksize=None).count() == 0
+
+
+def test_concurrency_and_remote_args_are_taken(ray_local: Any, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "x.log", payloads("c", 500))
+    ds = read_logs(str(log), blocksize=BLOCK_SIZE, concurrency=1, ray_remote_args={"num_cpus": 1})
+    assert sorted((r["offset"], r["data"]) for r in rows_of(ds)) == reader_rows(log)
+
+
+def test_ray_is_imported_only_when_used_and_named_when_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, leveldb_log, leveldb_log.ray; print('ray' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"
+    log = write_log(tmp_path / "x.log", [b"x"])
+    monkeypatch.setitem(sys.modules, "ray.data", None)  # as if ray were not installed
+    with pytest.raises(ImportError, match=r"pip install 'leveldb-log\[ray\]'"):
+        read_logs(str(log))

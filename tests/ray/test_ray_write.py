@@ -156,3 +156,14 @@ def test_a_failing_task_leaves_no_visible_log(ray_local: Any, tmp_path: Path) ->
         assert {name: (out / name).read_bytes() for name in visible(out)} == before
         assert not (out / "_temporary").exists()
     assert records_of(old[0]) == [b"old"]
+
+
+def test_concurrency_and_remote_args_are_taken(ray_local: Any, tmp_path: Path) -> None:
+    logs = write_logs(
+        dataset(RECORDS, blocks=4),
+        tmp_path / "out",
+        log_size=1,
+        concurrency=1,
+        ray_remote_args={"num_cpus": 1},
+    )
+    assert sorted(r for p in logs for r in records_of(p)) == sorted(RECORDS)
