@@ -112,6 +112,8 @@ def _files(
             relative = name[len(inner.rstrip("/")) + 1 :]
             if not any(_hidden(part) for part in relative.split("/")):
                 found.append(name if url_options is None else fs.unstrip_protocol(name))
+    if not found:
+        raise FileNotFoundError(f"no log file in {urlpath!r} (its files are all hidden?)")
     return found, url_options
 
 
@@ -173,17 +175,23 @@ def _read_range(part: _Part, plan: _ReadPlan) -> Iterator[Any]:
     options = _reader_options(part, plan)
     damage = _Damage()
     with Reader(part.path, start=part.start, end=part.end, on_corruption=damage, **options) as r:
-        try:
-            for batch in r.iter_batches(max_bytes=_BATCH_BYTES):
-                if not plan.corruptions:
-                    yield _block(pa.record_batch(batch), part, plan, options["dialect"])
-        except CorruptionError as e:  # the file's name, which the Reader's message lacks
-            raise type(e)(e.offset, e.size, e.reason, message=f"{part.path}: {e}") from None
+        for batch in _batches(r, part.path):
+            if not plan.corruptions:
+                yield _block(pa.record_batch(batch), part, plan, options["dialect"])
     if plan.corruptions:
         if damage.found:
             yield _reports(part.path, damage.found)
     else:
         damage.warn(part)
+
+
+def _batches(reader: Reader, path: str) -> Iterator[Any]:
+    """The reader's Arrow batches; its CorruptionError is raised again naming the file,
+    which the Reader's message lacks."""
+    try:
+        yield from reader.iter_batches(max_bytes=_BATCH_BYTES)
+    except CorruptionError as e:
+        raise type(e)(e.offset, e.size, e.reason, message=f"{path}: {e}") from None
 
 
 def _block(batch: Any, part: _Part, plan: _ReadPlan, dialect: str) -> Any:
@@ -350,7 +358,7 @@ def read_logs(
       driver's output), naming the file, the count and the bytes dropped.
 
     Raises
-      FileNotFoundError: nothing matches paths.
+      FileNotFoundError: nothing matches paths, or only folders without a visible file.
       ValueError: an unknown dialect or recovery mode; point_in_time with a blocksize; a
         blocksize below 1; log_number with dialect leveldb; decode with corruptions.
       ImportError: ray, pyarrow or fsspec is missing (pip install 'leveldb-log[ray]').

@@ -130,6 +130,10 @@ def test_globs_folders_and_file_urls_name_the_same_files(ray_local: Any, tmp_pat
     assert [(r["data"], r["path"]) for r in rows_of(url)] == [(b"two", f"{logs}/sub/2.log")]
     with pytest.raises(FileNotFoundError):
         read_logs(str(tmp_path / "nothing-*.log"))
+    (tmp_path / "hidden-only").mkdir()
+    write_log(tmp_path / "hidden-only" / "_x.log", [b"x"])
+    with pytest.raises(FileNotFoundError, match="no log file in"):
+        read_logs(str(tmp_path / "hidden-only"))
 
 
 def test_the_options_are_checked_before_anything_runs(tmp_path: Path) -> None:
