@@ -125,3 +125,10 @@ def test_without_include_path_the_columns_are_offset_and_data(spark: Any, logs: 
 def test_a_missing_path_fails_naming_it(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"no-such\.log"):
         spark.read.format("leveldb_log").load(str(tmp_path / "no-such.log")).collect()
+    with pytest.raises(Exception, match=r"no file matches .*\*\.log"):
+        spark.read.format("leveldb_log").load(str(tmp_path / "*.log")).collect()
+
+
+def test_a_folder_without_logs_has_no_rows(spark: Any, tmp_path: Path) -> None:
+    write_log(tmp_path / "_in_progress.log", [b"not yet"])
+    assert spark.read.format("leveldb_log").load(str(tmp_path)).collect() == []

@@ -38,15 +38,13 @@ def expand(
         ``pathGlobFilter``).
 
     Raises
-      FileNotFoundError: a path that names nothing, or a glob that matches nothing.
+      FileNotFoundError: a path that names nothing, or a glob that matches nothing (a
+        folder without files is no error: it has none to read).
     """
     found: list[tuple[str, int]] = []
     for path in paths:
         local = _local(path, storage_options)
-        listed = _expand_local(local) if local is not None else _expand_url(path, storage_options)
-        if not listed:
-            raise FileNotFoundError(f"no file matches {path!r}")
-        found += listed
+        found += _expand_local(local) if local is not None else _expand_url(path, storage_options)
     if name_glob is not None:
         found = [(p, n) for p, n in found if fnmatch.fnmatchcase(_name(p), name_glob)]
     return found
@@ -70,7 +68,10 @@ def _hidden(name: str) -> bool:
 def _expand_local(path: str) -> list[tuple[str, int]]:
     if _GLOB & set(path):
         found = []
-        for match in sorted(glob.glob(path)):
+        matches = sorted(glob.glob(path))
+        if not matches:
+            raise FileNotFoundError(f"no file matches {path!r}")
+        for match in matches:
             found += _folder(match) if os.path.isdir(match) else [(match, _size(match))]
         return found
     if os.path.isdir(path):
@@ -101,6 +102,8 @@ def _expand_url(url: str, storage_options: dict[str, Any] | None) -> list[tuple[
     fs, root = _storage.filesystem(url, storage_options)
     if _GLOB & set(root):
         infos = sorted(fs.glob(root, detail=True).values(), key=lambda i: i["name"])
+        if not infos:
+            raise FileNotFoundError(f"no file matches {url!r}")
     else:
         infos = [fs.info(root)]
     found = []

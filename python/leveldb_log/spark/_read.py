@@ -25,7 +25,7 @@ from leveldb_log.spark import _files, _options
 from leveldb_log.spark._filters import Bounds, push
 from leveldb_log.splits import splits
 
-__all__ = ["FilteringLogReader", "LogPartition", "LogReader", "Piece", "spark_batches"]
+__all__ = ["FilteringLogReader", "LogPartition", "LogReader", "Piece", "pack", "spark_batches"]
 
 log = logging.getLogger("leveldb_log.spark")
 
@@ -135,11 +135,13 @@ class LogReader(DataSourceReader):
                 piece = self.bounds.narrow(Piece(path, start, end))
                 if piece is not None:
                     pieces.append(piece)
-        return _pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
+        groups = pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
+        return [LogPartition(group) for group in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Each piece's rows, as the options shape them."""
-        assert isinstance(partition, LogPartition)  # what partitions() gave
+        if not isinstance(partition, LogPartition):
+            return  # Spark's stand-in when there is no partition: no file to read
         for piece in partition.pieces:
             yield from _read_piece(piece, self.read_options, self.layout)
 
@@ -182,22 +184,19 @@ class _Sized:
         return 0
 
 
-def _pack(pieces: list[Piece], limit: int, open_cost: int) -> list[LogPartition]:
+def pack(pieces: list[Piece], limit: int, open_cost: int) -> list[list[Piece]]:
     """Consecutive pieces, grouped while a group's bytes (each piece counting
     ``open_cost`` more) stay within ``limit``, as Spark groups small files."""
-    partitions: list[LogPartition] = []
-    group: list[Piece] = []
-    used = 0
+    groups: list[list[Piece]] = []
+    used = limit + 1
     for piece in pieces:
         cost = piece.end - piece.start + open_cost
-        if group and used + cost > limit:
-            partitions.append(LogPartition(group))
-            group, used = [], 0
-        group.append(piece)
+        if used + cost > limit or not groups:
+            groups.append([])
+            used = 0
+        groups[-1].append(piece)
         used += cost
-    if group:
-        partitions.append(LogPartition(group))
-    return partitions
+    return groups
 
 
 def _read_piece(

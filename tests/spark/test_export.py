@@ -1,0 +1,89 @@
+"""format("datastore_export") on the real exports in ../shared/datastore_exports: the rows
+and column types Export.to_arrow() gives, one row per entity, and the kinds option."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from leveldb_log.datastore import read_export
+
+pytestmark = pytest.mark.slow
+
+# ../shared beside the repository; a git worktree under wt/ looks one level further up.
+ROOT = Path(__file__).resolve().parents[2]
+EXPORTS = next(
+    (
+        p / "shared" / "datastore_exports"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "datastore_exports").is_dir()
+    ),
+    ROOT.parent / "shared" / "datastore_exports",
+)
+needs_exports = pytest.mark.skipif(not EXPORTS.is_dir(), reason="no ../shared/datastore_exports")
+
+
+def export_path(name: str) -> Path:
+    """rad_mentor has no overall metadata: its per-kind metadata file names it."""
+    if name == "rad_mentor":
+        return next((EXPORTS / name).glob("all_namespaces/*/*.export_metadata"))
+    return EXPORTS / name
+
+
+def assert_same_table(got: Any, expected: Any) -> None:
+    """Spark's rows are to_arrow()'s: the same property columns, in the same order, with
+    the same values, and each entity's kind beside its key."""
+    assert got.schema.names == ["__key__", "__kind__", *expected.schema.names[1:]]
+    for field in expected.schema:
+        assert got.column(field.name).to_pylist() == expected.column(field.name).to_pylist()
+    kinds = [key["kind"] for key in expected.column("__key__").to_pylist()]
+    assert got.column("__kind__").to_pylist() == kinds
+
+
+@needs_exports
+@pytest.mark.parametrize("name", ["Statera", "next_swapi", "rad_mentor", "EveryBoard"])
+def test_real_exports_read_as_to_arrow_reads_them(spark: Any, name: str) -> None:
+    path = str(export_path(name))
+    expected = read_export(path).to_arrow()
+    assert expected.num_rows > 0
+    got = spark.read.format("datastore_export").load(path).toArrow()
+    assert_same_table(got, expected)
+
+
+@needs_exports
+def test_json_columns_stay_json_in_every_partition(spark: Any) -> None:
+    path = str(export_path("elewa"))
+    expected = read_export(path).to_arrow()
+    json_columns = [f.name for f in expected.schema if f.metadata]
+    assert json_columns  # elewa has properties of mixed types
+    df = spark.read.format("datastore_export").option("maxPartitionBytes", str(1 << 20)).load(path)
+    assert df.rdd.getNumPartitions() > 1
+    assert_same_table(df.toArrow(), expected)
+    assert {f.name: f.metadata for f in df.schema if f.metadata} == {
+        name: {"leveldb_log.datastore": "json"} for name in json_columns
+    }
+
+
+@needs_exports
+def test_kinds_selects_entities_and_their_columns(spark: Any) -> None:
+    path = str(export_path("next_swapi"))
+    kinds = sorted({k["kind"] for k in read_export(path).to_arrow()["__key__"].to_pylist()})
+    assert len(kinds) > 2
+    chosen = kinds[:2]
+    expected = read_export(path, kinds=chosen).to_arrow()
+    for option in (",".join(chosen), f'["{chosen[0]}", "{chosen[1]}"]'):
+        df = spark.read.format("datastore_export").option("kinds", option).load(path)
+        assert_same_table(df.toArrow(), expected)
+
+
+@needs_exports
+def test_an_empty_export_has_no_rows(spark: Any) -> None:
+    path = str(export_path("EveryBoard-empty"))
+    df = spark.read.format("datastore_export").load(path)
+    assert df.columns == ["__key__", "__kind__"] and df.count() == 0
+
+
+def test_one_export_at_a_time(spark: Any, tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="datastore_export reads one export"):
+        spark.read.format("datastore_export").load([str(tmp_path), str(tmp_path)]).collect()
