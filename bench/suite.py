@@ -20,13 +20,14 @@ from bench.cases.memory import peak_memory
 from bench.cases.ray import ray_read
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
+from bench.cases.spark_stream import spark_stream_latency
 from bench.cases.write import write_case
 from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "datastore", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
-OPT_IN = ("dask", "durable", "ray")
+OPT_IN = ("dask", "durable", "ray", "spark_stream")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -93,7 +94,8 @@ def run_suite(
 
 def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict[str, Any]:
     """The opt-in sections --only names: {"dask": its row (None without distributed),
-    "durable": its rates, "ray": its rows (None without ray)}."""
+    "durable": its rates, "ray": its rows (None without ray), "spark_stream": its
+    latencies (None without pyspark)}."""
     rows: dict[str, Any] = {}
     if "durable" in only:
         # Beside the repository (a disk), not in /tmp, which may be a RAM file system.
@@ -114,6 +116,12 @@ def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict
         tmp = Path(tempfile.mkdtemp(prefix="llog-bench-ray-", dir="/tmp"))
         try:
             rows["ray"] = ray_read(cfg, tmp, quick, progress)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if "spark_stream" in only:
+        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-stream-", dir=Path.cwd()))  # a disk
+        try:
+            rows["spark_stream"] = spark_stream_latency(cfg, tmp, quick, progress)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return rows
