@@ -40,10 +40,14 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+ALL_PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+# The pages whose examples start an engine (a JVM for Spark, a Ray cluster): they run with the
+# engine tests, in the slow tier (tests/spark/test_spark_docs.py, tests/ray/test_ray_docs.py).
+ENGINE_PAGES = {"spark.md", "ray.md"}
+PAGES = [page for page in ALL_PAGES if page.name not in ENGINE_PAGES]
 
 # Blocks marked `<!-- not executed: ... -->`, per page: adding one must change this table.
-NOT_EXECUTED = {"parallel.md": 1}
+NOT_EXECUTED: dict[str, int] = {}
 
 # What legitimately differs between runs, masked on both sides before comparing:
 MASKS = [
@@ -315,7 +319,7 @@ def test_a_wrong_output_or_a_failing_command_is_a_difference(tmp_path: Path) -> 
 
 
 def test_every_example_block_is_python_console_or_sh() -> None:
-    for page in PAGES:
+    for page in ALL_PAGES:
         for lang, line, _, _ in fenced_blocks(page.read_text(encoding="utf-8")):
             assert lang in {"", "python", "console", "sh"}, f"{page.name}:{line}: {lang}"
 
@@ -324,6 +328,11 @@ def test_every_example_block_is_python_console_or_sh() -> None:
 def test_every_example_of_the_page_runs_and_prints_what_it_shows(
     page: Path, tmp_path: Path
 ) -> None:
+    check_page(page, tmp_path)
+
+
+def check_page(page: Path, tmp_path: Path) -> None:
+    """Runs every example of the page and asserts each printed what the page shows."""
     workdir = tmp_path / "work"
     workdir.mkdir()
     parsed, done, results = run_page(page, workdir)

@@ -8,23 +8,12 @@ only where Spark cannot run: no pyspark (the wheel's own platforms) or no Java r
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-
-def spark_missing() -> str | None:
-    """Why Spark cannot run here, or None."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'leveldb-log[spark]')"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "no Java runtime for Spark (Debian: apt-get install openjdk-17-jre-headless)"
-    return None
+from support.engines import spark_missing
 
 
 def new_session(master: str = "local[2]", app: str = "leveldb-log-tests") -> Any:
@@ -32,9 +21,8 @@ def new_session(master: str = "local[2]", app: str = "leveldb-log-tests") -> Any
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
     import leveldb_log.spark
+    from pyspark.sql import SparkSession
 
     session = (
         SparkSession.builder.master(master)
