@@ -200,12 +200,21 @@ def _block(batch: Any, part: _Part, plan: _ReadPlan, dialect: str) -> Any:
     if plan.decode:
         wal_rows = importlib.import_module("leveldb_log._wal_rows")
         malformed = None if plan.recovery in _RAISING else _malformed(part.path)
-        return pa.Table.from_batches([wal_rows.decode_batch(batch, dialect, part.path, malformed)])
+        decoder = _decoder(dialect, given=plan.dialect is not None)
+        return pa.Table.from_batches([wal_rows.decode_batch(batch, decoder, part.path, malformed)])
     table = pa.Table.from_batches([batch])
     if plan.include_paths:
         paths = pa.repeat(pa.scalar(part.path, pa.string()), table.num_rows)
         table = table.append_column(pa.field("path", pa.string(), nullable=False), paths)
     return table
+
+
+def _decoder(dialect: str, given: bool) -> str:
+    """How a file's records are decoded: as its dialect's batches, except that a file
+    detected as LevelDB's is decoded as RocksDB's (a RocksDB WAL without recycling has
+    LevelDB's framing, and LevelDB's batches are a subset of RocksDB's, in family 0), as
+    Spark's decode option does."""
+    return "rocksdb" if dialect == "leveldb" and not given else dialect
 
 
 #: The recovery modes that raise at damage: a decoded record that is no write batch fails
@@ -341,9 +350,10 @@ def read_logs(
       decode: one row per operation of a WAL's write batches instead of one per record:
         path (string), offset, sequence, cf (int64), op (string: the operation's class
         in leveldb_log.leveldb, .rocksdb or .pebble), key, value (binary); see
-        docs/ray.md "Decoded WALs". A plain RocksDB WAL is framed as LevelDB's, so auto
-        reads it as "leveldb": name dialect="rocksdb" to decode it. A record that is no
-        write batch fails the read in the raising modes, and is left out with a
+        docs/ray.md "Decoded WALs". With dialect auto, a file detected as LevelDB's is
+        decoded as RocksDB's batches (a RocksDB WAL without recycling is framed as
+        LevelDB's; LevelDB's batches read the same, in column family 0). A record that is
+        no write batch fails the read in the raising modes, and is left out with a
         CorruptionWarning in the others.
       corruptions: instead of records, the damage: one row per corruption, with the
         columns path, offset (uint64), size (uint64) and reason (string).

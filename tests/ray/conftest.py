@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.engines import ray_missing
 
 #: Set before Ray starts: its processes read them. Ray takes a Linux machine for a cluster
 #: node and listens on every interface; told it is not one, it listens on 127.0.0.1 only.
@@ -26,15 +27,6 @@ RAY_ENV = {
 }
 # Ray reads some of them when it is imported, so they are set before anything imports it.
 os.environ.update(RAY_ENV)
-
-
-def ray_missing() -> str | None:
-    """Why Ray cannot run here, or None."""
-    try:
-        import ray.data  # noqa: F401
-    except ImportError:
-        return "ray is not installed (pip install 'leveldb-log[ray]')"
-    return None
 
 
 def quiet_data_context() -> None:

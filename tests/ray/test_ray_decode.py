@@ -77,8 +77,8 @@ def replay(rows: list[dict[str, Any]]) -> list[dict[bytes, bytes]]:
 def test_a_rocksdb_wal_decodes_to_what_the_database_holds(ray_local: Any, tmp_path: Path) -> None:
     copy, contents = rocksdb_database(tmp_path / "db")
     (wal,) = sorted(copy.glob("*.log"))
-    # a plain RocksDB WAL is framed as LevelDB's: only its batches tell, so the dialect is named
-    ds = read_logs(str(wal), decode=True, dialect="rocksdb", blocksize=BLOCK_SIZE)
+    # framed as LevelDB's (no recycling), detected so, and decoded as RocksDB's batches
+    ds = read_logs(str(wal), decode=True, blocksize=BLOCK_SIZE)
     assert ds.schema().base_schema.names == [
         "path",
         "offset",
@@ -100,6 +100,8 @@ def test_a_rocksdb_wal_decodes_to_what_the_database_holds(ray_local: Any, tmp_pa
             decode_batch(pa.record_batch(b), "rocksdb", str(wal)) for b in reader.iter_batches()
         ]
     assert sorted(rows, key=lambda r: r["sequence"]) == pa.Table.from_batches(whole).to_pylist()
+    named = read_logs(str(wal), decode=True, dialect="rocksdb").take_all()
+    assert sorted(named, key=lambda r: r["sequence"]) == sorted(rows, key=lambda r: r["sequence"])
 
 
 def test_a_record_that_is_no_write_batch(ray_local: Any, tmp_path: Path) -> None:
@@ -108,9 +110,13 @@ def test_a_record_that_is_no_write_batch(ray_local: Any, tmp_path: Path) -> None
     with leveldb_log.Writer(log) as w:
         w.write_many([good, b"not a batch", good])
     rows = read_logs(str(log), decode=True, dialect="leveldb").take_all()
-    assert [(r["offset"], r["sequence"], r["key"]) for r in rows] == [
-        (0, 7, b"k"),
-        (0 + 7 + len(good) + 7 + len(b"not a batch"), 7, b"k"),
+    assert [(r["offset"], r["sequence"], r["key"], r["cf"]) for r in rows] == [
+        (0, 7, b"k", None),
+        (0 + 7 + len(good) + 7 + len(b"not a batch"), 7, b"k", None),
+    ]
+    auto = read_logs(str(log), decode=True).take_all()  # LevelDB's batches as RocksDB's
+    assert [(r["offset"], r["key"], r["cf"]) for r in auto] == [
+        (r["offset"], r["key"], 0) for r in rows
     ]
     with pytest.raises(CorruptionError) as raised:
         read_logs(str(log), decode=True, recovery="absolute").materialize()
