@@ -1,0 +1,154 @@
+"""Spark write case (opt-in: `python -m bench --only spark_write`): ``df.write`` with
+``format("leveldb_log")`` against Spark's own ``df.write.text`` on the same payloads, in one
+local SparkSession (``local[2]``).
+
+The payloads (100 B and 4 KiB, printable: they are lines of the text files too) are made
+once per size into a cached DataFrame of one string column, in two partitions, so that each
+job is the writing: both jobs read the same cached rows, and each writes one file per task
+into a folder it overwrites (leveldb_log writes a string column's UTF-8 bytes). Every
+round checks what each wrote (every record, as many bytes as it should).
+
+The figure is the ratio of wall-clock times (the work runs in the JVM and Spark's Python
+workers), the text source's over ours, median over interleaved rounds after one warm-up of
+each. The target is >= 1x.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import leveldb_log
+
+from bench.harness import Config, MiB
+
+GOAL = 1.0
+SIZES = (100, 4096)
+PARTITIONS = 2
+
+
+def _session() -> Any:
+    """A local SparkSession on loopback, without the UI, leveldb_log registered."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    import leveldb_log.spark
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("leveldb-log-bench-write")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.python.worker.reuse", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    leveldb_log.spark.register(spark)
+    return spark
+
+
+def _payloads(spark: Any, size: int, n: int) -> Any:
+    """A cached DataFrame of n printable payloads of ``size`` bytes (hex digits of SHA-256
+    hashes), column ``data``, in PARTITIONS partitions."""
+    hexes = -(-size // 64)
+    expr = f"substr(repeat(sha2(CAST(id AS STRING), 256), {hexes}), 1, {size}) AS data"
+    df = spark.range(0, n, numPartitions=PARTITIONS).selectExpr(expr).cache()
+    assert df.count() == n
+    return df
+
+
+def _check_logs(folder: Path, n: int, size: int) -> None:
+    """Every record was written, each of ``size`` bytes."""
+    records = total = 0
+    for name in os.listdir(folder):
+        if not name.startswith((".", "_")):
+            for batch in leveldb_log.Reader(str(folder / name)).iter_batches():
+                records += len(batch)
+                total += batch.nbytes - 16 * len(batch)
+    assert (records, total) == (n, n * size), (records, total)
+
+
+def _check_text(folder: Path, n: int, size: int) -> None:
+    """The text files hold every payload and its newline."""
+    total = sum(p.stat().st_size for p in folder.iterdir() if not p.name.startswith((".", "_")))
+    assert total == n * (size + 1), total
+
+
+def _measure(cfg: Config, spark: Any, tmp: Path, size: int, n: int) -> dict[str, Any]:
+    """Interleaved rounds of both writes; round 0 warms up."""
+    df = _payloads(spark, size, n)
+    logs, texts = tmp / f"logs-{size}", tmp / f"text-{size}"
+    jobs = {
+        "leveldb_log": lambda: df.write.format("leveldb_log").mode("overwrite").save(str(logs)),
+        "text": lambda: df.write.mode("overwrite").text(str(texts)),
+    }
+    times: dict[str, list[float]] = {k: [] for k in jobs}
+    for rnd in range(cfg.rounds + 1):
+        for name, job in jobs.items():
+            t = time.perf_counter()
+            job()
+            elapsed = time.perf_counter() - t
+            if rnd:
+                times[name].append(elapsed)
+        _check_logs(logs, n, size)
+        _check_text(texts, n, size)
+    df.unpersist()
+    ours, text = statistics.median(times["leveldb_log"]), statistics.median(times["text"])
+    return {
+        "record_size": size,
+        "records": n,
+        "seconds_leveldb_log": ours,
+        "seconds_text": text,
+        "rounds": times,
+        "ratio": text / ours,
+        "goal": GOAL,
+    }
+
+
+def spark_write(cfg: Config, tmp: Path, quick: bool, progress: bool) -> dict[str, Any] | None:
+    """Our writer against ``df.write.text`` for each record size; None without pyspark."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return None
+    total = (48 if quick else 200) * MiB
+    spark = _session()
+    rows = []
+    try:
+        for size in SIZES:
+            rows.append(_measure(cfg, spark, tmp, size, total // size))
+            if progress:
+                print(f"  spark write {size} B: {rows[-1]['ratio']:.2f}x", flush=True)
+    finally:
+        spark.stop()
+    return {"payload_bytes": total, "partitions": PARTITIONS, "sizes": rows}
+
+
+def spark_write_table(row: dict[str, Any] | None, markdown: bool) -> str:
+    """The Spark write rows, or why there are none."""
+    if row is None:
+        return "Spark write: pyspark is not installed (pip install '.[spark]')"
+    heads = ["Spark local[2] (wall clock)", "df.write.text", "leveldb_log", "ratio"]
+    lines = []
+    for r in row["sizes"]:
+        status = "met" if r["ratio"] >= r["goal"] else "MISSED"
+        lines.append(
+            [
+                f"write {r['records']} records of {r['record_size']} B "
+                f"in {row['partitions']} tasks",
+                f"{r['seconds_text']:.2f} s",
+                f"{r['seconds_leveldb_log']:.2f} s",
+                f"{r['ratio']:.2f}x (goal >= {r['goal']}x: {status})",
+            ]
+        )
+    if markdown:
+        table = [heads, ["---"] * len(heads), *lines]
+        return "\n".join("| " + " | ".join(r) + " |" for r in table)
+    return "\n".join(
+        "; ".join(f"{h}: {c}" for h, c in zip(heads, cells, strict=True)) for cells in lines
+    )
