@@ -21,13 +21,14 @@ from bench.cases.ray import ray_read
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
 from bench.cases.spark_stream import spark_stream_latency
+from bench.cases.spark_write import spark_write
 from bench.cases.write import write_case
 from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "datastore", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
-OPT_IN = ("dask", "durable", "ray", "spark_stream")
+OPT_IN = ("dask", "durable", "ray", "spark_stream", "spark_write")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -122,6 +123,12 @@ def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict
         tmp = Path(tempfile.mkdtemp(prefix="llog-bench-stream-", dir=Path.cwd()))  # a disk
         try:
             rows["spark_stream"] = spark_stream_latency(cfg, tmp, quick, progress)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if "spark_write" in only:
+        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-spark-write-", dir="/tmp"))
+        try:
+            rows["spark_write"] = spark_write(cfg, tmp, quick, progress)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return rows
