@@ -167,3 +167,62 @@ def test_concurrency_and_remote_args_are_taken(ray_local: Any, tmp_path: Path) -
         ray_remote_args={"num_cpus": 1},
     )
     assert sorted(r for p in logs for r in records_of(p)) == sorted(RECORDS)
+
+
+def write_plan(folder: Path, **options: Any) -> Any:
+    from leveldb_log.ray import _WritePlan
+
+    fields = {
+        "folder": str(folder),
+        "storage_options": None,
+        "column": "data",
+        "dialect": "leveldb",
+        "compression": None,
+        "sync": False,
+        "mode": "append",
+        "log_size": 1 << 20,
+        "job": "0123456789ab",
+    }
+    return _WritePlan(**{**fields, **options})
+
+
+def test_a_task_writes_under_temporary_and_the_commit_renames(tmp_path: Path) -> None:
+    from leveldb_log.ray import _commit, _write_task
+
+    out = tmp_path / "out"
+    plan = write_plan(out)
+    one = _write_task(plan, [pa.table({"data": [b"a", b"b"]})], 0)
+    two = _write_task(plan, [pa.table({"data": [b"c"]})], 1)
+    assert one is not None and two is not None
+    assert one[0].startswith(f"{out}/_temporary/{plan.job}/00000-")
+    assert visible(out) == []  # nothing a reader sees yet
+    with pytest.raises(FileNotFoundError, match="no log file in"):
+        read_logs(str(out))
+    assert _write_task(plan, [pa.table({"data": pa.array([], pa.binary())})], 2) is None
+    placed = _commit(plan, [two, one])
+    assert placed == [f"{out}/part-00000-{plan.job}.log", f"{out}/part-00001-{plan.job}.log"]
+    assert [records_of(p) for p in placed] == [[b"a", b"b"], [b"c"]]
+    assert sorted(os.listdir(out)) == [os.path.basename(p) for p in placed]  # staging gone
+
+
+def test_a_failed_commit_takes_its_renames_back(tmp_path: Path) -> None:
+    from leveldb_log.ray import _commit, _write_task
+
+    out = tmp_path / "out"
+    old = write_logs_by_hand(out / "old.log", [b"old"])
+    plan = write_plan(out, mode="overwrite")
+    one = _write_task(plan, [pa.table({"data": [b"a"]})], 0)
+    two = _write_task(plan, [pa.table({"data": [b"b"]})], 1)
+    assert one is not None and two is not None
+    os.unlink(two[0])  # the second rename will fail
+    with pytest.raises(FileNotFoundError):
+        _commit(plan, [one, two])
+    assert visible(out) == ["old.log"]  # the first log taken back, the old one kept
+    assert records_of(old) == [b"old"]
+
+
+def write_logs_by_hand(path: Path, records: list[bytes]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with leveldb_log.Writer(path) as w:
+        w.write_many(records)
+    return path
