@@ -23,8 +23,6 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).parent
-
 #: The records of the writer processes: numbered, of sizes that leave torn tails and span
 #: blocks, so a trigger often finds a record half written.
 RECORDS_SRC = """
@@ -56,16 +54,23 @@ for k, name in enumerate(names):
 """
 )
 
-#: A query in a process of its own (its own local SparkSession): the logs of a folder into a
-#: parquet folder (Spark's exactly-once file sink), through a checkpoint. "follow" runs until
-#: killed; "available" reads what is there and exits.
+#: A query in a process of its own (its own local SparkSession, as conftest.py makes one): the
+#: logs of a folder into a parquet folder (Spark's exactly-once file sink), through a
+#: checkpoint. "follow" runs until killed; "available" reads what is there and exits.
 QUERY_SRC = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from conftest import new_session
+import os, sys
+os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+import leveldb_log.spark
+from pyspark.sql import SparkSession
 
-folder, checkpoint, out, how = sys.argv[2:6]
-spark = new_session("local[1]", "leveldb-log-stream-query")
+folder, checkpoint, out, how = sys.argv[1:5]
+spark = (
+    SparkSession.builder.master("local[1]").appName("leveldb-log-stream-query")
+    .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+    .config("spark.sql.shuffle.partitions", "1").getOrCreate()
+)
+leveldb_log.spark.register(spark)
 stream = (
     spark.readStream.format("leveldb_log").option("includePath", "true").load(folder)
     .writeStream.format("parquet").option("checkpointLocation", checkpoint)
@@ -88,7 +93,7 @@ def write(folder: Path, names: list[str], first: int, last: int) -> subprocess.P
 def query(folder: Path, checkpoint: Path, out: Path, how: str) -> subprocess.Popen[str]:
     """A query process (a process group of its own: the JVM dies with it)."""
     return subprocess.Popen(
-        [sys.executable, "-c", QUERY_SRC, str(HERE), str(folder), str(checkpoint), str(out), how],
+        [sys.executable, "-c", QUERY_SRC, str(folder), str(checkpoint), str(out), how],
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
