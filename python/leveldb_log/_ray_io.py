@@ -22,13 +22,14 @@ class LogDatasource(Datasource):
         super().__init__()  # type: ignore[no-untyped-call]
         self._parts = parts
         self._plan = plan
+        self._sizes = [_ray._range_size(part) for part in parts]  # asked for more than once
 
     def get_name(self) -> str:
         return "LevelDBLog"
 
     def estimate_inmemory_data_size(self) -> int:
         """About the bytes of log: a record's 7-byte header becomes its 16 bytes of offsets."""
-        return sum(_ray._range_size(part) for part in self._parts)
+        return sum(self._sizes)
 
     def get_read_tasks(
         self,
@@ -37,7 +38,7 @@ class LogDatasource(Datasource):
         data_context: ray.data.DataContext | None = None,
     ) -> list[Any]:
         """One task per range, whatever parallelism asks: the ranges are the plan."""
-        return _ray._read_tasks(self._parts, self._plan, per_task_row_limit)
+        return _ray._read_tasks(self._parts, self._sizes, self._plan, per_task_row_limit)
 
 
 class LogDatasink(Datasink[Any]):

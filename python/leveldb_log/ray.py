@@ -290,17 +290,19 @@ def _range_size(part: _Part) -> int:
     )
 
 
-def _read_tasks(parts: list[_Part], plan: _ReadPlan, per_task_row_limit: int | None) -> list[Any]:
+def _read_tasks(
+    parts: list[_Part], sizes: list[int], plan: _ReadPlan, per_task_row_limit: int | None
+) -> list[Any]:
     """One Ray ReadTask per range, with what planning knows of it: its bytes (rows are
     unknown until read)."""
     datasource = _module("ray.data.datasource")
     block = _module("ray.data.block")
     schema = _read_schema(plan)
     tasks = []
-    for part in parts:
+    for part, size in zip(parts, sizes, strict=True):
         metadata = block.BlockMetadata(
             num_rows=None,
-            size_bytes=_range_size(part),
+            size_bytes=size,
             input_files=[part.path],
             exec_stats=None,
         )
