@@ -631,7 +631,8 @@ def write_logs(
         Writer refuses; from the tasks, a missing column or a null record.
       TypeError: a column that is neither binary nor string.
       FileExistsError: mode "error" and the path exists.
-      ImportError: ray, pyarrow or fsspec is missing (pip install 'leveldb-log[ray]').
+      ImportError: ray, pyarrow or fsspec is missing (pip install 'leveldb-log[ray]'), or
+        Ray is too old to gather rows by bytes for its write tasks.
     """
     plan = _WritePlan(
         folder=os.fspath(path),
@@ -645,6 +646,11 @@ def write_logs(
         job=uuid.uuid4().hex[:12],
     )
     _check_write(plan)
+    if not hasattr(_module("ray.data").Datasink, "min_bytes_per_write"):
+        raise ImportError(
+            "write_logs needs a Ray whose Datasink has min_bytes_per_write (2.60 has it), "
+            "or it would write one log per block: pip install -U 'leveldb-log[ray]'"
+        )
     fs, root, _ = _filesystem(plan)
     if plan.mode in ("error", "ignore") and fs.exists(root):
         if plan.mode == "ignore":

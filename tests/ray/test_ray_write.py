@@ -226,3 +226,14 @@ def write_logs_by_hand(path: Path, records: list[bytes]) -> Path:
     with leveldb_log.Writer(path) as w:
         w.write_many(records)
     return path
+
+
+def test_a_ray_that_cannot_gather_rows_by_bytes_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ray.data import Datasink
+
+    monkeypatch.delattr(Datasink, "min_bytes_per_write")
+    with pytest.raises(ImportError, match="min_bytes_per_write"):
+        write_logs(None, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
