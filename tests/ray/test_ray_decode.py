@@ -136,3 +136,18 @@ def test_a_read_task_warns_of_a_record_that_is_no_write_batch(tmp_path: Path) ->
     with pytest.warns(CorruptionWarning, match="the record at offset 0 is no write batch"):
         tables = list(_read_range(part, plan))
     assert sum(t.num_rows for t in tables) == 0
+
+
+def test_a_pebble_wal_decodes_in_its_own_dialect(ray_local: Any, tmp_path: Path) -> None:
+    from leveldb_log import pebble
+
+    log = tmp_path / "000012.log"
+    with leveldb_log.Writer(log, dialect="pebble") as w:
+        w.write(pebble.encode_write_batch(10, [pebble.Set(b"a", b"1"), pebble.LogData(b"note")]))
+        w.write(pebble.encode_write_batch(11, [pebble.RangeDelete(b"a", b"c")]))
+    rows = read_logs(str(log), decode=True).take_all()  # detected by its end-of-log trailer
+    assert [(r["sequence"], r["op"], r["cf"], r["key"], r["value"]) for r in rows] == [
+        (10, "Set", None, b"a", b"1"),
+        (None, "LogData", None, None, b"note"),
+        (11, "RangeDelete", None, b"a", b"c"),
+    ]
