@@ -4,10 +4,11 @@ since the last one, as byte ranges of the files, on the executors.
 
 An offset is, for each file, a position such that every record whose first header lies
 before it has been read, with what identifies the file (device, inode, a checksum of its
-first bytes) and its dialect. The driver finds a file's new end from its last blocks alone
-(``_core._tail_end``: the end of the last complete record), so a record still being written
-(a torn tail at the live end) waits for the next trigger and no byte of the new range is
-read on the driver. Files are taken in name order (a WAL's number), and
+first bytes), its dialect, and its size, modification time and end when last looked at (a
+file unchanged since is not read again). The driver finds a file's new end from its last
+blocks alone (``_core._tail_end``: the end of the last complete record), so a record still
+being written (a torn tail at the live end) waits for the next trigger and no byte of the
+new range is read on the driver. Files are taken in name order (a WAL's number), and
 ``maxBytesPerTrigger`` admits their new bytes in that order. A file that shrinks below its
 committed position, or is replaced by another file of the same name, fails the query unless
 ``onTruncate`` / ``onReplace`` say otherwise. Every micro-batch reads the ranges its offsets
@@ -223,6 +224,8 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return None
         try:
             info = os.fstat(fd)
+            if before is not None and _unchanged(info, before):
+                return {**before, "pos": before["end"]}  # nothing read: an idle log
             entry: dict[str, Any] = dict(before) if before else {"pos": 0, "gen": 0, "base": 0}
             event = _change(fd, info, before)
             if event is not None:
@@ -237,6 +240,7 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             entry["pos"] = max(end, entry["pos"] if event is None else entry["base"])
             head = min(entry["pos"], HEAD_BYTES)
             entry.update(dev=info.st_dev, ino=info.st_ino, head=_crc(fd, head), headSize=head)
+            entry.update(size=info.st_size, mtime=info.st_mtime_ns, end=entry["pos"])
             if end < info.st_size and listing[-1] != path:
                 self._warn_torn(path, end, info.st_size)
             return entry
@@ -300,6 +304,13 @@ def _since(before: dict[str, Any] | None, entry: dict[str, Any]) -> int:
 
 def _crc(fd: int, n: int) -> int:
     return crc32c(os.pread(fd, n, 0)) if n > 0 else 0
+
+
+def _unchanged(info: os.stat_result, before: dict[str, Any]) -> bool:
+    """Whether the file is the one of ``before``, of the same size and modification time:
+    then its end is the one found then, and no byte of it need be read again."""
+    seen = (before.get(k) for k in ("dev", "ino", "size", "mtime"))
+    return tuple(seen) == (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _change(fd: int, info: os.stat_result, before: dict[str, Any] | None) -> str | None:

@@ -1,0 +1,126 @@
+"""The stream reader's driver side without a SparkSession: offsets, limits, the checks of a
+file's identity, and the ranges planned, called as Spark's planner calls them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import leveldb_log
+import pytest
+from leveldb_log._errors import LogError
+
+pytestmark = pytest.mark.slow
+
+pytest.importorskip("pyspark")
+
+from leveldb_log.spark import _stream_read  # noqa: E402
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes  # noqa: E402
+
+ALL = ReadAllAvailable()
+
+
+def reader(folder: Path, **options: str) -> _stream_read.LogStreamReader:
+    return _stream_read.LogStreamReader({"path": str(folder), **options}, None)
+
+
+def write(path: Path, records: list[bytes]) -> None:
+    with leveldb_log.Writer(path, "a") as w:
+        w.write_many(records)
+
+
+def ends(offset: dict[str, Any]) -> dict[str, int]:
+    return {os.path.basename(p): e["pos"] for p, e in offset["files"].items()}
+
+
+def test_an_idle_file_is_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "000001.log", [b"x" * 100] * 10)
+    r = reader(tmp_path)
+    first = r.latestOffset(r.initialOffset(), ALL)
+    calls: list[int] = []
+    real = _stream_read._tail_end
+
+    def counting(*args: Any) -> int:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_stream_read, "_tail_end", counting)
+    assert r.latestOffset(first, ALL) == first
+    assert calls == []
+    write(tmp_path / "000001.log", [b"y"])
+    assert ends(r.latestOffset(first, ALL)) == {"000001.log": 1070 + 8}
+    assert calls == [1]
+
+
+def test_the_end_is_the_last_complete_record(tmp_path: Path) -> None:
+    log = tmp_path / "000001.log"
+    write(log, [b"a" * 10, b"b" * 50_000])
+    data = log.read_bytes()
+    log.write_bytes(data[:-5])  # the second record's last fragment cut short
+    r = reader(tmp_path)
+    start = r.initialOffset()
+    end = r.latestOffset(start, ALL)
+    assert ends(end) == {"000001.log": 17}
+    (piece, dialect), *_ = [p for part in r.partitions(start, end) for p in part.pieces]
+    assert (piece.start, piece.end, dialect) == (0, 17, "leveldb")
+
+
+def test_max_bytes_admits_files_in_name_order(tmp_path: Path) -> None:
+    for name in ("000002.log", "000001.log"):
+        write(tmp_path / name, [b"r" * 93] * 10)  # 1000 bytes each
+    r = reader(tmp_path, maxBytesPerTrigger="1500")
+    assert isinstance(r.getDefaultReadLimit(), ReadMaxBytes)
+    start = r.initialOffset()
+    one = r.latestOffset(start, ReadMaxBytes(1500))
+    assert ends(one) == {"000001.log": 1000, "000002.log": 500}
+    two = r.latestOffset(one, ReadMaxBytes(1500))
+    assert ends(two) == {"000001.log": 1000, "000002.log": 1000}
+    assert r.latestOffset(two, ReadMaxBytes(1500)) == two
+    ranges = [
+        (os.path.basename(p.path), p.start, p.end)
+        for part in r.partitions(one, two)
+        for p, _ in part.pieces
+    ]
+    assert ranges == [("000002.log", 500, 1000)]
+
+
+def test_available_now_stops_at_what_was_there(tmp_path: Path) -> None:
+    write(tmp_path / "000001.log", [b"a" * 93] * 2)
+    r = reader(tmp_path)
+    start = r.initialOffset()
+    r.prepareForTriggerAvailableNow()
+    write(tmp_path / "000001.log", [b"b" * 93])
+    write(tmp_path / "000002.log", [b"c" * 93])
+    assert ends(r.latestOffset(start, ALL)) == {"000001.log": 200}
+
+
+def test_a_file_rewritten_in_place_is_a_replaced_file(tmp_path: Path) -> None:
+    log = tmp_path / "000001.log"
+    write(log, [b"a" * 93] * 3)
+    r = reader(tmp_path)
+    committed = r.latestOffset(r.initialOffset(), ALL)
+    data = bytearray(log.read_bytes())
+    data[20] ^= 1  # the same inode and size, other first bytes
+    with open(log, "r+b") as f:
+        f.write(data)
+    os.utime(log, ns=(1, 1))
+    with pytest.raises(LogError, match="was replaced by another file"):
+        r.latestOffset(committed, ALL)
+    restart = reader(tmp_path, onReplace="restart")
+    again = restart.latestOffset(committed, ALL)
+    assert [
+        (p.start, p.end) for part in restart.partitions(committed, again) for p, _ in part.pieces
+    ] == [(0, 300)]
+
+
+def test_ranges_are_cut_at_max_partition_bytes(tmp_path: Path) -> None:
+    write(tmp_path / "000001.log", [b"z" * 93] * 100)  # 10,000 bytes
+    r = reader(tmp_path, maxPartitionBytes="4096", openCostInBytes="0")
+    start = r.initialOffset()
+    parts = r.partitions(start, r.latestOffset(start, ALL))
+    assert [[(p.start, p.end) for p, _ in part.pieces] for part in parts] == [
+        [(0, 4096)],
+        [(4096, 8192)],
+        [(8192, 10_000)],
+    ]
