@@ -6,6 +6,7 @@
     python -m bench --only ray      (opt-in: Ray read_logs against ray.data.read_text)
     python -m bench --only spark_stream  (opt-in: Spark streaming, durable write to memory sink)
     python -m bench --only spark_write  (opt-in: Spark df.write against df.write.text)
+    python -m bench --only spark_read  (opt-in: Spark read against its text source, planning)
 
 (from the repository root). Every run starts with the CPU, the flags that matter to
 CRC-32C and the chosen CRC-32C path; the tables follow when the run ends. See
@@ -24,6 +25,7 @@ from bench.baselines import missing
 from bench.cases.dask import dask_table
 from bench.cases.durable import durable_table
 from bench.cases.ray import ray_table
+from bench.cases.spark_read import spark_read_table
 from bench.cases.spark_stream import spark_stream_table
 from bench.cases.spark_write import spark_write_table
 from bench.harness import CLOCKS, Config, MiB
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + spark_stream_table(opt_in["spark_stream"], args.markdown))
     if "spark_write" in opt_in:
         print("\n" + spark_write_table(opt_in["spark_write"], args.markdown))
+    if "spark_read" in opt_in:
+        print("\n" + spark_read_table(opt_in["spark_read"], args.markdown))
     if args.json:
         doc = json_doc(info, cfg, args.quick, cases, peaks, targets) | opt_in
         args.json.write_text(json.dumps(doc, indent=2) + "\n")

@@ -20,6 +20,7 @@ from bench.cases.memory import peak_memory
 from bench.cases.ray import ray_read
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
+from bench.cases.spark_read import spark_read
 from bench.cases.spark_stream import spark_stream_latency
 from bench.cases.spark_write import spark_write
 from bench.cases.write import write_case
@@ -28,7 +29,7 @@ from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "datastore", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
-OPT_IN = ("dask", "durable", "ray", "spark_stream", "spark_write")
+OPT_IN = ("dask", "durable", "ray", "spark_stream", "spark_write", "spark_read")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -123,6 +124,12 @@ def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict
         tmp = Path(tempfile.mkdtemp(prefix="llog-bench-stream-", dir=Path.cwd()))  # a disk
         try:
             rows["spark_stream"] = spark_stream_latency(cfg, tmp, quick, progress)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if "spark_read" in only:
+        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-spark-read-", dir="/tmp"))
+        try:
+            rows["spark_read"] = spark_read(cfg, tmp, quick, progress)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     if "spark_write" in only:
