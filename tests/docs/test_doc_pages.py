@@ -73,7 +73,15 @@ def links(page: Path) -> list[str]:
 
 def test_the_user_guide_exists_with_its_pages() -> None:
     names = {p.name for p in DOCS}
-    assert {"index.md", "api.md", "recovery.md", "parallel.md", "leveldb.md"} <= names
+    assert {
+        "index.md",
+        "api.md",
+        "recovery.md",
+        "parallel.md",
+        "leveldb.md",
+        "spark.md",
+        "ray.md",
+    } <= names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
