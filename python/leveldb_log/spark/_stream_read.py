@@ -25,7 +25,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -173,8 +172,9 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 pieces.append((Piece(path, at, min(at + step, until)), entry.get("dialect")))
         return _pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Each range's rows, as a batch read shapes them (options, damage, modes)."""
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        """Each range's rows as pyarrow RecordBatches, as a batch read shapes them (options,
+        damage, modes)."""
         assert isinstance(partition, StreamPartition)  # what partitions() gave
         for piece, dialect in partition.pieces:
             options = dataclasses.replace(self.read_options, dialect=dialect)
