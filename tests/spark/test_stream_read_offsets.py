@@ -124,3 +124,45 @@ def test_ranges_are_cut_at_max_partition_bytes(tmp_path: Path) -> None:
         [(4096, 8192)],
         [(8192, 10_000)],
     ]
+
+
+def test_latest_starts_at_the_current_ends(tmp_path: Path) -> None:
+    write(tmp_path / "000001.log", [b"old" * 31] * 2)
+    r = reader(tmp_path, startingPosition="latest")
+    start = r.initialOffset()
+    assert ends(start) == {"000001.log": 200}
+    write(tmp_path / "000001.log", [b"new" * 31])
+    end = r.latestOffset(start, ALL)
+    assert [(p.start, p.end) for part in r.partitions(start, end) for p, _ in part.pieces] == [
+        (200, 300)
+    ]
+
+
+def test_a_torn_tail_before_a_newer_file_is_waited_for_and_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    old = tmp_path / "000001.log"
+    write(old, [b"a" * 93, b"b" * 93])
+    old.write_bytes(old.read_bytes()[:-10])  # a writer died in its second record
+    write(tmp_path / "000002.log", [b"c" * 93])
+    r = reader(tmp_path)
+    with caplog.at_level("WARNING", logger="leveldb_log.spark"):
+        first = r.latestOffset(r.initialOffset(), ALL)
+        r.latestOffset(first, ALL)
+        os.utime(old, ns=(2, 2))  # looked at again, unchanged
+        r.latestOffset(first, ALL)
+    assert ends(first) == {"000001.log": 100, "000002.log": 100}
+    warnings = [m for m in caplog.messages if "torn tail" in m]
+    assert warnings == [
+        f"leveldb_log stream: {old} ends in 90 bytes after its last complete record, and "
+        "newer files exist: a torn tail, not read until it is completed"
+    ]
+
+
+def test_a_deleted_file_is_no_longer_followed(tmp_path: Path) -> None:
+    write(tmp_path / "000001.log", [b"a" * 93])
+    write(tmp_path / "000002.log", [b"b" * 93])
+    r = reader(tmp_path)
+    first = r.latestOffset(r.initialOffset(), ALL)
+    (tmp_path / "000001.log").unlink()  # a database removes its old WALs
+    assert ends(r.latestOffset(first, ALL)) == {"000002.log": 100}
