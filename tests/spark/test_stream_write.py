@@ -4,11 +4,11 @@ sink's commit and Spark's."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -74,13 +74,13 @@ def run_available_now(spark: Any, source: Path, out: Path, checkpoint: Path) -> 
 
 def test_a_file_stream_restarted_writes_each_record_once(spark: Any, tmp_path: Path) -> None:
     source, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "checkpoint"
-    first = text_files(source, 0, 3)
+    first = text_files(source, 0, 2)
     run_available_now(spark, source, out, checkpoint)
     assert read_back(out) == Counter(first)
-    second = text_files(source, 3, 2)
+    second = text_files(source, 2, 1)
     run_available_now(spark, source, out, checkpoint)
     assert read_back(out) == Counter(first + second)
-    assert visible(out) == [f"part-{b:012d}-00000.log" for b in range(5)]
+    assert visible(out) == [f"part-{b:012d}-00000.log" for b in range(3)]
     assert os.listdir(out / SINK / "staging") == []
 
 
@@ -224,7 +224,7 @@ def test_a_null_fails_the_batch_and_leaves_nothing(spark: Any, tmp_path: Path) -
 
 CHILD = """
 import os, sys, time
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{spark_tests!r}, {tests!r}]  # conftest.py: the one beside this test
 from conftest import new_session
 from leveldb_log.spark._source import LogDataSource
 from leveldb_log.spark._stream_write import LogStreamWriter
@@ -234,11 +234,11 @@ spark = new_session(app="leveldb-log-killed-stream")
 
 
 class StallingWriter(LogStreamWriter):
-    # Commits batch 1 in the sink, then holds Spark's commit back until the test has killed
-    # the query: the checkpoint then has batch 1's offsets and not its commit.
+    # Commits batch 0 in the sink, then holds Spark's commit back until the test has killed
+    # the query: the checkpoint then has batch 0's offsets and not its commit.
     def commit(self, messages, batchId):
         super().commit(messages, batchId)
-        if batchId == 1:
+        if batchId == 0:
             open(mark, "w").close()
             deadline = time.monotonic() + 300
             while not os.path.exists(release) and time.monotonic() < deadline:
@@ -266,21 +266,48 @@ def test_a_query_killed_after_the_sinks_commit_replays_without_duplicates(
 ) -> None:
     source, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "checkpoint"
     mark, release = tmp_path / "committed", tmp_path / "release"
-    records = text_files(source, 0, 4)
+    records = text_files(source, 0, 2)
     script = tmp_path / "child.py"
-    script.write_text(textwrap.dedent(CHILD.format(tests=str(Path(__file__).parent))))
+    here = Path(__file__).parent
+    script.write_text(CHILD.format(tests=str(here.parent), spark_tests=str(here)))
     args = [sys.executable, str(script), *map(str, (source, out, checkpoint, mark, release))]
-    child = subprocess.Popen(args, start_new_session=True, stdout=subprocess.DEVNULL)
+    log = tmp_path / "child.err"
+    with open(log, "wb") as err:
+        child = subprocess.Popen(args, start_new_session=True, stdout=err, stderr=err)
     try:
         wait_for(lambda: mark.exists() or child.poll() is not None, "the sink's commit")
-        assert child.poll() is None, "the child query ended before batch 1 was committed"
+        assert child.poll() is None, log.read_text()[-3000:]
     finally:
-        os.killpg(child.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
         child.wait()
         release.touch()
-    assert (checkpoint / "offsets" / "1").exists() and not (checkpoint / "commits" / "1").exists()
-    assert (out / SINK / "commits" / "1").exists()
-    run_available_now(spark, source, out, checkpoint)
-    assert (checkpoint / "commits" / "3").exists()
+    assert (checkpoint / "offsets" / "0").exists() and not (checkpoint / "commits" / "0").exists()
+    assert (out / SINK / "commits" / "0").exists()
+    committed_once = (out / visible(out)[0]).read_bytes()
+    run_available_now(spark, source, out, checkpoint)  # replays batch 0, then runs batch 1
+    assert (checkpoint / "commits" / "0").exists() and (checkpoint / "commits" / "1").exists()
+    assert (out / "part-000000000000-00000.log").read_bytes() == committed_once
     assert read_back(out) == Counter(records)
-    assert visible(out) == [f"part-{b:012d}-00000.log" for b in range(4)]
+    assert visible(out) == [f"part-{b:012d}-00000.log" for b in range(2)]
+
+
+def test_complete_mode_replaces_the_logs_with_every_batch(spark: Any, tmp_path: Path) -> None:
+    source, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "checkpoint"
+    text_files(source, 0, 2, lines=3)
+    query = (
+        spark.readStream.format("text")
+        .option("maxFilesPerTrigger", 1)
+        .load(str(source))
+        .groupBy()
+        .count()
+        .selectExpr("CAST(count AS STRING) AS data")
+        .writeStream.format("leveldb_log")
+        .outputMode("complete")
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start(str(out))
+    )
+    query.awaitTermination()
+    assert visible(out) == ["part-000000000001-00000.log"]
+    assert read_back(out) == Counter([b"6"])
