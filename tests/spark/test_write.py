@@ -263,3 +263,24 @@ def test_abort_deletes_what_the_tasks_staged(
     assert message.staged is not None and os.path.exists(message.staged)
     writer.abort([message, None])
     assert snapshot(tmp_path) == {"kept.log": b"left alone"}
+
+
+def test_a_task_that_fails_deletes_its_own_staged_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before abort runs, and even if it never does (a driver that dies)."""
+    import pyarrow as pa
+    from leveldb_log.spark import _write
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    schema = StructType([StructField("data", BinaryType())])
+    writer = _write.LogWriter({"path": str(tmp_path)}, schema, False)
+    monkeypatch.setattr(_write, "task_ids", lambda: (3, 9))
+
+    def batches() -> Any:
+        yield pa.record_batch([pa.array([b"written"] * 1000, pa.binary())], names=["data"])
+        raise RuntimeError("poison row")
+
+    with pytest.raises(RuntimeError, match="poison row"):
+        writer.write(batches())
+    assert os.listdir(writer.staging) == []

@@ -13,6 +13,7 @@ This module owns the staging names and the publishing of logs; the streaming wri
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -177,8 +178,10 @@ def write_staged(path: str, batches: Iterable[Any], opts: WriteOptions, log_numb
             writer.close()
     except BaseException:
         if writer is not None:
-            writer.close()
-            os.unlink(path)
+            with contextlib.suppress(Exception):  # the first error is the one to raise
+                writer.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         raise
     return records
 
