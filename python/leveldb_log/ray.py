@@ -406,7 +406,7 @@ def read_logs(
 #: Bytes of rows a write task gathers into one log when ``log_size`` is not given.
 DEFAULT_LOG_SIZE = 64 << 20
 
-#: The save modes of Ray's own writers that write_logs takes (Ray's "create" is "error").
+#: The save modes of Ray's own writers that write_logs takes (and "create", Ray's "error").
 SAVE_MODES = ("append", "overwrite", "error", "ignore")
 
 
@@ -554,6 +554,12 @@ def _abort(plan: _WritePlan) -> None:
         fs.rmdir(parent)
 
 
+def _save_mode(mode: Any) -> str:
+    """A save mode's name, from a str or a ray.data.SaveMode (whose CREATE is ERROR)."""
+    name = str(getattr(mode, "value", mode))
+    return "error" if name == "create" else name
+
+
 def _check_write(plan: _WritePlan) -> None:
     """Refuse wrong options on the driver, before any task runs."""
     if plan.mode not in SAVE_MODES:
@@ -614,9 +620,10 @@ def write_logs(
         plus one.
       sync: make each log durable before it is committed, and the renames after (local
         folders).
-      mode: Ray's save modes: "append" (the default) adds logs; "overwrite" replaces what
-        the folder holds, once the new logs are in place; "error" refuses a path that
-        exists (FileExistsError); "ignore" writes nothing there.
+      mode: Ray's save modes, as names or ray.data.SaveMode: "append" (the default) adds
+        logs; "overwrite" replaces what the folder holds, once the new logs are in place;
+        "error" (or "create") refuses a path that exists (FileExistsError); "ignore" writes
+        nothing there. Ray's "upsert" has no meaning for logs (ValueError).
       log_size: the bytes of rows Ray gathers for each write task (its
         min_bytes_per_write): each log holds at least that much but the last, or
         whatever one input block holds beyond it.
@@ -641,7 +648,7 @@ def write_logs(
         dialect=dialect,
         compression=compression,
         sync=sync,
-        mode=str(getattr(mode, "value", mode)),
+        mode=_save_mode(mode),
         log_size=log_size,
         job=uuid.uuid4().hex[:12],
     )

@@ -140,6 +140,13 @@ def test_save_modes(ray_local: Any, tmp_path: Path) -> None:
     assert records_of(third[0]) == [b"three"]
     assert (out / "_kept").exists()
     assert write_logs(ray.data.from_items([{"data": b"x"}]).filter(lambda r: False), out) == []
+    # Ray's SaveMode values name the same modes (CREATE is ERROR)
+    for refusing in (ray.data.SaveMode.ERROR, ray.data.SaveMode.CREATE):
+        with pytest.raises(FileExistsError):
+            write_logs(dataset([b"four"]), out, mode=refusing)
+    assert write_logs(dataset([b"four"]), out, mode=ray.data.SaveMode.IGNORE) == []
+    fourth = write_logs(dataset([b"four"]), out, mode=ray.data.SaveMode.APPEND)
+    assert visible(out) == sorted(os.path.basename(p) for p in third + fourth)
 
 
 def test_a_failing_task_leaves_no_visible_log(ray_local: Any, tmp_path: Path) -> None:
