@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
 from leveldb_log import leveldb, pebble, rocksdb
 from leveldb_log._errors import CorruptionError

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leveldb_log._core import RECOVERY_MODES
 from leveldb_log._dialects import DIALECTS
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 #: Spark's parse modes (as its CSV and JSON sources spell them) and the recovery mode each
 #: means when ``recovery`` is not given. DROPMALFORMED drops what is damaged, as PERMISSIVE
@@ -158,7 +161,7 @@ def layout(options: Mapping[str, str]) -> Layout:
     )
 
 
-def read_schema(options: Mapping[str, str]) -> Any:
+def read_schema(options: Mapping[str, str]) -> StructType:
     """The rows of a batch or streaming read, as a pyspark ``StructType``:
 
     - ``offset long, data binary``, then ``path string`` with ``includePath=true``;

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from leveldb_log._core import BLOCK_SIZE, Reader
