@@ -15,8 +15,9 @@ enum tail_phase {
 };
 
 void llog_tail_init(llog_tail *t, uint64_t size, llog_dialect dialect,
-                    int has_log_number, uint64_t log_number) {
+                    int has_log_number, uint64_t log_number, int verify) {
     t->size = size;
+    t->verify = verify;
     t->end = 0;
     t->dialect = dialect;
     t->has_log_number = has_log_number;
@@ -124,7 +125,8 @@ static int tail_padding(llog_region r, size_t p, size_t header_size) {
 /* Walks the headers of the block at `block` (b[0..got)): the boundary is
  * the end of its last FULL, LAST or metadata record (or Pebble's trailer,
  * which ends the log), before anything a writer does not leave before its
- * last record; past the block's padding when that record is last in it. */
+ * last record (or a checksum that fails, when verifying); past the block's
+ * padding when that record is last in it. */
 static void tail_walk_got(llog_tail *t, const uint8_t *b, size_t got) {
     int final = got < LLOG_BLOCK_SIZE, found = 0, whole, more = 1;
     size_t p = 0, end = 0, last_header = LLOG_HEADER_SIZE;
@@ -137,6 +139,9 @@ static void tail_walk_got(llog_tail *t, const uint8_t *b, size_t got) {
         more = !tail_pebble_trailer(t, &h);
         if (more && (role == LLOG_ROLE_UNKNOWN || tail_other_log(t, &h)))
             break;
+        if (more && t->verify && /* Pebble's trailer has no checksum */
+            !llog_checksum_ok_dialect(b + p, &h, b + p + h.header_size))
+            break; /* damage, or payload bytes not written yet */
         p += h.header_size + h.length;
         last_header = h.header_size;
         if (!more || (role != LLOG_ROLE_FIRST && role != LLOG_ROLE_MIDDLE)) {

@@ -17,9 +17,12 @@
  * the end of the last complete record: the `position` a Reader of that
  * prefix reaches. A walk stops at what a writer does not leave before its
  * last record: zero fill, a trailer, a header cut short, a length past its
- * block, a type no writer writes, Pebble's end-of-log trailer, or a record
- * of another log (in a recycled file: the log number is taken from the
- * file's first header when the caller does not give it). The boundary is
+ * block, a type no writer writes, Pebble's end-of-log trailer, a record of
+ * another log (in a recycled file: the log number is taken from the
+ * file's first header when the caller does not give it), and, when asked
+ * to verify checksums, a record of the walked block whose checksum fails:
+ * a writer that extends its file before filling it (mmap) leaves a whole
+ * header before payload bytes that are still zeros. The boundary is
  * then the end of the last complete record before it, so damage in the
  * last block holds the boundary back until the log grows past it; the
  * range reader reports it then.
@@ -27,7 +30,7 @@
  * No I/O and no allocation: the caller reads the spans asked for.
  *
  *   llog_tail t;
- *   llog_tail_init(&t, size, LLOG_DIALECT_LEVELDB, 0, 0);
+ *   llog_tail_init(&t, size, LLOG_DIALECT_LEVELDB, 0, 0, 1);
  *   uint64_t at; size_t len; uint8_t buf[LLOG_BLOCK_SIZE];
  *   while (llog_tail_want(&t, &at, &len))
  *       llog_tail_got(&t, buf, pread(fd, buf, len, at));  // bytes read
@@ -47,13 +50,16 @@ typedef struct llog_tail {
     llog_dialect dialect;
     int has_log_number;
     uint64_t log_number; /* the log's, when has_log_number */
+    int verify;          /* check the walked records' checksums */
 } llog_tail;
 
 /* Starts the search in a log of `size` bytes in a dialect, whose
  * recyclable records carry log_number (when has_log_number; else the
- * number in the file's first header, if recyclable). */
+ * number in the file's first header, if recyclable); verify: 1 to stop at
+ * a record of a walked block whose checksum fails (the reader's
+ * verify_checksums; 0 for logs written without valid checksums). */
 void llog_tail_init(llog_tail *t, uint64_t size, llog_dialect dialect,
-                    int has_log_number, uint64_t log_number);
+                    int has_log_number, uint64_t log_number, int verify);
 
 /* Returns 1 when the walk needs the bytes [*at, *at + *len) of the log
  * (*len <= LLOG_BLOCK_SIZE, never past `size`): read them, then call

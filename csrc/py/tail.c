@@ -17,7 +17,7 @@ static int tail_end(int fd, uint64_t size, const llog_reader_options *opt,
     }
     llog_tail t;
     llog_tail_init(&t, size, opt->dialect, opt->has_log_number,
-                   opt->log_number);
+                   opt->log_number, opt->verify_checksums);
     uint64_t at;
     size_t len;
     int rc = 0;
@@ -36,9 +36,9 @@ static int tail_end(int fd, uint64_t size, const llog_reader_options *opt,
 PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
                         Py_ssize_t nargs) {
     (void)module;
-    if (nargs < 3 || nargs > 5) {
+    if (nargs < 3 || nargs > 6) {
         PyErr_Format(PyExc_TypeError,
-                     "_tail_end() takes 3 to 5 arguments (%zd given)", nargs);
+                     "_tail_end() takes 3 to 6 arguments (%zd given)", nargs);
         return NULL;
     }
     int fd = PyObject_AsFileDescriptor(args[0]);
@@ -47,12 +47,17 @@ PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
     uint64_t size, end;
     llog_reader_options opt = {0};
     PyObject *number = nargs >= 4 && args[3] != Py_None ? args[3] : NULL;
-    PyObject *path = nargs == 5 && args[4] != Py_None ? args[4] : NULL;
+    PyObject *path = nargs >= 5 && args[4] != Py_None ? args[4] : NULL;
+    int verify = 1;
     /* The log number as a Reader of that path takes it: given, else in
      * the file's name, else (log_tail) in its first header. */
     if (llpy_parse_offset(args[1], "size", &size) < 0 ||
         llpy_dialect_options(args[2], number, path, &opt) < 0 ||
-        tail_end(fd, size, &opt, &end) < 0)
+        (nargs == 6 &&
+         llpy_parse_flag(args[5], "verify_checksums", &verify) < 0))
+        return NULL;
+    opt.verify_checksums = verify;
+    if (tail_end(fd, size, &opt, &end) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong((unsigned long long)end);
 }

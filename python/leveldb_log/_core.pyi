@@ -168,6 +168,7 @@ def _tail_end(
     dialect: Dialect,
     log_number: int | None = None,
     path: StrPath | None = None,
+    verify_checksums: bool = True,
     /,
 ) -> int:
     """Where the last complete record of the log open at fd ends (for the
@@ -179,6 +180,11 @@ def _tail_end(
       dialect, log_number: as a Reader takes them; without log_number,
         the number in path's name (NNNNNN.log), as a Reader of that path
         takes it, else the one in the file's first recyclable header.
+      path: the log's path, for the number in its name (not opened).
+      verify_checksums: stop before a record of the blocks walked whose
+        checksum fails (a writer that extends its file before filling
+        it leaves zeros after a whole header); False for logs written
+        without valid checksums.
 
     Returns
       A record boundary at or before size: every record whose first

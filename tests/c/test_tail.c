@@ -5,15 +5,18 @@
  * damage at the end; and how little of the log the walk reads.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "log_tail.h"
 
-/* Runs the walk over log[0..size) (LevelDB's dialect); *read counts the
- * bytes it asked for. Checks every span asked for. */
-static uint64_t tail_end(const uint8_t *log, size_t size, size_t *read) {
+/* Runs the walk over log[0..size) (LevelDB's dialect, checksums verified
+ * or not); *read counts the bytes it asked for. Checks every span asked
+ * for. */
+static uint64_t tail_end_v(const uint8_t *log, size_t size, int verify,
+                           size_t *read) {
     llog_tail t;
-    llog_tail_init(&t, size, LLOG_DIALECT_LEVELDB, 0, 0);
+    llog_tail_init(&t, size, LLOG_DIALECT_LEVELDB, 0, 0, verify);
     if (size > 0)
         CHECK_EQ(llog_tail_end(&t), 0); /* not known yet */
     uint64_t at;
@@ -27,6 +30,10 @@ static uint64_t tail_end(const uint8_t *log, size_t size, size_t *read) {
         llog_tail_got(&t, log + at, len);
     }
     return llog_tail_end(&t);
+}
+
+static uint64_t tail_end(const uint8_t *log, size_t size, size_t *read) {
+    return tail_end_v(log, size, 1, read);
 }
 
 /* A log of records of these lengths; ends[i] where record i ends. */
@@ -108,6 +115,24 @@ static void test_damage_stops(void) {
     buf_free(&log);
 }
 
+/* A record whose header is whole but whose checksum fails (its payload
+ * still zeros, as a writer that extends its file before filling it leaves
+ * it; or damage): the boundary stays before it when checksums are
+ * verified, and passes it when they are not. */
+static void test_checksums_when_verifying(void) {
+    buf log = {0};
+    put_phys(&log, LLOG_FULL, "abc", 3);
+    size_t good = log.len;
+    size_t at = put_phys(&log, LLOG_FULL, "defgh", 5);
+    memset(log.p + at + H, 0, 5); /* not written yet */
+    size_t read;
+    CHECK_EQ(tail_end_v(log.p, log.len, 1, &read), good);
+    CHECK_EQ(tail_end_v(log.p, log.len, 0, &read), log.len);
+    memcpy(log.p + at + H, "defgh", 5); /* written now: a whole record */
+    CHECK_EQ(tail_end_v(log.p, log.len, 1, &read), log.len);
+    buf_free(&log);
+}
+
 /* A short read (the file shrank since its size was taken) is taken as the
  * end of the file. */
 static void test_shrunk(void) {
@@ -116,7 +141,7 @@ static void test_shrunk(void) {
     buf log = {0};
     build(&log, lengths, 2, ends);
     llog_tail t;
-    llog_tail_init(&t, log.len, LLOG_DIALECT_LEVELDB, 0, 0);
+    llog_tail_init(&t, log.len, LLOG_DIALECT_LEVELDB, 0, 0, 1);
     uint64_t at;
     size_t len;
     CHECK(llog_tail_want(&t, &at, &len));
@@ -132,5 +157,6 @@ void suite_tail(void) {
     RUN(test_every_prefix);
     RUN(test_zero_fill);
     RUN(test_damage_stops);
+    RUN(test_checksums_when_verifying);
     RUN(test_shrunk);
 }

@@ -60,10 +60,10 @@ static int all_zero(const uint8_t *p, size_t n) {
     return 1;
 }
 
-/* log_tail's boundary for log[0..len) in dialect d. */
+/* log_tail's boundary for log[0..len) in dialect d, checking checksums. */
 static uint64_t tail_end(llog_dialect d, const uint8_t *log, size_t len) {
     llog_tail t;
-    llog_tail_init(&t, len, d, 0, 0);
+    llog_tail_init(&t, len, d, 0, 0, 1);
     uint64_t at;
     size_t n, calls = 0;
     /* The last block, the first header, then a header or a walk a block. */

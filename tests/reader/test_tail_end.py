@@ -103,6 +103,21 @@ def test_recycled_file_ends_where_the_new_log_does(tmp_path: Path) -> None:
         assert _core._tail_end(f, len(old), "rocksdb", None, tmp_path / "7.log") == len(old)
 
 
+def test_a_record_not_written_yet_is_not_complete(tmp_path: Path) -> None:
+    """A whole header before payload bytes still zeros (a writer that extends its file
+    before filling it): the boundary stays before the record while checksums are verified."""
+    data = bytearray(written("leveldb", None, [10, 20]))
+    data[17 + 7 :] = bytes(20)
+    path = tmp_path / "x.log"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        assert _core._tail_end(f, len(data), "leveldb") == 17
+        assert _core._tail_end(f, len(data), "leveldb", None, None, True) == 17
+        assert _core._tail_end(f, len(data), "leveldb", None, None, False) == len(data)
+        with pytest.raises(TypeError, match="verify_checksums"):
+            _core._tail_end(f, len(data), "leveldb", None, None, "no")  # type: ignore[arg-type]
+
+
 def test_bad_arguments(tmp_path: Path) -> None:
     path = tmp_path / "x.log"
     path.write_bytes(written("leveldb", None, [10]))

@@ -3,6 +3,7 @@ file's identity, and the ranges planned, called as Spark's planner calls them.""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -100,10 +101,11 @@ def test_a_file_rewritten_in_place_is_a_replaced_file(tmp_path: Path) -> None:
     write(log, [b"a" * 93] * 3)
     r = reader(tmp_path)
     committed = r.latestOffset(r.initialOffset(), ALL)
-    data = bytearray(log.read_bytes())
-    data[20] ^= 1  # the same inode and size, other first bytes
-    with open(log, "r+b") as f:
-        f.write(data)
+    other = io.BytesIO()
+    with leveldb_log.Writer(other) as w:
+        w.write_many([b"b" * 93] * 3)
+    with open(log, "r+b") as f:  # the same inode and size, other records
+        f.write(other.getvalue())
     os.utime(log, ns=(1, 1))
     with pytest.raises(LogError, match="was replaced by another file"):
         r.latestOffset(committed, ALL)

@@ -231,7 +231,14 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if event is not None:
                 entry = self._act(path, event, info.st_size, entry)
             dialect: Any = entry.get("dialect") or self._dialect(fd, info.st_size)
-            end = _tail_end(fd, info.st_size, dialect, self.read_options.log_number, path)
+            end = _tail_end(
+                fd,
+                info.st_size,
+                dialect,
+                self.read_options.log_number,
+                path,
+                self.read_options.verify_checksums,
+            )
             if entry.get("skip_to_end"):
                 del entry["skip_to_end"]
                 entry["base"] = end
