@@ -149,11 +149,11 @@ class LogReader(DataSourceReader):
 class FilteringLogReader(LogReader):
     """A LogReader that narrows its ranges and files by the filters Spark pushes."""
 
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+    def pushFilters(self, filters: list[Any]) -> list[Any]:
         """Keep what narrows ranges (``offset``) or files (``path``); give back the rest."""
         by_offset = not self.layout.corruptions  # a report's offset is no record's
         self.bounds, rest = push(filters, self.bounds, by_offset=by_offset)
-        yield from rest
+        return rest
 
 
 _PUSHDOWN_WORKER = "pyspark.sql.worker.data_source_pushdown_filters"
