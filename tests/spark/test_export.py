@@ -87,3 +87,41 @@ def test_an_empty_export_has_no_rows(spark: Any) -> None:
 def test_one_export_at_a_time(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="datastore_export reads one export"):
         spark.read.format("datastore_export").load([str(tmp_path), str(tmp_path)]).collect()
+
+
+def write_output(path: Path) -> None:
+    """One output file: two users (age an int, then a str) and a post in namespace "blog"."""
+    import leveldb_log
+    from leveldb_log.datastore import Entity, Key, encode_entity
+
+    with leveldb_log.Writer(path, "w") as w:
+        w.write(encode_entity(Entity({"name": "Ada", "age": 36}, key=Key([("users", "ada")]))))
+        w.write(encode_entity(Entity({"name": "Alan", "age": "41"}, key=Key([("users", "al")]))))
+        post = Key([("posts", 7)], namespace="blog")
+        w.write(encode_entity(Entity({"title": "Notes"}, key=post)))
+
+
+def test_a_schema_given_skips_inference_and_types_the_columns(spark: Any, tmp_path: Path) -> None:
+    write_output(tmp_path / "output-0")
+    df = (
+        spark.read.format("datastore_export")
+        .schema("__kind__ string, name string, title string")
+        .load(str(tmp_path / "output-0"))
+    )
+    assert [tuple(r) for r in df.collect()] == [
+        ("users", "Ada", None),
+        ("users", "Alan", None),
+        ("posts", None, "Notes"),
+    ]
+
+
+def test_namespaces_selects_entities(spark: Any, tmp_path: Path) -> None:
+    write_output(tmp_path / "output-0")
+    reader = spark.read.format("datastore_export")
+    blog = reader.option("namespaces", "blog").load(str(tmp_path / "output-0"))
+    assert blog.columns == ["__key__", "__kind__", "title"]
+    assert [(r["__key__"]["namespace"], r["title"]) for r in blog.collect()] == [("blog", "Notes")]
+    default = reader.option("namespaces", '[""]').load(str(tmp_path / "output-0"))
+    assert [r["name"] for r in default.collect()] == ["Ada", "Alan"]
+    assert default.schema["age"].metadata == {"leveldb_log.datastore": "json"}
+    assert [r["age"] for r in default.collect()] == ["36", '"41"']
