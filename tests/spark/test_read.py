@@ -132,3 +132,23 @@ def test_a_missing_path_fails_naming_it(spark: Any, tmp_path: Path) -> None:
 def test_a_folder_without_logs_has_no_rows(spark: Any, tmp_path: Path) -> None:
     write_log(tmp_path / "_in_progress.log", [b"not yet"])
     assert spark.read.format("leveldb_log").load(str(tmp_path)).collect() == []
+
+
+def test_planning_reads_no_byte_of_a_log(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from leveldb_log.spark import _read
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"planning opened {args[:1]}")
+
+    reader = _read.LogReader({"path": str(logs), "maxPartitionBytes": str(BLOCK_SIZE)}, None)
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)
+    monkeypatch.setattr(_read, "Reader", refuse)
+    pieces = [p for partition in reader.partitions() for p in partition.pieces]
+    sizes = {n: os.path.getsize(logs / n) for n in NAMES}
+    assert [(p.path, p.start) for p in pieces] == [
+        (str(logs / n), start) for n in NAMES for start in range(0, sizes[n], BLOCK_SIZE)
+    ]
+    assert [p.end for p in pieces if p.end % BLOCK_SIZE] == [sizes[n] for n in NAMES]
