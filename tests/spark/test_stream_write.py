@@ -106,7 +106,11 @@ def test_a_rate_stream_stopped_and_restarted_has_no_gap_and_no_duplicate(
             .start(str(out))
         )
         try:
-            wait_for(lambda t=target: committed() >= t, f"{target} committed batches")
+            wait_for(
+                lambda t=target, q=query: committed() >= t or not q.isActive,
+                f"{target} committed batches",
+            )
+            assert query.exception() is None, query.exception()
         finally:
             query.stop()
     values = Counter(int(r) for r in read_back(out).elements())
