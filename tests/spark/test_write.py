@@ -115,6 +115,14 @@ def test_the_only_column_is_written_whatever_its_name(spark: Any, tmp_path: Path
     assert read_back(tmp_path) == Counter([b"a", b"b"])
 
 
+def test_the_column_is_named_without_case_in_a_file_url(spark: Any, tmp_path: Path) -> None:
+    df = spark.createDataFrame([(1, b"x", "y")], "id long, data binary, Payload string")
+    writer = df.write.format("leveldb_log").mode("append").option("column", "PAYLOAD")
+    writer.save(f"file:{tmp_path}/one")  # Hadoop's spelling
+    writer.save(f"file://{tmp_path}/two")
+    assert read_back(tmp_path / "one") == read_back(tmp_path / "two") == Counter([b"y"])
+
+
 @pytest.mark.parametrize(
     "options",
     [

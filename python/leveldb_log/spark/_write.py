@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import shutil
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -79,13 +80,13 @@ def write_options(options: Mapping[str, str], schema: StructType) -> WriteOption
 
 
 def output_folder(options: Mapping[str, str]) -> str:
-    """The folder given to ``save()``: a local path, or a ``file://`` URL. Other stores have
-    no rename, which the commit protocol needs."""
+    """The folder given to ``save()``: a local path, or a ``file:`` URL (``file:///x`` or
+    Hadoop's ``file:/x``). Other stores have no rename, which the commit protocol needs."""
     path = text(options, "path")
     if not path:
         raise ValueError("no path: pass the output folder to save()")
-    if path.startswith("file://"):
-        return path[len("file://") :]
+    if path.startswith("file:"):
+        return urllib.parse.unquote(urllib.parse.urlsplit(path).path)
     if "://" in path:
         raise ValueError(
             f"leveldb_log writes to a folder of a local or shared file system (it renames "
@@ -101,6 +102,9 @@ def data_column(options: Mapping[str, str], schema: StructType) -> str:
     name = text(options, "column")
     if name is None:
         name = "data" if "data" in names or len(names) != 1 else names[0]
+    same = [n for n in names if n.lower() == name.lower()]
+    if name not in names and len(same) == 1:
+        name = same[0]  # as Spark resolves column names, without case
     if name not in names:
         raise ValueError(
             f"no column {name!r} to write as records (the columns: {', '.join(names)}); "
