@@ -118,11 +118,11 @@ def test_a_rate_stream_stopped_and_restarted_has_no_gap_and_no_duplicate(
     assert max(values) + 1 >= 6 * 7
 
 
-def stream_writer(folder: Path, checkpoint: str = "/checkpoints/q1") -> Any:
+def stream_writer(folder: Path, checkpoint: str = "/checkpoints/q1", **more: str) -> Any:
     from leveldb_log.spark._stream_write import LogStreamWriter
     from pyspark.sql.types import BinaryType, StructField, StructType
 
-    options = {"path": str(folder), "checkpointLocation": checkpoint}
+    options = {"path": str(folder), "checkpointLocation": checkpoint, **more}
     return LogStreamWriter(options, StructType([StructField("data", BinaryType())]), False)
 
 
@@ -197,6 +197,17 @@ def test_abort_deletes_the_batchs_staged_logs(
     writer.abort([messages[0], None], 0)
     assert visible(tmp_path) == [] and os.listdir(tmp_path / SINK / "staging") == []
     assert os.listdir(tmp_path / SINK / "commits") == []
+
+
+def test_the_batch_options_apply_to_a_streams_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = stream_writer(tmp_path, dialect="pebble", logNumber="9", sync="true")
+    writer.commit(write_tasks(writer, monkeypatch, [[b"a", b"b" * 70_000]], attempt=0), 2)
+    with leveldb_log.Reader(str(tmp_path / "part-000000000002-00000.log"), dialect="pebble") as r:
+        assert list(r) == [b"a", b"b" * 70_000] and r.log_number == 9
+    with pytest.raises(ValueError, match="naming=number is for batch writes"):
+        stream_writer(tmp_path, naming="number")
 
 
 def test_another_querys_batches_are_refused(
