@@ -210,6 +210,19 @@ def test_the_batch_options_apply_to_a_streams_logs(
         stream_writer(tmp_path, naming="number")
 
 
+def test_a_name_taken_by_another_file_is_refused_and_never_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    foreign = tmp_path / "part-000000000005-00000.log"
+    foreign.write_bytes(b"not the sink's")
+    for attempt in (0, 10):  # the replay of the failed commit refuses it too
+        writer = stream_writer(tmp_path)
+        messages = write_tasks(writer, monkeypatch, [[b"a"]], attempt=attempt)
+        with pytest.raises(FileExistsError, match=r"part-000000000005-00000\.log"):
+            writer.commit(messages, 5)
+    assert foreign.read_bytes() == b"not the sink's" and visible(tmp_path) == [foreign.name]
+
+
 def test_another_querys_batches_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,7 @@ from pyspark.sql.types import StructType
 from leveldb_log.spark._write import (
     HIDDEN_PREFIX,
     LogCommitMessage,
+    check_free,
     check_writable,
     publish,
     staged_moves,
@@ -88,6 +89,8 @@ class LogStreamWriter(DataSourceStreamArrowWriter):
         pending = done + ".pending"
         if os.path.exists(pending):
             discard(os.path.join(self.opts.folder, n) for n in read_names(pending))
+        if not self.overwrite:
+            check_free(self.opts.folder, moves)  # a name not ours is never recorded as ours
         write_names(pending, [final for _, final in moves], self.opts.sync)
         publish(self.opts.folder, moves, self.overwrite, self.opts.sync)
         os.replace(pending, done)

@@ -219,16 +219,20 @@ def staged_moves(
     ]
 
 
+def check_free(folder: str, moves: list[tuple[str, str]]) -> None:
+    """Refuse, before anything is renamed, final names that exist already."""
+    taken = [final for _, final in moves if os.path.lexists(os.path.join(folder, final))]
+    if taken:
+        raise FileExistsError(f"{folder}: logs already there: {', '.join(taken)}")
+
+
 def publish(folder: str, moves: list[tuple[str, str]], replace: bool, sync: bool) -> None:
     """Rename each staged log to its final name in ``folder``. ``replace``: the folder's
     earlier logs are deleted, after the new ones are in place (a crash in between leaves
-    both, never neither). Otherwise a final name that exists is refused before anything is
-    renamed."""
+    both, never neither). Otherwise a final name that exists is refused (check_free)."""
     earlier = visible_files(folder) if replace else []
     if not replace:
-        taken = [final for _, final in moves if os.path.lexists(os.path.join(folder, final))]
-        if taken:
-            raise FileExistsError(f"{folder}: logs already there: {', '.join(taken)}")
+        check_free(folder, moves)
     for staged, final in moves:
         os.replace(staged, os.path.join(folder, final))
     if sync and moves:
