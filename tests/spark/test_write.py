@@ -292,3 +292,55 @@ def test_a_task_that_fails_deletes_its_own_staged_log(
     with pytest.raises(RuntimeError, match="poison row"):
         writer.write(batches())
     assert os.listdir(writer.staging) == []
+
+
+RETRY_CHILD = """
+import json, os, sys
+sys.path[:0] = [{spark_tests!r}, {tests!r}]  # conftest.py: the one beside this test
+from conftest import new_session
+from pyspark import TaskContext
+from pyspark.sql import functions as F
+
+out = sys.argv[1]
+spark = new_session(master="local[2,2]", app="leveldb-log-retried-task")  # 2 attempts a task
+spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "50")
+
+
+def first_attempt_fails(seq, data):
+    context = TaskContext.get()
+    if seq == 900 and context.attemptNumber() == 0:
+        raise RuntimeError("the first attempt dies")
+    return data
+
+
+udf = F.udf(first_attempt_fails, "binary")
+rows = [(i, b"record %d" % i) for i in range(1000)]
+df = spark.createDataFrame(rows, "seq long, data binary").coalesce(1)
+df.select(udf("seq", "data").alias("data")).write.format("leveldb_log").mode("append").save(out)
+spark.stop()
+"""
+
+
+def test_a_retried_task_is_written_once(tmp_path: Path) -> None:
+    """A task whose first attempt dies after writing part of its log (Spark retries it:
+    local[2,2]): only the second attempt's log is published, and nothing stays staged."""
+    import subprocess
+    import sys
+
+    from support.engines import spark_missing
+
+    reason = spark_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    here = Path(__file__).parent
+    script = tmp_path / "child.py"
+    script.write_text(RETRY_CHILD.format(spark_tests=str(here), tests=str(here.parent)))
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [sys.executable, str(script), str(out)], capture_output=True, timeout=600, check=False
+    )
+    stderr = run.stderr.decode(errors="replace")
+    assert run.returncode == 0, stderr[-5000:]
+    assert "the first attempt dies" in stderr  # the first attempt did fail
+    assert read_back(out) == Counter(b"record %d" % i for i in range(1000))
+    assert len(visible(out)) == 1 and sorted(os.listdir(out)) == visible(out)
