@@ -4,7 +4,11 @@ streaming reads (_stream_read), streaming writes (_stream_write), exports (_expo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pyspark.sql.datasource import (
+    CaseInsensitiveDict,
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
@@ -14,7 +18,30 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 
-class LogDataSource(DataSource):
+class _SessionDefaults(DataSource):
+    """A data source whose options default to the session's settings that register() took
+    (Spark tells a Python source none of them)."""
+
+    session_options: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, options: dict[str, str]) -> None:
+        merged = CaseInsensitiveDict(self.session_options)
+        merged.update(options)
+        super().__init__(merged)
+
+
+def with_session_options(
+    settings: Mapping[str, str],
+) -> tuple[type[DataSource], type[DataSource]]:
+    """The two data sources, their options defaulting to ``settings``: classes made here
+    travel to Spark's Python workers by value (cloudpickle), settings included."""
+    return tuple(  # type: ignore[return-value]
+        type(base.__name__, (base,), {"session_options": dict(settings), "__module__": __name__})
+        for base in (LogDataSource, ExportDataSource)
+    )
+
+
+class LogDataSource(_SessionDefaults):
     """``format("leveldb_log")``: LevelDB logs (and RocksDB's and Pebble's) as rows."""
 
     @classmethod
@@ -47,7 +74,7 @@ class LogDataSource(DataSource):
         return LogStreamWriter(self.options, schema, overwrite)
 
 
-class ExportDataSource(DataSource):
+class ExportDataSource(_SessionDefaults):
     """``format("datastore_export")``: the entities of a Firestore/Datastore export as rows."""
 
     @classmethod
