@@ -38,7 +38,7 @@ from leveldb_log._core import BLOCK_SIZE, _tail_end, crc32c
 from leveldb_log._detect import detect_dialect
 from leveldb_log._errors import LogError
 from leveldb_log.spark import _files, _options
-from leveldb_log.spark._read import Piece, _read_piece
+from leveldb_log.spark._read import Piece, _read_piece, pack
 
 __all__ = ["LogStreamReader", "StreamOptions", "StreamPartition", "stream_options"]
 
@@ -164,13 +164,15 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The ranges [start, end) of every file with new records, cut at
         ``maxPartitionBytes`` and packed like a batch read's small files."""
         before = start.get("files", {})
-        pieces: list[tuple[Piece, str]] = []
+        pieces: list[Piece] = []
+        dialects = {}
         for path, entry in sorted(end.get("files", {}).items()):
             since, until = _since(before.get(path), entry), entry["pos"]
             step = self.layout.partition_bytes
-            for at in range(since, until, step):
-                pieces.append((Piece(path, at, min(at + step, until)), entry.get("dialect")))
-        return _pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
+            pieces += [Piece(path, at, min(at + step, until)) for at in range(since, until, step)]
+            dialects[path] = entry.get("dialect")
+        groups = pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
+        return [StreamPartition([(p, dialects[p.path]) for p in group]) for group in groups]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         """Each range's rows as pyarrow RecordBatches, as a batch read shapes them (options,
@@ -331,21 +333,3 @@ def _change(fd: int, info: os.stat_result, before: dict[str, Any] | None) -> str
     if _crc(fd, before["headSize"]) != before["head"]:
         return "replaced"
     return None
-
-
-def _pack(pieces: list[tuple[Piece, str]], limit: int, open_cost: int) -> list[StreamPartition]:
-    """Consecutive pieces, grouped while a group's bytes (each piece counting
-    ``open_cost`` more) stay within ``limit``."""
-    partitions: list[StreamPartition] = []
-    group: list[tuple[Piece, str]] = []
-    used = 0
-    for piece, dialect in pieces:
-        cost = piece.end - piece.start + open_cost
-        if group and used + cost > limit:
-            partitions.append(StreamPartition(group))
-            group, used = [], 0
-        group.append((piece, dialect))
-        used += cost
-    if group:
-        partitions.append(StreamPartition(group))
-    return partitions
