@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from leveldb_log import _storage
-from leveldb_log._core import BLOCK_SIZE, RECOVERY_MODES, Reader
-from leveldb_log._detect import detect_dialect
+from leveldb_log._core import RECOVERY_MODES, Reader
+from leveldb_log._detect import detect_file_dialect
 from leveldb_log._dialects import DIALECTS
 from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
 from leveldb_log.dask import DEFAULT_BLOCKSIZE, UrlPath, _expand, _file_parts, _Part
@@ -121,23 +121,11 @@ def _reader_options(part: _Part, plan: _ReadPlan) -> dict[str, Any]:
     """The Reader's keyword arguments for one range; with dialect auto, the dialect is
     detected here, in the task, from the file's first block (planning reads no log bytes)."""
     options = dict(part.options)
-    dialect = plan.dialect or detect_dialect(
-        _first_block(part.path, options.get("storage_options"))
-    )
+    dialect = plan.dialect or detect_file_dialect(part.path, options.get("storage_options"))
     options["dialect"] = dialect
     if plan.log_number is not None and dialect != "leveldb":
         options["log_number"] = plan.log_number
     return options
-
-
-def _first_block(path: str, storage_options: Mapping[str, Any] | None) -> bytes:
-    """Up to one block from the start of a file or URL."""
-    source = _storage.reading(path, storage_options)
-    if isinstance(source, str):
-        with open(source, "rb") as f:
-            return f.read(BLOCK_SIZE)
-    with source:
-        return bytes(source.read(BLOCK_SIZE))
 
 
 class _Damage:

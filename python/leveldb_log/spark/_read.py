@@ -18,8 +18,8 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from leveldb_log._core import BLOCK_SIZE, Reader
-from leveldb_log._detect import detect_dialect
+from leveldb_log._core import Reader
+from leveldb_log._detect import detect_file_dialect
 from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log.spark import _files, _options
 from leveldb_log.spark._filters import Bounds, push
@@ -204,7 +204,7 @@ def _read_piece(
 ) -> Iterator[pa.RecordBatch]:
     """One piece's rows; its damage logged (and, with corruptions=true, its rows)."""
     found: list[Corruption] = []
-    dialect = options.dialect or _detect(piece.path, options.storage_options)
+    dialect = options.dialect or detect_file_dialect(piece.path, options.storage_options)
     reader = _open(piece, options, dialect, found.append)
     try:
         with reader:
@@ -267,12 +267,6 @@ def _open(piece: Piece, options: _options.ReadOptions, dialect: str, found: Any)
     if options.storage_options is not None and _files.is_url(piece.path):
         kwargs["storage_options"] = options.storage_options
     return Reader(piece.path, **kwargs)
-
-
-def _detect(path: str, storage_options: dict[str, Any] | None) -> str:
-    """The dialect of the file at ``path``, from its first block."""
-    with _files.open_binary(path, storage_options) as f:
-        return detect_dialect(f.read(BLOCK_SIZE))
 
 
 def _report(piece: Piece, found: list[Corruption]) -> None:
