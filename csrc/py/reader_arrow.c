@@ -37,7 +37,8 @@
 #define BINARY_MOST ((size_t)INT32_MAX)
 #define FIRST_BYTES ((size_t)64 * 1024)
 #define RESERVE_AT_ONCE ((size_t)16 << 20)
-#define SPARE_MOST ((size_t)32 << 20) /* bytes of buffers kept for reuse */
+#define SPARE_MOST ((size_t)32 << 20) /* bytes of a batch's buffers kept */
+#define SPARE_SETS 2                  /* released batches' buffers kept */
 
 /* ---- the column types ------------------------------------------------- */
 
@@ -54,15 +55,17 @@ static size_t row_bytes(unsigned types) {
 
 /* ---- the columns of one batch, shared by every export of it ----------- */
 
-/* Where the module keeps the columns of one released batch for the next
- * batch of any iterator: their pages are already in memory, where fresh ones
- * cost a page fault and zeroing each (bench/README.md, "The Arrow rows").
- * Shared by the module, the iterators and every batch they made (one
+/* Where the module keeps the columns of released batches (SPARE_SETS) for
+ * the next batches of any iterator: their pages are already in memory, where
+ * fresh ones cost a page fault and zeroing each (bench/README.md, "The Arrow
+ * rows"). Shared by the module, the iterators and every batch they made (one
  * reference each); columns larger than SPARE_MOST are not kept (a record
  * being assembled, or dropped, may have filled more than the batch holds). */
 typedef struct cols_spare {
     long refs;
-    struct arrow_cols *kept; /* or NULL; swapped atomically */
+    /* Two, as a for loop over batches holds one while the next fills:
+     * each NULL or kept columns, swapped atomically. */
+    struct arrow_cols *kept[SPARE_SETS];
 } cols_spare;
 
 /* Released from any thread (an Arrow consumer's), hence the atomic counts
@@ -89,11 +92,11 @@ static long atomic_add(long *v, long d) {
 #endif
 }
 
-static arrow_cols *spare_swap(cols_spare *sp, arrow_cols *c) {
+static arrow_cols *spare_swap(cols_spare *sp, int i, arrow_cols *c) {
 #ifdef _MSC_VER
-    return _InterlockedExchangePointer((void *volatile *)&sp->kept, c);
+    return _InterlockedExchangePointer((void *volatile *)&sp->kept[i], c);
 #else
-    return __atomic_exchange_n(&sp->kept, c, __ATOMIC_ACQ_REL);
+    return __atomic_exchange_n(&sp->kept[i], c, __ATOMIC_ACQ_REL);
 #endif
 }
 
@@ -110,9 +113,11 @@ static void cols_destroy(arrow_cols *c) {
 static void spare_unref(cols_spare *sp) {
     if (atomic_add(&sp->refs, -1) > 0)
         return;
-    arrow_cols *kept = spare_swap(sp, NULL);
-    if (kept != NULL)
-        cols_destroy(kept);
+    for (int i = 0; i < SPARE_SETS; i++) {
+        arrow_cols *kept = spare_swap(sp, i, NULL);
+        if (kept != NULL)
+            cols_destroy(kept);
+    }
     free(sp);
 }
 
@@ -130,16 +135,20 @@ static void cols_unref(arrow_cols *c) {
         spare_unref(sp);
         return;
     }
-    arrow_cols *old = spare_swap(sp, c);
-    if (old != NULL)
-        cols_destroy(old);
+    /* (each set is in one place at a time: a slot, a batch or freed) */
+    for (int i = 0; i < SPARE_SETS && c != NULL; i++)
+        c = spare_swap(sp, i, c); /* the one pushed out goes on */
+    if (c != NULL)
+        cols_destroy(c);
     spare_unref(sp);
 }
 
 /* Empty columns (one reference) that go to sp when released (sp may be
  * NULL): sp's kept ones if any, else new; or NULL with MemoryError. */
 static arrow_cols *cols_new(cols_spare *sp) {
-    arrow_cols *c = sp != NULL ? spare_swap(sp, NULL) : NULL;
+    arrow_cols *c = NULL;
+    for (int i = 0; sp != NULL && i < SPARE_SETS && c == NULL; i++)
+        c = spare_swap(sp, i, NULL);
     if (c != NULL) { /* cap_n, cap_len and the buffers stay */
         c->n = c->len = 0;
         c->types = 0;
