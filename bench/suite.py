@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cases.arrow import arrow_long_read_case, arrow_read_case, arrow_write_case
+from bench.cases.arrow_file import arrow_file_cases
 from bench.cases.crc import crc_cases
 from bench.cases.dask import dask_scaling
 from bench.cases.datastore import datastore_case
@@ -81,6 +82,7 @@ def run_suite(
         if "arrow" in only:
             makers = (arrow_read_case, arrow_long_read_case, arrow_write_case)
             cases += _extra_cases(makers, data, cfg, progress)
+            cases += arrow_file_cases(cfg, progress)
         if "rocksdb" in only:
             cases += _extra_cases((recycled_case, compressed_case), data, cfg, progress)
         if "datastore" in only:

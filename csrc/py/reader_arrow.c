@@ -1,8 +1,8 @@
 /*
  * reader_arrow.c - a Reader's records as Arrow data (the Arrow C data and
  * C stream interfaces, arrow.h): Reader.iter_batches() yields Batch objects
- * (columns offset: uint64 and data: large_binary, filled from the core's
- * payloads in one pass, no Python object per record), and
+ * (columns offset: uint64 or int64 and data: large_binary or binary, filled
+ * from the core's payloads in one pass, no Python object per record), and
  * Reader.__arrow_c_stream__() hands the same batches to any consumer.
  * Records, corruptions, recovery modes and ranges are exactly those of
  * record-by-record iteration: both read through the same reader.
@@ -29,24 +29,43 @@
 #define DEFAULT_MAX_BYTES ((Py_ssize_t)4 << 20)
 #define FIRST_ROWS 256
 /* What a record adds to a batch besides its payload: its offset and the
- * end of its payload, 8 bytes each. A batch's size (nbytes, max_bytes) is
- * its payloads plus this for each record, as pyarrow counts it. */
+ * end of its payload, 8 bytes each (4 for the end in a binary column; see
+ * row_bytes). A batch's size (nbytes, max_bytes) is its payloads plus this
+ * for each record, as pyarrow counts it. */
 #define ROW_BYTES 16
+/* The most payload bytes a binary column (32-bit offsets) holds. */
+#define BINARY_MOST ((size_t)INT32_MAX)
 #define FIRST_BYTES ((size_t)64 * 1024)
 #define RESERVE_AT_ONCE ((size_t)16 << 20)
-#define SPARE_MOST ((size_t)32 << 20) /* bytes of buffers kept for reuse */
+#define SPARE_MOST ((size_t)32 << 20) /* bytes of a batch's buffers kept */
+#define SPARE_SETS 2                  /* released batches' buffers kept */
+
+/* ---- the column types ------------------------------------------------- */
+
+/* The types a batch's columns are exported in (iter_batches' offset_type
+ * and data_type): bits of an unsigned. The offsets are the same bits
+ * either way (file offsets stay far below 2**63); a binary column's ends
+ * are narrowed to 32 bits once the batch is full (cols_finish). */
+#define TYPE_INT64_OFFSETS 1u /* "l" instead of "L" */
+#define TYPE_BINARY 2u        /* "z" instead of "Z" */
+
+static size_t row_bytes(unsigned types) {
+    return types & TYPE_BINARY ? 12 : ROW_BYTES;
+}
 
 /* ---- the columns of one batch, shared by every export of it ----------- */
 
-/* Where the module keeps the columns of one released batch for the next
- * batch of any iterator: their pages are already in memory, where fresh ones
- * cost a page fault and zeroing each (bench/README.md, "The Arrow rows").
- * Shared by the module, the iterators and every batch they made (one
+/* Where the module keeps the columns of released batches (SPARE_SETS) for
+ * the next batches of any iterator: their pages are already in memory, where
+ * fresh ones cost a page fault and zeroing each (bench/README.md, "The Arrow
+ * rows"). Shared by the module, the iterators and every batch they made (one
  * reference each); columns larger than SPARE_MOST are not kept (a record
  * being assembled, or dropped, may have filled more than the batch holds). */
 typedef struct cols_spare {
     long refs;
-    struct arrow_cols *kept; /* or NULL; swapped atomically */
+    /* Two, as a for loop over batches holds one while the next fills:
+     * each NULL or kept columns, swapped atomically. */
+    struct arrow_cols *kept[SPARE_SETS];
 } cols_spare;
 
 /* Released from any thread (an Arrow consumer's), hence the atomic counts
@@ -61,6 +80,7 @@ typedef struct arrow_cols {
     size_t cap_limit;  /* grow data no further unless a record needs it (a
                           batch's max_bytes and a block), or 0 */
     size_t rows_limit; /* the most rows a batch holds, or 0 */
+    unsigned types;    /* TYPE_*: ends are 32-bit once TYPE_BINARY is set */
     cols_spare *spare; /* where they go when released, or NULL */
 } arrow_cols;
 
@@ -72,11 +92,11 @@ static long atomic_add(long *v, long d) {
 #endif
 }
 
-static arrow_cols *spare_swap(cols_spare *sp, arrow_cols *c) {
+static arrow_cols *spare_swap(cols_spare *sp, int i, arrow_cols *c) {
 #ifdef _MSC_VER
-    return _InterlockedExchangePointer((void *volatile *)&sp->kept, c);
+    return _InterlockedExchangePointer((void *volatile *)&sp->kept[i], c);
 #else
-    return __atomic_exchange_n(&sp->kept, c, __ATOMIC_ACQ_REL);
+    return __atomic_exchange_n(&sp->kept[i], c, __ATOMIC_ACQ_REL);
 #endif
 }
 
@@ -93,9 +113,11 @@ static void cols_destroy(arrow_cols *c) {
 static void spare_unref(cols_spare *sp) {
     if (atomic_add(&sp->refs, -1) > 0)
         return;
-    arrow_cols *kept = spare_swap(sp, NULL);
-    if (kept != NULL)
-        cols_destroy(kept);
+    for (int i = 0; i < SPARE_SETS; i++) {
+        arrow_cols *kept = spare_swap(sp, i, NULL);
+        if (kept != NULL)
+            cols_destroy(kept);
+    }
     free(sp);
 }
 
@@ -113,18 +135,23 @@ static void cols_unref(arrow_cols *c) {
         spare_unref(sp);
         return;
     }
-    arrow_cols *old = spare_swap(sp, c);
-    if (old != NULL)
-        cols_destroy(old);
+    /* (each set is in one place at a time: a slot, a batch or freed) */
+    for (int i = 0; i < SPARE_SETS && c != NULL; i++)
+        c = spare_swap(sp, i, c); /* the one pushed out goes on */
+    if (c != NULL)
+        cols_destroy(c);
     spare_unref(sp);
 }
 
 /* Empty columns (one reference) that go to sp when released (sp may be
  * NULL): sp's kept ones if any, else new; or NULL with MemoryError. */
 static arrow_cols *cols_new(cols_spare *sp) {
-    arrow_cols *c = sp != NULL ? spare_swap(sp, NULL) : NULL;
+    arrow_cols *c = NULL;
+    for (int i = 0; sp != NULL && i < SPARE_SETS && c == NULL; i++)
+        c = spare_swap(sp, i, NULL);
     if (c != NULL) { /* cap_n, cap_len and the buffers stay */
         c->n = c->len = 0;
+        c->types = 0;
     } else {
         c = calloc(1, sizeof *c);
         if (c != NULL) {
@@ -230,7 +257,24 @@ static int cols_append(arrow_cols *c, const llog_event *ev) {
     return 0;
 }
 
-/* ---- ArrowSchema: struct<offset: uint64, data: large_binary> ---------- */
+/* Sets the batch's column types once it is full: a binary column's ends,
+ * filled as 64-bit ones, are narrowed in place (each 32-bit end lies no
+ * later than the 64-bit one it comes from, so a forward pass reads each
+ * before it is overwritten). */
+static void cols_finish(arrow_cols *c, unsigned types) {
+    c->types = types;
+    if (!(types & TYPE_BINARY))
+        return;
+    uint8_t *bytes = (uint8_t *)c->ends; /* (memcpy: no aliasing rules) */
+    for (size_t i = 0; i <= c->n; i++) {
+        int64_t wide;
+        memcpy(&wide, bytes + 8 * i, 8);
+        int32_t narrow = (int32_t)wide;
+        memcpy(bytes + 4 * i, &narrow, 4);
+    }
+}
+
+/* ---- ArrowSchema: struct<offset: uint64|int64, data: large_binary|binary> */
 
 typedef struct {
     struct ArrowSchema kids[2];
@@ -256,13 +300,15 @@ static void schema_field(struct ArrowSchema *s, const char *format,
     s->release = schema_release_child;
 }
 
-/* Fills out with the batches' schema; 0, or ENOMEM (no exception). */
-static int schema_export(struct ArrowSchema *out) {
+/* Fills out with the batches' schema (types: TYPE_*); 0, or ENOMEM (no
+ * exception). */
+static int schema_export(struct ArrowSchema *out, unsigned types) {
     schema_priv *p = malloc(sizeof *p);
     if (p == NULL)
         return ENOMEM;
-    schema_field(&p->kids[0], "L", "offset");
-    schema_field(&p->kids[1], "Z", "data");
+    schema_field(&p->kids[0], types & TYPE_INT64_OFFSETS ? "l" : "L",
+                 "offset");
+    schema_field(&p->kids[1], types & TYPE_BINARY ? "z" : "Z", "data");
     p->ptrs[0] = &p->kids[0];
     p->ptrs[1] = &p->kids[1];
     memset(out, 0, sizeof *out);
@@ -358,9 +404,9 @@ static void array_capsule_free(PyObject *capsule) {
     free(a);
 }
 
-static PyObject *schema_capsule(void) {
+static PyObject *schema_capsule(unsigned types) {
     struct ArrowSchema *s = malloc(sizeof *s);
-    if (s == NULL || schema_export(s) != 0) {
+    if (s == NULL || schema_export(s, types) != 0) {
         free(s);
         return PyErr_NoMemory();
     }
@@ -416,26 +462,61 @@ static Py_ssize_t Batch_len(PyObject *op) {
 static PyObject *Batch_nbytes(PyObject *op, void *closure) {
     (void)closure;
     arrow_cols *c = ((batch_object *)op)->cols;
-    return PyLong_FromSize_t(c->len + ROW_BYTES * c->n);
+    return PyLong_FromSize_t(c->len + row_bytes(c->types) * c->n);
 }
 
-static int parse_requested(PyObject *args, PyObject *kwds, const char *fn) {
+/* A child of a requested schema: named name, of format a or b (1 for b);
+ * or -1. */
+static int requested_child(const struct ArrowSchema *s, const char *name,
+                           const char *a, const char *b) {
+    if (s == NULL || s->format == NULL || s->name == NULL ||
+        s->n_children != 0 || s->dictionary != NULL ||
+        strcmp(s->name, name) != 0)
+        return -1;
+    return strcmp(s->format, a) == 0 ? 0 : strcmp(s->format, b) == 0 ? 1 : -1;
+}
+
+/* The column types a requested schema (an "arrow_schema" capsule) asks
+ * for when it is one this exports: struct<offset: uint64 or int64, data:
+ * large_binary or binary> (flags and metadata aside); else `types`, as the
+ * protocol lets a producer ignore the request (best effort). */
+static unsigned requested_types(PyObject *requested, unsigned types) {
+    if (!PyCapsule_IsValid(requested, "arrow_schema"))
+        return types;
+    const struct ArrowSchema *s =
+        PyCapsule_GetPointer(requested, "arrow_schema");
+    if (s->release == NULL || s->format == NULL ||
+        strcmp(s->format, "+s") != 0 || s->n_children != 2 ||
+        s->children == NULL || s->dictionary != NULL)
+        return types;
+    int off = requested_child(s->children[0], "offset", "L", "l");
+    int data = requested_child(s->children[1], "data", "Z", "z");
+    if (off < 0 || data < 0)
+        return types;
+    return (off ? TYPE_INT64_OFFSETS : 0) | (data ? TYPE_BINARY : 0);
+}
+
+/* requested_schema, the one argument of the protocol's methods (None when
+ * not given, borrowed); 0, or -1 with an exception set. */
+static int parse_requested(PyObject *args, PyObject *kwds, const char *fn,
+                           PyObject **requested) {
     static char *kwlist[] = {"requested_schema", NULL};
-    PyObject *requested = Py_None;
     char format[64];
+    *requested = Py_None;
     PyOS_snprintf(format, sizeof format, "|O:%s", fn);
-    /* The protocol lets a producer ignore the request (best effort): the
-     * columns are always offset: uint64 and data: large_binary. */
-    return PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &requested)
+    return PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, requested)
                ? 0
                : -1;
 }
 
 static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
                                    PyObject *kwds) {
-    if (parse_requested(args, kwds, "__arrow_c_array__") < 0)
+    PyObject *requested;
+    /* (a batch's columns keep the types it was made in: the request is
+     * ignored, as the protocol allows) */
+    if (parse_requested(args, kwds, "__arrow_c_array__", &requested) < 0)
         return NULL;
-    PyObject *schema = schema_capsule();
+    PyObject *schema = schema_capsule(((batch_object *)op)->cols->types);
     PyObject *array =
         schema ? array_capsule(((batch_object *)op)->cols) : NULL;
     PyObject *pair = array ? PyTuple_Pack(2, schema, array) : NULL;
@@ -445,9 +526,8 @@ static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
 }
 
 static PyObject *Batch_arrow_schema(PyObject *op, PyObject *unused) {
-    (void)op;
     (void)unused;
-    return schema_capsule();
+    return schema_capsule(((batch_object *)op)->cols->types);
 }
 
 static PyMethodDef Batch_methods[] = {
@@ -482,14 +562,18 @@ typedef struct {
     PyObject_HEAD PyObject *reader;
     llpy_lock lock;
     size_t max_records, max_bytes;
+    unsigned types;    /* of the batches' columns: TYPE_* */
+    arrow_cols *carry; /* a record read that begins the next batch, or NULL */
     PyObject *pending; /* an exception raised after a batch's records */
     PyTypeObject *batch_type;
     cols_spare *spare; /* a released batch's columns, for the next */
 } batches_object;
 
 /* The most records a run may take: the core counts payload bytes only, so
- * it is given max_bytes less ROW_BYTES for as many records as it may take
- * (less than a batch's last 8 KiB then go record by record). */
+ * it is given max_bytes less row_bytes for as many records as it may take
+ * (less than a batch's last 8 KiB then go record by record). A binary
+ * column's run ends a block short of BINARY_MOST (a run's records each lie
+ * in one block), past which records go one by one (batches_hold). */
 #define RUN_ROWS 512
 
 /* Appends the run of whole records the core reads at once, if any: the
@@ -508,14 +592,12 @@ static int batches_fill_run(batches_object *it, llpy_reader *r,
     if (c->cap_len - c->len < LLOG_BLOCK_SIZE &&
         cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
         return PyErr_NoMemory(), -1;
-    size_t rows = ROW_BYTES * (c->n + room);
-    llog_run run = {c->offsets,
-                    c->ends,
-                    c->data,
-                    c->n,
-                    c->n + room,
-                    c->len,
-                    it->max_bytes > rows ? it->max_bytes - rows : 0};
+    size_t rows = row_bytes(it->types) * (c->n + room);
+    size_t budget = it->max_bytes > rows ? it->max_bytes - rows : 0;
+    if (it->types & TYPE_BINARY && budget > BINARY_MOST - LLOG_BLOCK_SIZE)
+        budget = BINARY_MOST - LLOG_BLOCK_SIZE;
+    llog_run run = {c->offsets,  c->ends, c->data, c->n,
+                    c->n + room, c->len,  budget};
     size_t n = llpy_reader_next_run(r, &run);
     if (n > 0) {
         c->n = run.n;
@@ -524,15 +606,39 @@ static int batches_fill_run(batches_object *it, llpy_reader *r,
     return (int)n;
 }
 
+/* A record that would take a binary column past BINARY_MOST bytes: it
+ * begins the next batch (it->carry, a copy), or, too large for any binary
+ * column, raises ValueError. 1 (the batch ends), or -1. */
+static int batches_hold(batches_object *it, const llog_event *ev) {
+    if (ev->len > BINARY_MOST) {
+        PyErr_Format(PyExc_ValueError,
+                     "the record at offset %llu is %zu bytes, more than a "
+                     "binary column holds (%zu): use "
+                     "data_type=\"large_binary\"",
+                     (unsigned long long)ev->offset, ev->len, BINARY_MOST);
+        return -1;
+    }
+    it->carry = cols_new(it->spare);
+    if (it->carry == NULL)
+        return -1;
+    if (cols_append(it->carry, ev) < 0) {
+        cols_unref(it->carry);
+        it->carry = NULL;
+        return -1;
+    }
+    return 1;
+}
+
 /* Reads records into c until a limit, the end or an error (the reader's
  * lock held): 0, or -1 with an exception set. The record that reaches
  * max_bytes ends the batch: the reader never reads past the records it
- * hands over, so its position and last_record_offset stay exact. */
+ * hands over, so its position and last_record_offset stay exact (but for
+ * one a binary column has no room for: batches_hold). */
 static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
     llpy_state *st = llpy_state_of(Py_TYPE(r));
+    size_t per_row = row_bytes(it->types);
     llog_event ev;
-    while (c->n < it->max_records &&
-           c->len + ROW_BYTES * c->n < it->max_bytes) {
+    while (c->n < it->max_records && c->len + per_row * c->n < it->max_bytes) {
         int rc = batches_fill_run(it, r, c);
         if (rc > 0)
             continue; /* a run of whole records, read at once */
@@ -540,6 +646,8 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
             rc = llpy_reader_next_view(r, st, &ev);
         if (rc <= 0)
             return rc;
+        if (it->types & TYPE_BINARY && ev.len > BINARY_MOST - c->len)
+            return batches_hold(it, &ev) < 0 ? -1 : 0;
         if (cols_append(c, &ev) < 0)
             return -1;
     }
@@ -550,14 +658,15 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
  * (raised after any records read before it, kept in it->pending). */
 static arrow_cols *batches_next_cols(batches_object *it) {
     llpy_reader *r = (llpy_reader *)it->reader;
-    arrow_cols *c = cols_new(it->spare);
+    arrow_cols *c = it->carry != NULL ? it->carry : cols_new(it->spare);
+    it->carry = NULL;
     if (c == NULL)
         return NULL;
     c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
                        ? 0
                        : it->max_bytes + LLOG_BLOCK_SIZE;
-    /* (every row takes ROW_BYTES of max_bytes, the last one past it) */
-    size_t rows = it->max_bytes / ROW_BYTES + 1;
+    /* (every row takes row_bytes of max_bytes, the last one past it) */
+    size_t rows = it->max_bytes / row_bytes(it->types) + 1;
     c->rows_limit = rows < it->max_records ? rows : it->max_records;
     if (llpy_reader_acquire(r) < 0) {
         cols_unref(c);
@@ -573,6 +682,7 @@ static arrow_cols *batches_next_cols(batches_object *it) {
             rc = -1;
     }
     llpy_reader_release(r);
+    cols_finish(c, it->types);
     if (rc < 0 && c->n > 0) {
         it->pending = PyErr_GetRaisedException();
         rc = 0;
@@ -623,6 +733,8 @@ static void Batches_dealloc(PyObject *op) {
     PyTypeObject *tp = Py_TYPE(op);
     PyObject_GC_UnTrack(op);
     Batches_clear(op);
+    if (it->carry != NULL)
+        cols_unref(it->carry);
     if (it->spare != NULL)
         spare_unref(it->spare);
     llpy_lock_free(&it->lock);
@@ -648,9 +760,10 @@ static PyType_Spec Batches_spec = {
     .slots = Batches_slots,
 };
 
-/* A batch iterator over reader, or NULL with an exception set. */
+/* A batch iterator over reader (types: its columns', TYPE_*), or NULL with
+ * an exception set. */
 static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
-                              Py_ssize_t max_bytes) {
+                              Py_ssize_t max_bytes, unsigned types) {
     if (max_records < 1 || max_bytes < 1) {
         PyErr_SetString(PyExc_ValueError,
                         max_records < 1 ? "max_records must be at least 1"
@@ -672,19 +785,50 @@ static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
     it->reader = Py_NewRef(reader);
     it->max_records = (size_t)max_records;
     it->max_bytes = (size_t)max_bytes;
+    it->types = types;
     it->batch_type = st->batch_type;
     return (PyObject *)it;
 }
 
+/* Adds `bit` to *types when value (NULL: not given) is `other` rather than
+ * `usual`; 0, or -1 with TypeError (not a str) or ValueError (neither),
+ * naming the argument. */
+static int parse_type(PyObject *value, const char *arg, const char *usual,
+                      const char *other, unsigned bit, unsigned *types) {
+    if (value == NULL)
+        return 0;
+    if (!PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.200s", arg,
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    if (PyUnicode_CompareWithASCIIString(value, other) == 0)
+        *types |= bit;
+    else if (PyUnicode_CompareWithASCIIString(value, usual) != 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be \"%s\" or \"%s\", not %R",
+                     arg, usual, other, value);
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
-    static char *kwlist[] = {"max_records", "max_bytes", NULL};
+    static char *kwlist[] = {"max_records", "max_bytes", "offset_type",
+                             "data_type", NULL};
     Py_ssize_t max_records = DEFAULT_MAX_RECORDS,
                max_bytes = DEFAULT_MAX_BYTES;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$nn:iter_batches", kwlist,
-                                     &max_records, &max_bytes))
+    PyObject *offset_type = NULL, *data_type = NULL;
+    unsigned types = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$nnOO:iter_batches", kwlist,
+                                     &max_records, &max_bytes, &offset_type,
+                                     &data_type) ||
+        parse_type(offset_type, "offset_type", "uint64", "int64",
+                   TYPE_INT64_OFFSETS, &types) < 0 ||
+        parse_type(data_type, "data_type", "large_binary", "binary",
+                   TYPE_BINARY, &types) < 0)
         return NULL;
-    return batches_make(reader, max_records, max_bytes);
+    return batches_make(reader, max_records, max_bytes, types);
 }
 
 /* ---- the stream ------------------------------------------------------- */
@@ -696,8 +840,8 @@ typedef struct {
 
 static int stream_get_schema(struct ArrowArrayStream *s,
                              struct ArrowSchema *out) {
-    (void)s;
-    return schema_export(out);
+    stream_priv *p = s->private_data;
+    return schema_export(out, ((batches_object *)p->batches)->types);
 }
 
 /* The exception raised as "Type: message", kept for get_last_error. */
@@ -797,7 +941,8 @@ static PyObject *stream_capsule(PyObject *batches) {
 
 PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
-    if (parse_requested(args, kwds, "__arrow_c_stream__") < 0)
+    PyObject *requested;
+    if (parse_requested(args, kwds, "__arrow_c_stream__", &requested) < 0)
         return NULL;
     if (llpy_reader_arrow_spent((llpy_reader *)reader)) {
         /* As a spent pyarrow RecordBatchReader refuses: an empty table
@@ -808,7 +953,8 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
         return NULL;
     }
     PyObject *batches =
-        batches_make(reader, DEFAULT_MAX_RECORDS, DEFAULT_MAX_BYTES);
+        batches_make(reader, DEFAULT_MAX_RECORDS, DEFAULT_MAX_BYTES,
+                     requested_types(requested, 0));
     return batches ? stream_capsule(batches) : NULL;
 }
 

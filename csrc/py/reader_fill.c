@@ -332,6 +332,10 @@ static int fill_in_place(llpy_reader *self, uint64_t want) {
     if (!llog_reader_in_place(self->core, &assembled))
         return 0;
     in_place_plan(self, assembled, &n, &tail);
+    /* Only the block that ends a short record: a chunk read brings the
+     * blocks after it too, which short records do not read in place. */
+    if (n == 0 && llpy_reader_assembly_hint(self) < LLOG_BLOCK_SIZE)
+        return 0;
     uint8_t *dst = NULL;
     if (n > 0) {
         dst = llog_reader_append_point(self->core, n * LLOG_MAX_FRAGMENT);

@@ -733,28 +733,48 @@ class Reader(Iterator[bytes]):
         Returns
           None.
         """
-    def iter_batches(self, *, max_records: int = 65536, max_bytes: int = 4194304) -> BatchIterator:
+    def iter_batches(
+        self,
+        *,
+        max_records: int = 65536,
+        max_bytes: int = 4194304,
+        offset_type: Literal["uint64", "int64"] = "uint64",
+        data_type: Literal["large_binary", "binary"] = "large_binary",
+    ) -> BatchIterator:
         """Iterate over the records as Arrow batches (leveldb_log.Batch).
 
-        Each batch has the columns offset (uint64) and data (large_binary)
-        and exports __arrow_c_array__: pyarrow.record_batch(batch) takes it.
-        The records, reports and errors are those of iterating the reader
-        itself (which it advances): an exception comes after a batch of the
-        records before it. Following a growing log, the iterator stops at
-        the current end and can be resumed later.
+        Each batch has the columns offset (uint64, or int64) and data
+        (large_binary, or binary) and exports __arrow_c_array__:
+        pyarrow.record_batch(batch) takes it, in those types, without a
+        cast. The records, reports and errors are those of iterating the
+        reader itself (which it advances): an exception comes after a batch
+        of the records before it. Following a growing log, the iterator
+        stops at the current end and can be resumed later.
 
         Arguments
           max_records: at most this many records a batch (>= 1).
           max_bytes: a batch ends with the record that brings its size
-            (Batch.nbytes: payloads and 16 bytes a record) to this many
-            bytes or more (>= 1): it is smaller than max_bytes plus its last
-            record's payload and 16.
+            (Batch.nbytes: payloads and 16 bytes a record, 12 with
+            data_type "binary") to this many bytes or more (>= 1): it is
+            smaller than max_bytes plus its last record's payload and 16.
+          offset_type: "uint64" (Arrow format "L") or "int64" ("l"), as
+            Spark wants it; the values are the same.
+          data_type: "large_binary" (64-bit offsets, format "Z") or
+            "binary" (32-bit offsets, "z"). A binary batch holds at most
+            2**31-1 bytes of payload: the record that would take it past
+            that begins the next batch (it has been read: the reader's
+            position and last_record_offset are past it meanwhile).
 
         Returns
           An iterator of Batch objects.
 
         Raises
-          ValueError: a limit below 1; the reader is closed (from next()).
+          TypeError: offset_type or data_type is not a str.
+          ValueError: a limit below 1; an offset_type or data_type not
+            listed above; the reader is closed (from next()); a record
+            larger than 2**31-1 bytes with data_type "binary" (from next(),
+            after a batch of the records before it; the message gives its
+            offset and size).
           As iteration does: CorruptionError and the rest.
         """
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -769,7 +789,13 @@ class Reader(Iterator[bytes]):
         'Type: message'.
 
         Arguments
-          requested_schema: ignored (the protocol's best effort).
+          requested_schema: an "arrow_schema" PyCapsule: when it is
+            struct<offset: uint64 or int64, data: large_binary or binary>
+            (those field names; nullability and metadata aside), the
+            batches come in those types, as iter_batches(offset_type=...,
+            data_type=...) makes them; anything else is ignored (the
+            protocol's best effort) and the types are uint64 and
+            large_binary.
 
         Returns
           A PyCapsule named "arrow_array_stream".
@@ -817,9 +843,10 @@ class Reader(Iterator[bytes]):
 class Batch:
     """Records of a log as Arrow data, from Reader.iter_batches().
 
-    len() is the number of records. Columns: offset (uint64: where
-    each record's first header lies) and data (large_binary: the
-    payload). Exported with __arrow_c_array__, so that for instance
+    len() is the number of records. Columns: offset (uint64, or int64:
+    where each record's first header lies) and data (large_binary, or
+    binary: the payload), in the types iter_batches was asked for.
+    Exported with __arrow_c_array__, so that for instance
     pyarrow.record_batch(batch) takes it without a copy.
     """
     def __len__(self) -> int: ...
@@ -828,14 +855,14 @@ class Batch:
         """Bytes of the batch's columns: its records' payloads and 16 a record.
 
         (Its offset and where its payload ends: as pyarrow's RecordBatch.nbytes
-        counts them.)
+        counts them; 12 a record in a binary column, whose ends take 4.)
         """
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """Export the batch through the Arrow C data interface.
 
         Arguments
           requested_schema: ignored (the protocol's best effort): the
-            columns are always offset: uint64 and data: large_binary.
+            columns keep the types the batch was made in.
 
         Returns
           (schema, array): PyCapsules named "arrow_schema" and
@@ -848,7 +875,7 @@ class Batch:
 
         Returns
           A PyCapsule named "arrow_schema": struct<offset: uint64,
-          data: large_binary>.
+          data: large_binary>, or the types iter_batches was asked for.
         """
 
 class BatchIterator(Iterator[Batch]):

@@ -81,6 +81,11 @@ def test_the_bench_suite_runs_every_case_on_a_little_data(tmp_path: Path) -> Non
     assert any("Reader(path) vs readinto" in t for t in judged), statuses
     assert any("write_many(Arrow array)" in t for t in judged), statuses
     assert sum("vs ndb codec + values" in t for t in judged) == 2, statuses
+    # issue 37: batches from a file at each size, on the chosen path and the forced ones
+    for size in ("100 B", "4 KiB", "1 MiB"):
+        assert f"read/{size}/arrow-file/{chosen}" in keys, keys
+    assert sum("from a warm file, iter_batches vs" in t for t in judged) == 5, statuses
+    assert any("for loop vs io.BytesIO line iteration" in t for t in judged), statuses
 
 
 def test_the_durable_bench_runs_every_contender_at_every_thread_count(tmp_path: Path) -> None:

@@ -107,22 +107,40 @@ def schema_of(s: Any) -> Any:
     return (s.format.decode(), (s.name or b"").decode(), kids)
 
 
-def columns_of(a: Any) -> tuple[list[int], list[bytes]]:
-    """The (offsets, records) of an exported struct array, read from its buffers."""
+# The C types of the columns' buffers, by Arrow format: offset (uint64, int64) and the ends
+# of data (large_binary, binary).
+OFFSET_CTYPE = {"L": ctypes.c_uint64, "l": ctypes.c_int64}
+ENDS_CTYPE = {"Z": ctypes.c_int64, "z": ctypes.c_int32}
+# iter_batches' offset_type and data_type, and the Arrow formats they export.
+TYPE_FORMATS = {
+    ("uint64", "large_binary"): ("L", "Z"),
+    ("uint64", "binary"): ("L", "z"),
+    ("int64", "large_binary"): ("l", "Z"),
+    ("int64", "binary"): ("l", "z"),
+}
+
+
+def columns_of(a: Any, formats: tuple[str, str] = ("L", "Z")) -> tuple[list[int], list[bytes]]:
+    """The (offsets, records) of an exported struct array, read from its buffers as the
+    columns' Arrow formats say."""
     assert (a.n_buffers, a.n_children, a.null_count, a.offset) == (1, 2, 0, 0)
     off, dat = a.children[0].contents, a.children[1].contents
     n = a.length
     assert off.length == dat.length == n and (off.n_buffers, dat.n_buffers) == (2, 3)
-    offsets = list((ctypes.c_uint64 * n).from_address(off.buffers[1])) if n else []
-    ends = list((ctypes.c_int64 * (n + 1)).from_address(dat.buffers[1]))
+    offset_ctype, ends_ctype = OFFSET_CTYPE[formats[0]], ENDS_CTYPE[formats[1]]
+    offsets = list((offset_ctype * n).from_address(off.buffers[1])) if n else []
+    ends = list((ends_ctype * (n + 1)).from_address(dat.buffers[1]))
     assert ends[0] == 0 and dat.buffers[2]
     data = ctypes.string_at(dat.buffers[2], ends[-1]) if ends[-1] else b""
     return offsets, [data[ends[i] : ends[i + 1]] for i in range(n)]
 
 
-def stream_batches(reader: Any) -> tuple[list[tuple[list[int], list[bytes]]], str | None]:
-    """Reads a Reader's C stream by hand: its batches, and get_last_error if it failed."""
-    capsule = reader.__arrow_c_stream__()
+def stream_batches(
+    reader: Any, requested: Any = None
+) -> tuple[list[tuple[list[int], list[bytes]]], str | None]:
+    """Reads a Reader's C stream (uint64 and large_binary: the default, or what `requested`
+    asks that it ignores) by hand: its batches, and get_last_error if it failed."""
+    capsule = reader.__arrow_c_stream__(requested)
     stream = capsule_struct(capsule, b"arrow_array_stream", ArrowArrayStream)
     schema = ArrowSchema()
     assert stream.get_schema(ctypes.byref(stream), ctypes.byref(schema)) == 0
@@ -178,15 +196,23 @@ class BatchesEnd(NamedTuple):
 
 
 def batch_read(
-    source: Any, max_records: int, max_bytes: int, **kw: Any
+    source: Any,
+    max_records: int,
+    max_bytes: int,
+    types: tuple[str, str] = ("uint64", "large_binary"),
+    **kw: Any,
 ) -> tuple[Outcome, list[BatchSeen], BatchesEnd]:
-    """As support.reading.c_read, through iter_batches (read with ctypes: no pyarrow); also
-    each batch as seen, and how the batches ended."""
+    """As support.reading.c_read, through iter_batches (read with ctypes: no pyarrow) with
+    the column types `types` (offset_type, data_type); also each batch as seen, and how the
+    batches ended. Every batch's schema is checked against the types."""
     seen: list[Any] = []
     batches: list[BatchSeen] = []
     error = raised = None
+    formats = TYPE_FORMATS[types]
     with leveldb_log.Reader(source, on_corruption=seen.append, **kw) as r:
-        it = r.iter_batches(max_records=max_records, max_bytes=max_bytes)
+        it = r.iter_batches(
+            max_records=max_records, max_bytes=max_bytes, offset_type=types[0], data_type=types[1]
+        )
         while True:
             try:
                 batch = next(it)
@@ -198,8 +224,13 @@ def batch_read(
                 )
                 raised = (e.offset, e.size, e.reason)
                 break
-            _, capsule = batch.__arrow_c_array__()
-            offs, recs = columns_of(capsule_struct(capsule, b"arrow_array", ArrowArray))
+            schema, capsule = batch.__arrow_c_array__()
+            assert schema_of(capsule_struct(schema, b"arrow_schema", ArrowSchema)) == (
+                "+s",
+                "",
+                [(formats[0], "offset", []), (formats[1], "data", [])],
+            )
+            offs, recs = columns_of(capsule_struct(capsule, b"arrow_array", ArrowArray), formats)
             batches.append(BatchSeen(len(batch), recs, offs, batch.nbytes, r.last_record_offset))
         dropped = r.dropped_bytes
         after_end = (list(r.iter_batches()), list(r))
@@ -209,10 +240,13 @@ def batch_read(
     return outcome, batches, BatchesEnd(raised, tuple(seen[-1]) if seen else None, after_end)
 
 
-def expected_batches(read: Outcome, max_records: int, max_bytes: int) -> list[BatchSeen]:
+def expected_batches(
+    read: Outcome, max_records: int, max_bytes: int, row_bytes: int = 16
+) -> list[BatchSeen]:
     """The batches the records of `read` must come in: each batch takes records until it holds
-    max_records or its nbytes (each record's length plus 16) reach max_bytes; only the last
-    may end short of both. Each batch's last_record_offset is its last record's offset."""
+    max_records or its nbytes (each record's length plus row_bytes: 16, or 12 for a binary
+    column) reach max_bytes; only the last may end short of both. Each batch's
+    last_record_offset is its last record's offset."""
     out: list[BatchSeen] = []
     recs: list[bytes] = []
     offs: list[int | None] = []
@@ -220,7 +254,7 @@ def expected_batches(read: Outcome, max_records: int, max_bytes: int) -> list[Ba
     for rec, off in zip(read.records, read.offsets, strict=True):
         recs.append(rec)
         offs.append(off)
-        nbytes += len(rec) + 16
+        nbytes += len(rec) + row_bytes
         if len(recs) == max_records or nbytes >= max_bytes:
             out.append(BatchSeen(len(recs), recs, offs, nbytes, off))
             recs, offs, nbytes = [], [], 0
@@ -280,6 +314,112 @@ def test_the_stream_read_by_hand_matches_iteration(log: bytes, data: Any) -> Non
     else:
         name = "TruncatedRecordError" if expected.error == "truncated" else "CorruptionError"
         assert error is not None and error.startswith(name + ": ")
+
+
+@scaled(0.3)
+@given(log=damaged_logs(), limits=LIMITS, types=st.sampled_from(list(TYPE_FORMATS)), data=st.data())
+def test_batches_in_each_column_type_hold_what_the_default_types_hold(
+    log: bytes, limits: tuple[int, int], types: tuple[str, str], data: Any
+) -> None:
+    """offset_type and data_type change the exported types only: the records, offsets,
+    reports and errors are those of the default uint64 and large_binary, and a batch ends
+    where its nbytes (12 bytes a record besides its payload in a binary column) say."""
+    recovery = data.draw(st.sampled_from(MODES))
+    start, end = draw_range(data.draw, log)
+    kw = {"recovery": recovery, "start": start, "end": end}
+    got, batches, ending = batch_read(log, *limits, types, **kw)
+    default, _, default_ending = batch_read(log, *limits, **kw)
+    assert got == default and ending == default_ending
+    assert batches == expected_batches(got, *limits, 12 if types[1] == "binary" else 16)
+
+
+def test_offset_type_and_data_type_are_checked() -> None:
+    r = leveldb_log.Reader(CLEAN)
+    for kw, words in (
+        ({"offset_type": "uint32"}, 'offset_type must be "uint64" or "int64"'),
+        ({"offset_type": "UINT64"}, 'offset_type must be "uint64" or "int64"'),
+        ({"data_type": "string"}, 'data_type must be "large_binary" or "binary"'),
+        ({"data_type": ""}, 'data_type must be "large_binary" or "binary"'),
+    ):
+        with pytest.raises(ValueError, match=words):
+            r.iter_batches(**kw)
+    for kw, words in (
+        ({"offset_type": b"int64"}, "offset_type must be a str, not bytes"),
+        ({"data_type": None}, "data_type must be a str, not NoneType"),
+    ):
+        with pytest.raises(TypeError, match=words):
+            r.iter_batches(**kw)
+    with pytest.raises(TypeError):
+        r.iter_batches(65536, 4194304, "int64")  # keyword-only
+    assert list(r) == RECORDS  # nothing was read
+
+
+def test_buffers_lent_between_batches_of_different_types_read_right() -> None:
+    """A binary batch's ends are narrowed in its buffer: a batch of other types that gets
+    that buffer back (the module keeps a released batch's buffers) fills it afresh."""
+    records = [bytes([i % 251]) * (1 + i % 300) for i in range(2000)]
+    log = encode(records)
+    for types in itertools.chain(list(TYPE_FORMATS) * 2, reversed(list(TYPE_FORMATS))):
+        got, batches, _ = batch_read(log, 300, 1 << 20, types)
+        assert got.records == records and len(batches) == 7, types
+
+
+def requested_schema(fields: list[tuple[str, str]], nullable: bool = True) -> Any:
+    """An "arrow_schema" capsule of struct<fields> (name, format), made with ctypes; the
+    capsule has no destructor, so it and its structs are kept in _KEEP."""
+    kids = [ArrowSchema() for _ in fields]
+    for kid, (name, fmt) in zip(kids, fields, strict=True):
+        kid.format, kid.name, kid.flags = fmt.encode(), name.encode(), 2 if nullable else 0
+        kid.release = type(kid.release)(lambda s: None)
+    ptrs = (ctypes.POINTER(ArrowSchema) * len(kids))(*[ctypes.pointer(k) for k in kids])
+    top = ArrowSchema()
+    top.format, top.name, top.n_children = b"+s", b"", len(kids)
+    top.children = ctypes.cast(ptrs, type(top.children))
+    top.release = type(top.release)(lambda s: None)
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = new(ctypes.addressof(top), b"arrow_schema", None)
+    _KEEP.append((capsule, top, ptrs, kids))
+    return capsule
+
+
+_KEEP: list[Any] = []
+
+
+@pytest.mark.parametrize(
+    ("fields", "formats"),
+    [
+        ([("offset", "L"), ("data", "Z")], ("L", "Z")),
+        ([("offset", "l"), ("data", "z")], ("l", "z")),
+        ([("offset", "L"), ("data", "z")], ("L", "z")),
+        ([("offset", "l"), ("data", "Z")], ("l", "Z")),
+        ([("offset", "l"), ("payload", "z")], ("L", "Z")),  # another name: ignored
+        ([("data", "z"), ("offset", "l")], ("L", "Z")),  # another order: ignored
+        ([("offset", "l"), ("data", "u")], ("L", "Z")),  # string: not exported, ignored
+        ([("offset", "i"), ("data", "z")], ("L", "Z")),
+        ([("offset", "l")], ("L", "Z")),
+    ],
+)
+def test_the_stream_takes_a_requested_schema_of_the_types_it_exports(
+    fields: list[tuple[str, str]], formats: tuple[str, str]
+) -> None:
+    capsule = leveldb_log.Reader(CLEAN).__arrow_c_stream__(requested_schema(fields))
+    stream = capsule_struct(capsule, b"arrow_array_stream", ArrowArrayStream)
+    schema = ArrowSchema()
+    assert stream.get_schema(ctypes.byref(stream), ctypes.byref(schema)) == 0
+    assert schema_of(schema) == ("+s", "", [(formats[0], "offset", []), (formats[1], "data", [])])
+    schema.release(ctypes.byref(schema))
+    array = ArrowArray()
+    assert stream.get_next(ctypes.byref(stream), ctypes.byref(array)) == 0
+    assert columns_of(array, formats)[1] == RECORDS
+    array.release(ctypes.byref(array))
+
+
+def test_the_stream_ignores_a_request_that_is_not_a_schema_capsule() -> None:
+    for request in (None, "offset: int64", 3):
+        _, error = stream_batches(leveldb_log.Reader(CLEAN), request)
+        assert error is None
 
 
 def test_an_error_comes_after_a_batch_of_the_records_before_it() -> None:
@@ -579,6 +719,28 @@ def test_a_released_batch_lends_its_buffers_to_a_later_one_and_a_held_one_never(
     )
 
 
+def test_a_for_loop_over_batches_fills_the_same_two_buffers_in_every_pass() -> None:
+    """A for loop holds one batch while the next fills: the module keeps both released
+    batches' buffers, so later passes take no new memory. (Memory is held between passes,
+    so that a new buffer could not be placed where a freed one was.)"""
+    records = [bytes([i % 251]) * 1000 for i in range(2000)]
+    log = encode(records)
+
+    def one_pass() -> list[int]:
+        addresses = []
+        for batch in leveldb_log.Reader(log).iter_batches(max_bytes=200_000):
+            addresses.append(data_address(batch))
+        return addresses
+
+    one_pass()  # (the buffers another test left may be larger)
+    first = one_pass()
+    held = [bytearray(300_000) for _ in range(8)]
+    later = one_pass() + one_pass()
+    assert len(first) == 11 and len(set(first)) == 2
+    assert set(later) == set(first)
+    del held
+
+
 DAMAGED = bytearray(CLEAN)
 DAMAGED[B + 100] ^= 1  # a checksum mismatch in the second block
 DAMAGED = bytes(DAMAGED)
@@ -644,6 +806,36 @@ def test_pyarrow_raises_what_went_wrong_in_the_stream() -> None:
     assert reader.read_next_batch().num_rows == len(RECORDS) - 1
     with pytest.raises(Exception, match="TruncatedRecordError"):
         reader.read_next_batch()
+
+
+@pytest.mark.parametrize("types", list(TYPE_FORMATS))
+def test_pyarrow_gets_each_column_type_without_a_cast(types: tuple[str, str]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    arrow_types = {
+        "uint64": pa.uint64(),
+        "int64": pa.int64(),
+        "large_binary": pa.large_binary(),
+        "binary": pa.binary(),
+    }
+    schema = pa.schema(
+        [pa.field("offset", arrow_types[types[0]], False), pa.field("data", arrow_types[types[1]])]
+    )
+    ours = list(
+        leveldb_log.Reader(CLEAN).iter_batches(
+            max_records=4, offset_type=types[0], data_type=types[1]
+        )
+    )
+    batches = [pa.record_batch(b) for b in ours]
+    assert [b.schema.types for b in batches] == [[schema.field(0).type, schema.field(1).type]] * 2
+    assert [b.nbytes for b in ours] == [b.nbytes for b in batches]  # counted as pyarrow does
+    expected = pa.table(leveldb_log.Reader(CLEAN))
+    assert pa.Table.from_batches(batches)["data"].to_pylist() == RECORDS
+    assert pa.Table.from_batches(batches)["offset"].to_pylist() == expected["offset"].to_pylist()
+    # asked for through the stream's requested schema (pyarrow fails on any other schema)
+    stream = pa.RecordBatchReader.from_stream(leveldb_log.Reader(CLEAN), schema=schema)
+    table = stream.read_all()
+    assert table.schema.types == schema.types
+    assert table["data"].to_pylist() == RECORDS
 
 
 def test_polars_reads_a_reader() -> None:
