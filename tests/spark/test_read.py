@@ -152,3 +152,19 @@ def test_planning_reads_no_byte_of_a_log(logs: Path, monkeypatch: pytest.MonkeyP
         (str(logs / n), start) for n in NAMES for start in range(0, sizes[n], BLOCK_SIZE)
     ]
     assert [p.end for p in pieces if p.end % BLOCK_SIZE] == [sizes[n] for n in NAMES]
+
+
+def test_batches_come_in_sparks_types_from_the_reader_itself(logs: Path) -> None:
+    """spark_batches asks the Reader for int64 offsets and binary payloads (32-bit offsets):
+    Spark's long and binary, with no cast of a batch."""
+    import pyarrow as pa
+    from leveldb_log.spark._read import spark_batches
+
+    path = logs / "000001.log"
+    with leveldb_log.Reader(path) as reader:
+        batches = list(spark_batches(reader, str(path), max_records=7))
+    assert len(batches) > 1
+    for batch in batches:
+        assert batch.schema.types == [pa.int64(), pa.binary(), pa.string()]
+    rows = [row for batch in batches for row in zip(*batch.to_pydict().values(), strict=True)]
+    assert rows == [(o, r, str(path)) for o, r in reader_rows(path)]

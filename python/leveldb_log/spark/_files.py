@@ -9,17 +9,16 @@ its files. A file named outright is read whatever its name.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import glob
 import os
 import stat
-from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from collections.abc import Sequence
+from typing import Any
 
 from leveldb_log import _storage
 
-__all__ = ["expand", "is_url", "open_binary"]
+__all__ = ["expand", "is_url"]
 
 is_url = _storage.is_url
 
@@ -118,15 +117,3 @@ def _expand_url(url: str, storage_options: dict[str, Any] | None) -> list[tuple[
         else:
             found.append((fs.unstrip_protocol(info["name"]), int(info["size"])))
     return found
-
-
-@contextlib.contextmanager
-def open_binary(path: str, storage_options: dict[str, Any] | None) -> Iterator[IO[bytes]]:
-    """The file at a path or URL, open for reading bytes."""
-    opened = _storage.open_url(path, "rb", storage_options) if is_url(path) else path
-    if isinstance(opened, str):
-        with open(opened, "rb") as f:
-            yield f
-    else:
-        with opened:
-            yield opened

@@ -29,17 +29,7 @@ __all__ = ["FilteringLogReader", "LogPartition", "LogReader", "Piece", "pack", "
 
 log = logging.getLogger("leveldb_log.spark")
 
-#: Spark's types for the two columns a Reader gives: ``long`` and ``binary``.
-SPARK_SCHEMA = pa.schema(
-    [
-        pa.field("offset", pa.int64(), nullable=False),
-        pa.field("data", pa.binary(), nullable=False),
-    ]
-)
 _PATH = pa.field("path", pa.string(), nullable=False)
-
-#: Whether Reader.iter_batches can give Spark's types itself (no cast per batch).
-_NATIVE_TYPES = "offset_type" in (Reader.iter_batches.__doc__ or "")
 
 
 def spark_batches(
@@ -61,22 +51,11 @@ def spark_batches(
       (binary), then path (string) when asked: what a Python data source's read() may
       yield for the schema ``offset long, data binary[, path string]``.
     """
-    if _NATIVE_TYPES:
-        batches = (
-            pa.record_batch(b)
-            for b in reader.iter_batches(  # type: ignore[call-arg]
-                max_records=max_records,
-                max_bytes=max_bytes,
-                offset_type="int64",
-                data_type="binary",
-            )
-        )
-    else:
-        batches = (
-            pa.record_batch(b).cast(SPARK_SCHEMA)
-            for b in reader.iter_batches(max_records=max_records, max_bytes=max_bytes)
-        )
-    for batch in batches:
+    batches = reader.iter_batches(
+        max_records=max_records, max_bytes=max_bytes, offset_type="int64", data_type="binary"
+    )
+    for exported in batches:
+        batch = pa.record_batch(exported)
         if path is not None:
             batch = batch.append_column(_PATH, pa.repeat(pa.scalar(path), batch.num_rows))
         yield batch
@@ -204,7 +183,8 @@ def _read_piece(
 ) -> Iterator[pa.RecordBatch]:
     """One piece's rows; its damage logged (and, with corruptions=true, its rows)."""
     found: list[Corruption] = []
-    dialect = options.dialect or detect_file_dialect(piece.path, options.storage_options)
+    url_options = options.storage_options if _files.is_url(piece.path) else None
+    dialect = options.dialect or detect_file_dialect(piece.path, url_options)
     reader = _open(piece, options, dialect, found.append)
     try:
         with reader:
