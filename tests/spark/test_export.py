@@ -8,19 +8,10 @@ from typing import Any
 
 import pytest
 from leveldb_log.datastore import read_export
+from support.paths import EXPORTS
 
 pytestmark = pytest.mark.slow
 
-# ../shared beside the repository; a git worktree under wt/ looks one level further up.
-ROOT = Path(__file__).resolve().parents[2]
-EXPORTS = next(
-    (
-        p / "shared" / "datastore_exports"
-        for p in (ROOT.parent, ROOT.parent.parent)
-        if (p / "shared" / "datastore_exports").is_dir()
-    ),
-    ROOT.parent / "shared" / "datastore_exports",
-)
 needs_exports = pytest.mark.skipif(not EXPORTS.is_dir(), reason="no ../shared/datastore_exports")
 
 
