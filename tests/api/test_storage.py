@@ -8,7 +8,6 @@ their offsets and the corruptions reported must be the same.
 from __future__ import annotations
 
 import io
-import logging
 import os
 import pickle
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any
 import leveldb_log
 import pytest
 from leveldb_log import BLOCK_SIZE, Reader, Writer, _storage, splits
+from support.s3 import moto_s3
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -419,27 +419,9 @@ def test_plain_paths_never_import_fsspec(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, Any]]:
-    """A moto S3 server on 127.0.0.1 with a bucket "logs"; yields the storage_options."""
-    pytest.importorskip("s3fs")
-    server_module = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **credentials)
-        client.create_bucket(Bucket="logs")
-        yield {
-            "endpoint_url": endpoint,
-            "key": "testing",
-            "secret": "testing",
-            "client_kwargs": {"region_name": "us-east-1"},
-        }
-    finally:
-        server.stop()
+    """A moto S3 server on 127.0.0.1 with a bucket "logs"; yields the storage options."""
+    with moto_s3() as options:
+        yield options
 
 
 def test_s3_write_read_and_ranges(s3: dict[str, Any]) -> None:

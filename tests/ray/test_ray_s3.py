@@ -3,11 +3,11 @@ server on 127.0.0.1, which the workers reach as the driver does."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.s3 import moto_s3
 
 pytestmark = pytest.mark.slow
 
@@ -19,27 +19,9 @@ from leveldb_log.ray import read_logs, write_logs  # noqa: E402
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, Any]]:
-    """A moto S3 server on 127.0.0.1 with a bucket "logs"; yields the storage_options."""
-    pytest.importorskip("s3fs")
-    server_module = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **credentials)
-        client.create_bucket(Bucket="logs")
-        yield {
-            "endpoint_url": endpoint,
-            "key": "testing",
-            "secret": "testing",
-            "client_kwargs": {"region_name": "us-east-1"},
-        }
-    finally:
-        server.stop()
+    """A moto S3 server on 127.0.0.1 with a bucket "logs"; yields the storage options."""
+    with moto_s3() as options:
+        yield options
 
 
 def keys(s3: dict[str, Any], prefix: str) -> list[str]:

@@ -4,13 +4,13 @@ reached by the executors with the query's storageOptions."""
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import leveldb_log
 import pytest
+from support.s3 import moto_s3
 
 pytestmark = pytest.mark.slow
 
@@ -18,26 +18,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def s3() -> Iterator[dict[str, Any]]:
     """A moto S3 server on 127.0.0.1 with a bucket "logs"; yields the storage options."""
-    pytest.importorskip("s3fs")
-    server_module = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **credentials)
-        client.create_bucket(Bucket="logs")
-        yield {
-            "endpoint_url": endpoint,
-            "key": "testing",
-            "secret": "testing",
-            "client_kwargs": {"region_name": "us-east-1"},
-        }
-    finally:
-        server.stop()
+    with moto_s3() as options:
+        yield options
 
 
 @pytest.fixture(scope="module")
