@@ -17,10 +17,8 @@ take Spark's default partition size (128 MiB).
 
 from __future__ import annotations
 
-import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,32 +26,12 @@ from typing import Any
 import leveldb_log
 
 from bench.harness import Config, MiB
+from bench.spark_session import spark_session
 
 GOALS = {"count": 0.5, "sum_length": 1.2}
 PLAN_GOAL = 5.0  # seconds
 PLAN_FILES = 10_000
 SIZES = (100, 4096)
-
-
-def _session() -> Any:
-    """A local SparkSession on loopback, without the UI, leveldb_log registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    import leveldb_log.spark
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("leveldb-log-bench-read")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    leveldb_log.spark.register(spark)
-    return spark
 
 
 def _payloads(size: int, total: int) -> list[bytes]:
@@ -141,7 +119,7 @@ def spark_read(cfg: Config, tmp: Path, quick: bool, progress: bool) -> dict[str,
         import pyspark  # noqa: F401
     except ImportError:
         return None
-    spark = _session()
+    spark = spark_session("leveldb-log-bench-read")
     total = (20 if quick else 200) * MiB
     rows = []
     try:

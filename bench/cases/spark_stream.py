@@ -12,10 +12,8 @@ counts the wait for the next trigger as a user sees it. The target is a median <
 
 from __future__ import annotations
 
-import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,32 +21,11 @@ from typing import Any
 import leveldb_log
 
 from bench.harness import Config
+from bench.spark_session import spark_session
 
 GOAL = 2.0  # seconds, median
 TRIGGER = "1 second"
 POLL = 0.02
-
-
-def _session() -> Any:
-    """A local SparkSession on loopback, without the UI, leveldb_log registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    import leveldb_log.spark
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("leveldb-log-bench-stream")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    leveldb_log.spark.register(spark)
-    return spark
 
 
 def _seen(spark: Any, table: str) -> int:
@@ -75,7 +52,7 @@ def spark_stream_latency(
         import pyspark  # noqa: F401
     except ImportError:
         return None
-    spark = _session()
+    spark = spark_session("leveldb-log-bench-stream", **{"spark.sql.shuffle.partitions": "2"})
     folder = tmp / "logs"
     folder.mkdir()
     rng = random.Random(5)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,33 +29,13 @@ from typing import Any
 import leveldb_log
 
 from bench.harness import Config, MiB
+from bench.spark_session import spark_session
 
 GOAL = 1.0
 SIZES = (100, 4096)
 PARTITIONS = 2
 ARROW_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 TUNED = 4 * MiB
-
-
-def _session() -> Any:
-    """A local SparkSession on loopback, without the UI, leveldb_log registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    import leveldb_log.spark
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("leveldb-log-bench-write")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    leveldb_log.spark.register(spark)
-    return spark
 
 
 def _payloads(spark: Any, size: int, n: int) -> Any:
@@ -166,7 +145,7 @@ def spark_write(cfg: Config, tmp: Path, quick: bool, progress: bool) -> dict[str
     except ImportError:
         return None
     total = (48 if quick else 200) * MiB
-    spark = _session()
+    spark = spark_session("leveldb-log-bench-write")
     _register_floor(spark)
     rows = []
     try:
