@@ -317,3 +317,39 @@ def test_options_are_checked_when_the_query_starts(spark: Any, tmp_path: Path) -
                 q.processAllAvailable()
             finally:
                 q.stop()
+
+
+def test_a_decoded_wal_streams_the_rows_a_batch_read_decodes(spark: Any, tmp_path: Path) -> None:
+    """decode=true on a stream: the WAL as a change feed, one row per operation, the same
+    rows as the batch read's, over two triggers of one checkpoint."""
+    from leveldb_log.leveldb import Delete, Put, encode_write_batch
+
+    folder, checkpoint, out = tmp_path / "wal", tmp_path / "checkpoint", tmp_path / "out"
+    folder.mkdir()
+    batches = [
+        encode_write_batch(10, [Put(b"a", b"1"), Put(b"b", b"2")]),
+        encode_write_batch(12, [Delete(b"a")]),
+        encode_write_batch(13, [Put(b"c", b"3")]),
+    ]
+    logs({"000003.log": batches[:2]}, folder)
+
+    def run() -> None:
+        reader = spark.readStream.format("leveldb_log").option("decode", "true")
+        q = (
+            reader.load(str(folder))
+            .writeStream.format("parquet")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start(str(out))
+        )
+        q.awaitTermination()
+
+    run()
+    assert len(parquet_rows(spark, out)) == 3
+    logs({"000003.log": batches[2:]}, folder)
+    run()
+    streamed = parquet_rows(spark, out)
+    decoded = spark.read.format("leveldb_log").option("decode", "true").load(str(folder))
+    assert sorted(map(tuple, streamed)) == sorted(map(tuple, decoded.collect()))
+    ops = sorted((r["sequence"], r["op"], bytes(r["key"])) for r in streamed)
+    assert ops == [(10, "Put", b"a"), (11, "Put", b"b"), (12, "Delete", b"a"), (13, "Put", b"c")]

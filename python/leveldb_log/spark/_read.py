@@ -179,12 +179,17 @@ def pack(pieces: list[Piece], limit: int, open_cost: int) -> list[list[Piece]]:
 
 
 def _read_piece(
-    piece: Piece, options: _options.ReadOptions, layout: _options.Layout
+    piece: Piece,
+    options: _options.ReadOptions,
+    layout: _options.Layout,
+    detected: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """One piece's rows; its damage logged (and, with corruptions=true, its rows)."""
+    """One piece's rows; its damage logged (and, with corruptions=true, its rows).
+    ``detected``: the file's dialect when the caller has detected it already (the option
+    ``dialect`` not given); else it is detected here."""
     found: list[Corruption] = []
     url_options = options.storage_options if _files.is_url(piece.path) else None
-    dialect = options.dialect or detect_file_dialect(piece.path, url_options)
+    dialect = options.dialect or detected or detect_file_dialect(piece.path, url_options)
     reader = _open(piece, options, dialect, found.append)
     try:
         with reader:

@@ -18,7 +18,6 @@ exactly once (docs/spark.md, "Streaming").
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -179,8 +178,7 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         damage, modes)."""
         assert isinstance(partition, StreamPartition)  # what partitions() gave
         for piece, dialect in partition.pieces:
-            options = dataclasses.replace(self.read_options, dialect=dialect)
-            yield from _read_piece(piece, options, self.layout)
+            yield from _read_piece(piece, self.read_options, self.layout, detected=dialect)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to release: the logs are the writers'."""
