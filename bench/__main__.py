@@ -22,16 +22,10 @@ import time
 from pathlib import Path
 
 from bench.baselines import missing
-from bench.cases.dask import dask_table
-from bench.cases.durable import durable_table
-from bench.cases.ray import ray_table
-from bench.cases.spark_read import spark_read_table
-from bench.cases.spark_stream import spark_stream_table
-from bench.cases.spark_write import spark_write_table
 from bench.harness import CLOCKS, Config, MiB
 from bench.machine import loadavg, machine_info
 from bench.report import evaluate_targets, header, json_doc, report
-from bench.suite import OPT_IN, SECTIONS, run_opt_in, run_suite
+from bench.suite import OPT_IN, OPT_IN_SECTIONS, SECTIONS, run_opt_in, run_suite
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -104,18 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     info["elapsed_s"] = time.perf_counter() - started
     targets = evaluate_targets(cases, info["crc32c_implementation"])
     print(report(info, cfg, cases, peaks, targets, args.markdown))
-    if "dask" in opt_in:
-        print("\n" + dask_table(opt_in["dask"], args.markdown))
-    if "durable" in opt_in:
-        print("\n" + durable_table(opt_in["durable"], args.markdown))
-    if "ray" in opt_in:
-        print("\n" + ray_table(opt_in["ray"], args.markdown))
-    if "spark_stream" in opt_in:
-        print("\n" + spark_stream_table(opt_in["spark_stream"], args.markdown))
-    if "spark_write" in opt_in:
-        print("\n" + spark_write_table(opt_in["spark_write"], args.markdown))
-    if "spark_read" in opt_in:
-        print("\n" + spark_read_table(opt_in["spark_read"], args.markdown))
+    for name, row in opt_in.items():
+        print("\n" + OPT_IN_SECTIONS[name].table(row, args.markdown))
     if args.json:
         doc = json_doc(info, cfg, args.quick, cases, peaks, targets) | opt_in
         args.json.write_text(json.dumps(doc, indent=2) + "\n")

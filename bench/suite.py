@@ -7,30 +7,30 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench.cases.arrow import arrow_long_read_case, arrow_read_case, arrow_write_case
 from bench.cases.arrow_file import arrow_file_cases
 from bench.cases.crc import crc_cases
-from bench.cases.dask import dask_scaling
+from bench.cases.dask import dask_scaling, dask_table
 from bench.cases.datastore import datastore_case
 from bench.cases.dialects import compressed_case, recycled_case
-from bench.cases.durable import durable_rates
+from bench.cases.durable import durable_rates, durable_table
 from bench.cases.memory import peak_memory
-from bench.cases.ray import ray_read
+from bench.cases.ray import ray_read, ray_table
 from bench.cases.read import read_case
 from bench.cases.sanity import sanity
-from bench.cases.spark_read import spark_read
-from bench.cases.spark_stream import spark_stream_latency
-from bench.cases.spark_write import spark_write
+from bench.cases.spark_read import spark_read, spark_read_table
+from bench.cases.spark_stream import spark_stream_latency, spark_stream_table
+from bench.cases.spark_write import spark_write, spark_write_table
 from bench.cases.write import write_case
 from bench.data import RECORD_SIZES, Data
 from bench.harness import Case, Config, measure
 
 SECTIONS = ("crc", "write", "read", "arrow", "rocksdb", "datastore", "memory")
 #: Sections run only when --only names them (they take minutes, and their own processes).
-OPT_IN = ("dask", "durable", "ray", "spark_stream", "spark_write", "spark_read")
 ORDER = {"crc32c": 0, "write": 1, "read": 2}
 
 
@@ -96,48 +96,39 @@ def run_suite(
     return cases, peaks
 
 
+class OptIn(NamedTuple):
+    """An opt-in section: what measures it (given a folder of its own), what prints its
+    table, and whether that folder must be on a disk beside the repository (durable writes
+    and fsyncs) rather than in /tmp, which may be a RAM file system."""
+
+    run: Callable[[Config, Path, bool, bool], Any]
+    table: Callable[[Any, bool], str]
+    on_disk: bool
+
+
+#: The opt-in sections, in the order they run and print.
+OPT_IN_SECTIONS = {
+    "dask": OptIn(dask_scaling, dask_table, False),
+    "durable": OptIn(durable_rates, durable_table, True),
+    "ray": OptIn(ray_read, ray_table, False),
+    "spark_stream": OptIn(spark_stream_latency, spark_stream_table, True),
+    "spark_write": OptIn(spark_write, spark_write_table, False),
+    "spark_read": OptIn(spark_read, spark_read_table, False),
+}
+OPT_IN = tuple(OPT_IN_SECTIONS)
+
+
 def run_opt_in(cfg: Config, only: set[str], quick: bool, progress: bool) -> dict[str, Any]:
-    """The opt-in sections --only names: {"dask": its row (None without distributed),
-    "durable": its rates, "ray": its rows (None without ray), "spark_stream": its
-    latencies (None without pyspark)}."""
+    """The opt-in sections --only names, each measured in a folder of its own: {name: its
+    row (None where its engine or package is missing)}."""
     rows: dict[str, Any] = {}
-    if "durable" in only:
-        # Beside the repository (a disk), not in /tmp, which may be a RAM file system.
-        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-durable-", dir=Path.cwd()))
+    for name, section in OPT_IN_SECTIONS.items():
+        if name not in only:
+            continue
+        where = Path.cwd() if section.on_disk else ("/tmp" if os.path.isdir("/tmp") else None)
+        tmp = Path(tempfile.mkdtemp(prefix=f"llog-bench-{name}-", dir=where))
         try:
-            rows["durable"] = durable_rates(cfg, tmp, quick, progress)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if "dask" in only:
-        tmp = Path(
-            tempfile.mkdtemp(prefix="llog-bench-", dir="/tmp" if os.path.isdir("/tmp") else None)
-        )
-        try:
-            rows["dask"] = dask_scaling(cfg, tmp, quick, progress)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if "ray" in only:
-        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-ray-", dir="/tmp"))
-        try:
-            rows["ray"] = ray_read(cfg, tmp, quick, progress)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if "spark_stream" in only:
-        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-stream-", dir=Path.cwd()))  # a disk
-        try:
-            rows["spark_stream"] = spark_stream_latency(cfg, tmp, quick, progress)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if "spark_read" in only:
-        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-spark-read-", dir="/tmp"))
-        try:
-            rows["spark_read"] = spark_read(cfg, tmp, quick, progress)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if "spark_write" in only:
-        tmp = Path(tempfile.mkdtemp(prefix="llog-bench-spark-write-", dir="/tmp"))
-        try:
-            rows["spark_write"] = spark_write(cfg, tmp, quick, progress)
+            rows[name] = section.run(cfg, tmp, quick, progress)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return rows
