@@ -19,19 +19,16 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import leveldb_log
 
-from bench.baselines import ROOT
+from bench.cases.crc import ENV, child_args, child_docs, contenders_of
 from bench.data import Data
 from bench.harness import Case, Config, Contender, KiB, MiB, measure, size_name
 
-ENV = "LEVELDB_LOG_CRC32C"
 SIZES = (100, 4 * KiB, MiB)
 #: The paths a CPU with AVX2 and VPCLMULQDQ, and one with SSE4.2 and PCLMULQDQ, choose.
 FORCED = ("avx2+vpclmulqdq+crc32", "sse4.2+pclmul")
@@ -147,21 +144,6 @@ def child_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _from_doc(doc: dict[str, Any]) -> list[Case]:
-    """The cases a child measured, with their samples."""
-    return [
-        _case(
-            case["size"],
-            doc["path"],
-            [
-                Contender(c["name"], c["role"], n=c["n"], passes=c["passes"], samples=c["samples"])
-                for c in case["contenders"]
-            ],
-        )
-        for case in doc["cases"]
-    ]
-
-
 def arrow_file_paths() -> list[str]:
     """The chosen path, then each of FORCED this CPU runs (once each)."""
     paths = [leveldb_log.crc32c_implementation]
@@ -171,18 +153,13 @@ def arrow_file_paths() -> list[str]:
 
 def arrow_file_cases(cfg: Config, progress: bool) -> list[Case]:
     """Every size on each path of arrow_file_paths(), each path in a child process."""
-    cases: list[Case] = []
-    for path in arrow_file_paths():
-        cmd = [sys.executable, "-m", "bench.cases.arrow_file", "--rounds", str(cfg.rounds)]
-        cmd += ["--seconds", repr(cfg.seconds), "--clock", cfg.clock]
-        cmd += ["--max-bytes", str(cfg.max_bytes)]
-        cmd += [] if progress else ["--quiet"]
-        env = dict(os.environ, **{ENV: path})
-        out = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"the Arrow file child for {path!r} failed ({out.returncode})")
-        cases += _from_doc(json.loads(out.stdout))
-    return cases
+    args = [*child_args(cfg), "--max-bytes", str(cfg.max_bytes)]
+    docs = child_docs("bench.cases.arrow_file", arrow_file_paths(), args, progress)
+    return [
+        _case(case["size"], doc["path"], contenders_of(case))
+        for doc in docs
+        for case in doc["cases"]
+    ]
 
 
 if __name__ == "__main__":

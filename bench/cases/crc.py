@@ -99,37 +99,60 @@ def child_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def child_docs(
+    module: str, paths: list[str], args: list[str], progress: bool
+) -> list[dict[str, Any]]:
+    """Runs ``python -m module args`` once for each CRC-32C path, forced through ENV, from
+    the repository root (where ``-m bench...`` imports this package); each child's JSON
+    document, in the order of paths."""
+    docs = []
+    for path in paths:
+        cmd = [sys.executable, "-m", module, *args, *([] if progress else ["--quiet"])]
+        env = dict(os.environ, **{ENV: path})
+        out = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"the {module} child for {path!r} failed ({out.returncode})")
+        docs.append(json.loads(out.stdout))
+    return docs
+
+
+def child_args(cfg: Config) -> list[str]:
+    """A child's measuring options, as the parent was given them."""
+    return ["--rounds", str(cfg.rounds), "--seconds", repr(cfg.seconds), "--clock", cfg.clock]
+
+
+def contenders_of(case: dict[str, Any]) -> list[Contender]:
+    """A case's contenders as a child measured them, with their samples."""
+    return [
+        Contender(c["name"], c["role"], n=c["n"], passes=c["passes"], samples=c["samples"])
+        for c in case["contenders"]
+    ]
+
+
 def _from_doc(doc: dict[str, Any]) -> list[Case]:
     """The cases a child measured, with their samples (setup and run stay in the child)."""
     path = doc["path"]
-    out = []
-    for case in doc["cases"]:
-        cs = [
-            Contender(c["name"], c["role"], n=c["n"], passes=c["passes"], samples=c["samples"])
-            for c in case["contenders"]
-        ]
-        key = f"crc32c/{size_name(case['size'])}/{path}"
-        out.append(
-            Case(key, "crc32c", case["size"], "buffer", cs, ["ours"], ["package"], crc32c_path=path)
+    return [
+        Case(
+            f"crc32c/{size_name(case['size'])}/{path}",
+            "crc32c",
+            case["size"],
+            "buffer",
+            contenders_of(case),
+            ["ours"],
+            ["package"],
+            crc32c_path=path,
         )
-    return out
+        for case in doc["cases"]
+    ]
 
 
 def crc_cases(cfg: Config, progress: bool) -> list[Case]:
     """Every usable implementation, each in its own child process, in the order of
     leveldb_log.crc32c_implementations (slowest to fastest)."""
-    cases: list[Case] = []
-    for path in leveldb_log.crc32c_implementations:
-        cmd = [sys.executable, "-m", "bench.cases.crc", "--rounds", str(cfg.rounds)]
-        cmd += ["--seconds", repr(cfg.seconds), "--clock", cfg.clock]
-        cmd += [] if progress else ["--quiet"]
-        env = dict(os.environ, **{ENV: path})
-        # cwd: the repository root, from which `-m bench...` imports this package.
-        out = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"the CRC-32C child for {path!r} failed ({out.returncode})")
-        cases += _from_doc(json.loads(out.stdout))
-    return cases
+    paths = list(leveldb_log.crc32c_implementations)
+    docs = child_docs("bench.cases.crc", paths, child_args(cfg), progress)
+    return [case for doc in docs for case in _from_doc(doc)]
 
 
 if __name__ == "__main__":
