@@ -26,6 +26,7 @@ from pathlib import Path
 import leveldb_log
 
 from bench.cases.crc import ENV, child_args, child_docs, contenders_of
+from bench.cases.read import raw_readinto
 from bench.data import Data
 from bench.harness import Case, Config, Contender, KiB, MiB, measure, size_name
 
@@ -57,15 +58,6 @@ def lines(bio: io.BytesIO) -> None:
     bio.seek(0)
     for _line in bio:
         pass
-
-
-def raw_readinto(state: tuple[Path, bytearray]) -> None:
-    """readinto a reused buffer from the file opened unbuffered."""
-    path, buf = state
-    view = memoryview(buf)
-    with open(path, "rb", buffering=0) as f:
-        while f.readinto(view):
-            pass
 
 
 def arrow_file_case(size: int, data: Data, cfg: Config, crc_path: str) -> Case:
