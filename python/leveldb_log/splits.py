@@ -34,9 +34,9 @@ class SeekableFile(Protocol):
 
 def splits(
     source: str | os.PathLike[str] | Buffer | SeekableFile,
+    *,
     n: int | None = None,
     size: int | None = None,
-    *,
     storage_options: Mapping[str, Any] | None = None,
 ) -> list[tuple[int, int]]:
     """Split source into consecutive (start, end) byte ranges covering the log.

@@ -180,3 +180,21 @@ def test_type_and_mode_names_come_from_one_list() -> None:
     dump = build_parser()._subparsers._group_actions[0].choices["dump"]  # type: ignore[union-attr]
     (action,) = [a for a in dump._actions if a.dest == "recovery"]
     assert tuple(action.choices) == _core.RECOVERY_MODES
+
+
+def test_splits_takes_its_options_by_keyword_only() -> None:
+    """Every option of the package's functions is keyword-only; splits() was the odd one out
+    (splits(source, n, size)). The source stays positional."""
+    import inspect
+
+    data = b"\x00" * (3 * BLOCK_SIZE)
+    with pytest.raises(TypeError):
+        leveldb_log.splits(data, 2)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        leveldb_log.splits(data, None, BLOCK_SIZE)  # type: ignore[misc]
+    assert leveldb_log.splits(data, n=2) == [(0, BLOCK_SIZE), (BLOCK_SIZE, 3 * BLOCK_SIZE)]
+    params = inspect.signature(leveldb_log.splits).parameters
+    assert [p.kind for p in params.values()] == [
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        *[inspect.Parameter.KEYWORD_ONLY] * (len(params) - 1),
+    ]
