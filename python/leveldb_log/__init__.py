@@ -43,10 +43,11 @@ from leveldb_log._errors import (
     LogLockedError,
     TruncatedRecordError,
 )
+from leveldb_log._public import module_dir
+from leveldb_log._scan import PhysicalRecord, scan
+from leveldb_log._splits import splits
 from leveldb_log._stats import LogStats, SizeBucket, stats
 from leveldb_log._zstd import ZstdMissingError
-from leveldb_log.scan import PhysicalRecord, scan
-from leveldb_log.splits import splits
 
 from leveldb_log import leveldb  # isort: skip  (the WriteBatch / VersionEdit decoders)
 from leveldb_log import rocksdb  # isort: skip  (RocksDB's WriteBatch / VersionEdit)
@@ -103,3 +104,4 @@ __all__ = [
     "stats",
     "unmask_crc",
 ]
+__dir__ = module_dir(globals())

@@ -146,7 +146,7 @@ def _scan_block(
         int | None,
     ]
 ]:
-    """The regions of one block, by the reader's rules (for scan.py).
+    """The regions of one block, by the reader's rules (for _scan.py).
 
     Returns
       A list of (position, kind, type, length, checksum_ok, reason,

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 from leveldb_log import _storage
 from leveldb_log._core import RECORD_TYPES, Reader
 from leveldb_log._dialects import Dialect
-from leveldb_log.scan import PhysicalRecord, _check_flag, scan
+from leveldb_log._scan import PhysicalRecord, _check_flag, scan
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer

@@ -25,8 +25,9 @@ from typing import Any, NamedTuple
 from leveldb_log import _storage
 from leveldb_log._core import RECOVERY_MODES, Reader, Writer
 from leveldb_log._errors import Corruption
+from leveldb_log._public import module_dir
+from leveldb_log._splits import splits
 from leveldb_log.datastore._dask import read_export
-from leveldb_log.splits import splits
 
 __all__ = [
     "DEFAULT_BLOCKSIZE",
@@ -36,6 +37,7 @@ __all__ = [
     "read_logs_dataframe",
     "to_logs",
 ]
+__dir__ = module_dir(globals())
 
 #: Bytes of log per partition when ``blocksize`` is not given (rounded to whole blocks).
 DEFAULT_BLOCKSIZE = 64 << 20

@@ -63,6 +63,7 @@ from leveldb_log._edit import (
     internal_key,
     scalar,
 )
+from leveldb_log._public import module_dir
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -85,6 +86,7 @@ __all__ = [
     "encode_version_edit",
     "encode_write_batch",
 ]
+__dir__ = module_dir(globals())
 
 #: LevelDB's ``config::kNumLevels``: levels in a VersionEdit lie in ``range(NUM_LEVELS)``.
 NUM_LEVELS = 7

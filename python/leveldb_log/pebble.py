@@ -32,6 +32,7 @@ from leveldb_log._cursor import (
     put_string,
     put_varint,
 )
+from leveldb_log._public import module_dir
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -58,6 +59,7 @@ __all__ = [
     "decode_write_batch",
     "encode_write_batch",
 ]
+__dir__ = module_dir(globals())
 
 #: The largest valid kind (InternalKeyKindMax); a batch op above it is invalid.
 MAX_KIND = 30

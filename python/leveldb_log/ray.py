@@ -32,9 +32,11 @@ from leveldb_log._core import RECOVERY_MODES, Reader
 from leveldb_log._detect import detect_file_dialect
 from leveldb_log._dialects import DIALECTS
 from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
+from leveldb_log._public import module_dir
 from leveldb_log.dask import DEFAULT_BLOCKSIZE, UrlPath, _expand, _file_parts, _Part
 
 __all__ = ["DEFAULT_BLOCKSIZE", "DEFAULT_LOG_SIZE", "SAVE_MODES", "read_logs", "write_logs"]
+__dir__ = module_dir(globals())
 
 #: Bytes of records in each Arrow block a read task yields.
 _BATCH_BYTES = 16 << 20

@@ -53,6 +53,7 @@ from leveldb_log._edit import (
     scalar,
 )
 from leveldb_log._errors import CorruptionError
+from leveldb_log._public import module_dir
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -91,6 +92,7 @@ __all__ = [
     "decode_write_batch",
     "encode_write_batch",
 ]
+__dir__ = module_dir(globals())
 
 
 # ---------------------------------------------------------------------------

@@ -198,3 +198,73 @@ def test_splits_takes_its_options_by_keyword_only() -> None:
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
         *[inspect.Parameter.KEYWORD_ONLY] * (len(params) - 1),
     ]
+
+
+def _public_modules() -> list[str]:
+    """Every module of the package whose dotted name has no private part (``__main__``
+    runs the command line when imported, and is private by the same rule)."""
+    import pkgutil
+
+    names = ["leveldb_log"]
+    for info in pkgutil.walk_packages(leveldb_log.__path__, "leveldb_log."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            names.append(info.name)
+    return names
+
+
+def test_the_public_modules_are_the_documented_ones() -> None:
+    """So that a module added, or made public by a rename, is not missed by the dir() test."""
+    assert _public_modules() == [
+        "leveldb_log",
+        "leveldb_log.cli",
+        "leveldb_log.cli.cat",
+        "leveldb_log.cli.dump",
+        "leveldb_log.cli.split",
+        "leveldb_log.cli.stats",
+        "leveldb_log.cli.verify",
+        "leveldb_log.cli.write",
+        "leveldb_log.dask",
+        "leveldb_log.datastore",
+        "leveldb_log.leveldb",
+        "leveldb_log.pebble",
+        "leveldb_log.ray",
+        "leveldb_log.rocksdb",
+        "leveldb_log.spark",
+    ]
+
+
+@pytest.mark.parametrize("name", _public_modules())
+def test_public_module_dir_lists_only_its_api(name: str) -> None:
+    """dir() (and so tab completion) offers a module's __all__ and its public submodules,
+    not what it imports for its own use (``annotations``, ``IntEnum``, ``Any``, ``os``)."""
+    import importlib
+    import types
+
+    module = importlib.import_module(name)
+    public = {n for n in dir(module) if not n.startswith("_")}
+    submodules = {
+        n
+        for n, v in vars(module).items()
+        if isinstance(v, types.ModuleType) and v.__name__ == f"{name}.{n}" and n[0] != "_"
+    }
+    assert public == set(module.__all__) | submodules
+    assert all(hasattr(module, n) for n in module.__all__)
+    assert "__doc__" in dir(module) and "__name__" in dir(module)
+
+
+def test_named_leaks_are_gone() -> None:
+    import leveldb_log.datastore
+
+    assert {"annotations", "IntEnum"}.isdisjoint(dir(leveldb_log))
+    assert "Any" not in dir(leveldb_log.datastore)
+
+
+@pytest.mark.parametrize("name", leveldb_log.__all__)
+def test_no_public_name_is_shadowed_by_a_module_of_the_same_name(name: str) -> None:
+    """leveldb_log.scan was a module hidden by its own function: import leveldb_log.scan
+    and leveldb_log.scan disagreed. A public name is the module it names, or no module."""
+    import importlib.util
+    import types
+
+    is_module = isinstance(getattr(leveldb_log, name), types.ModuleType)
+    assert is_module or importlib.util.find_spec(f"leveldb_log.{name}") is None, name

@@ -24,8 +24,7 @@ from typing import Any, NamedTuple
 
 import dask.bag
 import pytest
-from leveldb_log import BLOCK_SIZE, Reader, Writer, crc32c
-from leveldb_log.splits import splits
+from leveldb_log import BLOCK_SIZE, Reader, Writer, crc32c, splits
 
 B = BLOCK_SIZE
 LOG_SIZE = 300 * 2**20

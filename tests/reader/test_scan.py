@@ -16,8 +16,7 @@ import leveldb_log
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
-from leveldb_log.scan import PhysicalRecord, scan
-from leveldb_log.splits import splits
+from leveldb_log import PhysicalRecord, scan, splits
 from support import model
 from support.damage import damage, soup_bytes, soup_ops
 from support.profiles import scaled

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import leveldb_log
 from leveldb_log._errors import CorruptionError
+from leveldb_log._public import module_dir
 from leveldb_log.cli import cat, dump, split, stats, verify, write
 from leveldb_log.cli._common import (
     EXIT_BROKEN_PIPE,
@@ -36,6 +37,7 @@ from leveldb_log.cli._common import (
 from leveldb_log.cli._signals import Terminated
 
 __all__ = ["build_parser", "main"]
+__dir__ = module_dir(globals())
 
 #: The subcommands, in the order ``--help`` lists them.
 SUBCOMMANDS = (dump, cat, verify, stats, write, split)

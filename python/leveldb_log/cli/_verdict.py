@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from leveldb_log import _storage
 from leveldb_log._core import BLOCK_SIZE
 from leveldb_log._errors import Corruption, CorruptionWarning
+from leveldb_log._scan import scan
 from leveldb_log.cli._common import err
-from leveldb_log.scan import scan
 
 __all__ = ["ends_in_zero_fill", "not_a_log_line", "reader_warnings"]
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from leveldb_log._public import module_dir
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -23,6 +24,9 @@ from leveldb_log.cli._verdict import reader_warnings
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
+
+__all__ = ["register", "run"]
+__dir__ = module_dir(globals())
 
 _DELIMITERS = {"newline": b"\n", "nul": b"\0", "none": b""}
 

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from leveldb_log._public import module_dir
 from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
@@ -45,6 +46,9 @@ from leveldb_log.leveldb import (
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
+
+__all__ = ["register", "run"]
+__dir__ = module_dir(globals())
 
 
 def register(subparsers: Subparsers) -> None:

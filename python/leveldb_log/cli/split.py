@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from leveldb_log._public import module_dir
+from leveldb_log._splits import splits
 from leveldb_log.cli._common import (
     EXIT_OK,
     UsageError,
@@ -14,10 +16,12 @@ from leveldb_log.cli._common import (
     source,
     storage_options,
 )
-from leveldb_log.splits import splits
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
+
+__all__ = ["register", "run"]
+__dir__ = module_dir(globals())
 
 
 def _positive_int(text: str) -> int:

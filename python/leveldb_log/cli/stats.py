@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from leveldb_log import LogStats, stats
+from leveldb_log._public import module_dir
 from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
@@ -21,6 +22,9 @@ from leveldb_log.cli._verdict import reader_warnings
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
+
+__all__ = ["register", "run"]
+__dir__ = module_dir(globals())
 
 
 def register(subparsers: Subparsers) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from leveldb_log import _storage
 from leveldb_log._core import _append_point
 from leveldb_log._errors import Corruption, CorruptionError
+from leveldb_log._public import module_dir
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -28,6 +29,9 @@ from leveldb_log.cli._verdict import ends_in_zero_fill, reader_warnings
 if TYPE_CHECKING:
     from leveldb_log._detect import Dialect
     from leveldb_log.cli._common import Subparsers
+
+__all__ = ["register", "run"]
+__dir__ = module_dir(globals())
 
 #: ``verify`` shows a progress bar (on a terminal, with tqdm) for logs at least this big.
 PROGRESS_THRESHOLD = 16 << 20

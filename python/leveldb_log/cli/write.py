@@ -13,11 +13,15 @@ from typing import IO, TYPE_CHECKING
 
 from leveldb_log import _storage
 from leveldb_log._core import Writer
+from leveldb_log._public import module_dir
 from leveldb_log.cli import _atomic, _signals
 from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log, write_url
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
+
+__all__ = ["register", "run"]
+__dir__ = module_dir(globals())
 
 
 def _lines(f: IO[bytes]) -> Iterator[bytes]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from leveldb_log import _datastore
+from leveldb_log._public import module_dir
 from leveldb_log.datastore._encode import encode_entity
 from leveldb_log.datastore._export import EntityDecodeError, Export, read_export
 from leveldb_log.datastore._values import Entity, GeoPoint, Key, RawValue, User
@@ -34,6 +35,7 @@ __all__ = [
     "encode_entity",
     "read_export",
 ]
+__dir__ = module_dir(globals())
 
 
 def decode_entity(record: Any) -> Entity:

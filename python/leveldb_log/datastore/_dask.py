@@ -7,9 +7,9 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from leveldb_log._splits import splits
 from leveldb_log.datastore._export import Export
 from leveldb_log.datastore._values import Entity
-from leveldb_log.splits import splits
 
 
 def _read_part(export: Export, path: str, start: int, end: int | None) -> list[Entity]:

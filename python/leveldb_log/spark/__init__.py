@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from leveldb_log._public import module_dir
+
 __all__ = ["register"]
+__dir__ = module_dir(globals())
 
 
 def register(spark: Any) -> None:

@@ -19,12 +19,12 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
+from leveldb_log._splits import splits
 from leveldb_log.datastore import _arrow
 from leveldb_log.datastore._export import Export
 from leveldb_log.datastore._values import Entity
 from leveldb_log.spark import _options
 from leveldb_log.spark._read import Piece, pack
-from leveldb_log.splits import splits
 
 __all__ = ["ExportReader", "export_schema", "property_types"]
 

@@ -21,9 +21,9 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from leveldb_log._core import Reader
 from leveldb_log._detect import detect_file_dialect
 from leveldb_log._errors import Corruption, CorruptionError
+from leveldb_log._splits import splits
 from leveldb_log.spark import _files, _options
 from leveldb_log.spark._filters import Bounds, push
-from leveldb_log.splits import splits
 
 __all__ = ["FilteringLogReader", "LogPartition", "LogReader", "Piece", "pack", "spark_batches"]
 
