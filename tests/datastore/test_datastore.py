@@ -501,3 +501,29 @@ def test_encode_needs_a_key() -> None:
     )
     with pytest.raises(ValueError, match="path"):
         ds.encode_entity({"a": 1}, key=ds.Key([]))
+
+
+def test_a_missing_path_fails_at_the_call_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    with pytest.raises(FileNotFoundError) as info:
+        ds.read_export(missing)
+    assert str(missing) in str(info.value)
+
+
+def test_a_file_that_is_no_export_fails_at_the_call_saying_what_was_expected(
+    tmp_path: Path,
+) -> None:
+    text = tmp_path / "README.md"
+    text.write_text("# a text file, no log\n" * 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused, with no warning on the way
+        with pytest.raises(ValueError, match=r"not a Firestore/Datastore export: expected an"):
+            ds.read_export(text)
+    records = tmp_path / "records.log"
+    write_log(records, [b"a log, but of no entities"])
+    with pytest.raises(ds.EntityDecodeError, match="a log of EntityProto records") as info:
+        ds.read_export(records)
+    assert (info.value.path, info.value.offset) == (str(records), 0)
+    empty = tmp_path / "output-1"  # an output file of no entities is one
+    empty.write_bytes(b"")
+    assert list(ds.read_export(empty)) == []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from leveldb_log import _datastore
 from leveldb_log._core import Reader
-from leveldb_log._errors import Corruption, CorruptionError
-from leveldb_log.datastore._metadata import layout
+from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
+from leveldb_log.datastore._metadata import OVERALL, PER_KIND, layout
 from leveldb_log.datastore._values import Entity
 
 __all__ = ["EntityDecodeError", "Export", "read_export"]
@@ -66,6 +67,8 @@ class Export:
         self._on_corruption = on_corruption
         self._storage_options = dict(storage_options) if storage_options is not None else None
         self.files, self.expected = layout(self.path, self._storage_options)
+        if self.files == [self.path]:  # no metadata: the path itself is the output file
+            self._check_output_file()
 
     def __repr__(self) -> str:
         return f"<Export {self.path!r}: {len(self.files)} output files>"
@@ -73,6 +76,33 @@ class Export:
     def __iter__(self) -> Iterator[Entity]:
         for path in self.files:
             yield from self.read_file(path)
+
+    def _check_output_file(self) -> None:
+        """Refuse at once a path named as an output file that is none: it does not exist
+        (FileNotFoundError naming it), it holds damage and no record (a text file, say), or
+        its first record is no EntityProto. Damage in a real output file is left to the read,
+        which reports it; an empty output file holds no entities."""
+        damage: list[Corruption] = []
+        options: dict[str, Any] = {"on_corruption": damage.append}
+        if self._storage_options is not None:
+            options["storage_options"] = self._storage_options
+        with warnings.catch_warnings(record=True) as warned:  # the read reports them
+            warnings.simplefilter("always", CorruptionWarning)
+            with Reader(self.path, **options) as reader:
+                first = next(iter(reader), None)
+                offset = reader.last_record_offset or 0
+        if first is None and (damage or any(w.category is CorruptionWarning for w in warned)):
+            raise ValueError(
+                f"{self.path}: not a Firestore/Datastore export: expected an export folder, "
+                f"an *{OVERALL} or *{PER_KIND} file, or an output-N file (a log of "
+                "EntityProto records), and this holds no record of LevelDB's log format"
+            )
+        if first is not None:
+            try:
+                _datastore.decode(first)
+            except ValueError as e:
+                reason = f"{e} (an output-N file of an export is a log of EntityProto records)"
+                raise EntityDecodeError(self.path, offset, reason) from None
 
     def _reader(self, path: str, start: int = 0, end: int | None = None) -> Reader:
         options: dict[str, Any] = {"start": start, "end": end}
@@ -164,11 +194,15 @@ def read_export(
       order, each in record order); to_arrow() or __arrow_c_stream__ for a table.
 
     Raises
-      FileNotFoundError, OSError: a file cannot be read.
+      The call itself checks what path names, before any entity is asked for:
+      FileNotFoundError, OSError: path does not exist, or a metadata file cannot be read.
       ValueError: the folder holds no (or several) overall metadata; a metadata file is
-        malformed. From iteration: EntityDecodeError (a ValueError) for a record that is
-        not an EntityProto, naming the file and the record's offset, after the entities
-        before it.
+        malformed; a file that is no metadata is no output file either (it holds damage
+        and no record). EntityDecodeError (a ValueError): the first record of a file
+        given as an output file is no EntityProto.
+      From iteration: OSError for an output file the metadata lists that cannot be read;
+        EntityDecodeError for a record that is not an EntityProto, naming the file and the
+        record's offset, after the entities before it.
       TypeError: an argument of the wrong type.
     """
     return Export(
