@@ -4,21 +4,14 @@ real files (clean, corrupt, torn, written by LevelDB), standard input, and close
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
-import os
 import pathlib
-import pty
-import select
-import struct
 import subprocess
 import sys
-import termios
 from collections.abc import Sequence
 
 import leveldb_log
 import pytest
-from leveldb_log.cli import verify
 from support import model
 from support.cli import run_cli_asserting_no_traceback
 
@@ -443,51 +436,6 @@ def test_verify_from_stdin(logs: dict[str, pathlib.Path]) -> None:
     result = run("verify", "-", input=logs["corrupt"].read_bytes())
     assert result.returncode == 1
     assert lines(result)[-1].startswith("-: CORRUPT: ")
-
-
-def test_verify_progress_bar_only_when_asked_or_on_a_terminal(
-    tmp_path: pathlib.Path,
-) -> None:
-    pytest.importorskip("tqdm")
-    big = tmp_path / "big.log"
-    with leveldb_log.Writer(big) as w:
-        w.write_many(b"%d" % i * 100 for i in range(60_000))
-    assert big.stat().st_size >= verify.PROGRESS_THRESHOLD
-    # stderr is a pipe: silent
-    assert run("verify", big).stderr == b""
-    # forced: a bar on stderr
-    assert b"B/s" in run("verify", "--progress", big).stderr
-    # stderr is a terminal: a bar, unless --no-progress
-    assert b"B/s" in run_with_terminal_stderr("verify", big)
-    assert b"B/s" not in run_with_terminal_stderr("verify", "--no-progress", big)
-
-
-def run_with_terminal_stderr(*args: str | os.PathLike[str]) -> bytes:
-    """Run the CLI with stderr on a pseudo-terminal; return what it wrote there."""
-    controller, terminal = pty.openpty()
-    # A new pseudo-terminal has 0 columns, where tqdm draws nothing: make it 80 x 24.
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "leveldb_log", *map(str, args)],
-        stdout=subprocess.DEVNULL,
-        stderr=terminal,
-    )
-    os.close(terminal)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([controller], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:  # EIO: the terminal's other side was closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(controller)
-    assert proc.wait(timeout=30) == 0
-    return b"".join(chunks)
 
 
 # ---------------------------------------------------------------------------

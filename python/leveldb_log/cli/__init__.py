@@ -33,6 +33,7 @@ from leveldb_log.cli._common import (
     PROG,
     UsageError,
     err,
+    shown,
 )
 from leveldb_log.cli._signals import Terminated
 
@@ -100,5 +101,5 @@ def _silence_stdout() -> None:
 
 def _file_error(e: OSError) -> str:
     """The message for a file that cannot be opened, read or written."""
-    name = f" {e.filename!r}" if e.filename is not None else ""
+    name = f" '{shown(e.filename)}'" if e.filename is not None else ""
     return f"cannot access{name}: {e.strerror or e}"

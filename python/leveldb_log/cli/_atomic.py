@@ -24,7 +24,7 @@ from typing import IO
 
 from leveldb_log._core import Writer, _append_point, _lock_fd
 from leveldb_log.cli import _leftovers, _undo
-from leveldb_log.cli._common import LENGTH_PREFIX, err
+from leveldb_log.cli._common import LENGTH_PREFIX, err, shown
 
 __all__ = ["append", "replace"]
 
@@ -32,21 +32,24 @@ _SPOOL_IN_MEMORY = 64 << 20  # a spool this large stays in memory, beyond that o
 
 
 def replace(path: str, records: Iterable[bytes]) -> None:
-    """Write ``records`` as the whole log at ``path``, atomically where ``path`` allows."""
-    path = os.path.realpath(path)  # a symbolic link stays one: its target is replaced
+    """Write ``records`` as the whole log at ``path``, atomically where ``path`` allows.
+
+    The new log is a new file renamed over the old one: a hard link to the old log keeps
+    the old log (a symbolic link is followed, and its target replaced)."""
+    typed, path = path, os.path.realpath(path)  # messages name the log as typed
     if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
         with Writer(path) as w:
             w.write_many(records)
         return
     directory = os.path.dirname(path)
-    _leftovers.remove_for(path)
+    _leftovers.remove_for(path, typed)
     with _locked(path):  # a Writer holding the log refuses the command, not its records
-        _roll_back_interrupted(path)
-        with _leftovers.naming(path):
+        _roll_back_interrupted(path, typed)
+        with _leftovers.naming(path, shown_as=typed):
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=_leftovers.prefix(path), suffix=".tmp")
         os.close(fd)
         try:
-            with _leftovers.naming(path, tmp), Writer(tmp, "w") as w:
+            with _leftovers.naming(path, tmp, typed), Writer(tmp, "w") as w:
                 w.write_many(records)
                 w.sync()
             os.chmod(tmp, _mode_for(path))
@@ -86,17 +89,17 @@ def _make_undo(path: str, saved: tuple[int, IO[bytes], int], spool: IO[bytes]) -
         _undo.write(path, *saved, _unspool(spool))
     except OSError as e:
         err(
-            f"{path}: cannot make an undo record ({e.strerror or e}): a crash during this "
+            f"{shown(path)}: cannot make an undo record ({e.strerror or e}): a crash during this "
             "append would leave the log with only some of the new records"
         )
     finally:
         spool.seek(0)
 
 
-def _roll_back_interrupted(path: str) -> None:
+def _roll_back_interrupted(path: str, typed: str | None = None) -> None:
     said = _undo.roll_back_interrupted(path)
     if said is not None:
-        err(f"{path}: {said}")
+        err(f"{shown(path if typed is None else typed)}: {said}")
 
 
 @contextlib.contextmanager

@@ -46,6 +46,15 @@ def err(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)
 
 
+def shown(name: str | os.PathLike[str] | bytes) -> str:
+    """A file name as every message prints it: as typed, with each byte that is not UTF-8
+    written ``\\xNN`` and each unprintable character escaped as Python escapes it, so that
+    no name can send raw bytes or an escape sequence to a terminal."""
+    raw = os.fsencode(name)
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def describe(c: Corruption) -> str:
     """One line for a corruption the reader reported."""
     return f"corruption at offset {c.offset}: {c.reason} ({c.size} bytes dropped)"
@@ -173,7 +182,7 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
     if not _storage.is_url(args.log):
         raise UsageError(
             f"--storage-option applies to a LOG on a store given as a URL (such as "
-            f"s3://bucket/key.log), not {args.log!r}"
+            f"s3://bucket/key.log), not '{shown(args.log)}'"
         )
     return dict(pairs)
 
@@ -230,7 +239,7 @@ def write_url(args: argparse.Namespace, records: Iterable[bytes]) -> None:
 
     options = storage_options(args)
     if args.append:
-        raise UsageError(f"--append needs a local file, not {args.log!r}")
+        raise UsageError(f"--append needs a local file, not '{shown(args.log)}'")
     with (
         _atomic._spool(records) as spool,
         _fsspec_needed(),

@@ -7,6 +7,7 @@ import argparse
 import collections
 import json
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -28,15 +29,23 @@ def is_export(args: argparse.Namespace) -> bool:
         return False
     if path.endswith(_METADATA) or _OUTPUT.fullmatch(os.path.basename(path.rstrip("/"))):
         return True
+    names = _folder_names(args)
+    return names is not None and _holds_metadata(names)
+
+
+def _folder_names(args: argparse.Namespace) -> list[str] | None:
+    """The names in the folder LOG, local or on a store (gs://bucket/export); None when it
+    is no folder, or cannot be listed (the log's own reading reports what is wrong)."""
+    path = args.log
     if not _storage.is_url(path):
-        return os.path.isdir(path) and _holds_metadata(os.listdir(path))
-    try:  # a folder on a store (gs://bucket/export): its file system says
+        return os.listdir(path) if os.path.isdir(path) else None
+    try:
         fs, inner = _storage.filesystem(path, storage_options(args))
         if not fs.isdir(inner):
-            return False
-        return _holds_metadata(os.path.basename(p.rstrip("/")) for p in fs.ls(inner, detail=False))
+            return None
+        return [os.path.basename(p.rstrip("/")) for p in fs.ls(inner, detail=False)]
     except (ImportError, ValueError, OSError):
-        return False  # the log's own reading reports what is wrong
+        return None
 
 
 def _holds_metadata(names: Iterable[str]) -> bool:
@@ -54,6 +63,22 @@ def _entities(args: argparse.Namespace, damage: Damage) -> Iterator[Any]:
     from leveldb_log.datastore import read_export
 
     return iter(read_export(args.log, on_corruption=damage, storage_options=storage_options(args)))
+
+
+def logs(args: argparse.Namespace) -> list[str]:
+    """Every log of the export LOG names, as ``verify`` checks them: its overall metadata
+    (a log too) when LOG is a folder or that file, then each output file its metadata lists."""
+    from leveldb_log.datastore import read_export
+    from leveldb_log.datastore._metadata import OVERALL
+
+    export = read_export(args.log, storage_options=storage_options(args))
+    path = args.log
+    if path.endswith(OVERALL):
+        return [path, *export.files]
+    names = _folder_names(args) or []
+    overall = [n for n in names if n.endswith(OVERALL) and not n.startswith("._")]
+    join = posixpath.join if _storage.is_url(path) else os.path.join
+    return [join(path, n) for n in overall] + list(export.files)  # one: read_export checked
 
 
 def dump(args: argparse.Namespace) -> int:
@@ -85,13 +110,18 @@ def counts(args: argparse.Namespace) -> tuple[collections.Counter[str], Damage, 
     return kinds, damage, None
 
 
+def count_rows(kinds: collections.Counter[str]) -> list[tuple[str, int]]:
+    """The counts as (label, count) rows: the total, then each kind (most first)."""
+    rows = [("entities", sum(kinds.values()))]
+    rows += [(f"  {kind}", n) for kind, n in sorted(kinds.items(), key=lambda x: (-x[1], x[0]))]
+    return rows
+
+
 def count_lines(kinds: collections.Counter[str]) -> list[str]:
-    """The counts as table rows: the total, then each kind (most first)."""
-    lines = [f"{'entities':<18}{sum(kinds.values()):>12}"]
-    lines += [
-        f"  {kind:<16}{n:>12}" for kind, n in sorted(kinds.items(), key=lambda x: (-x[1], x[0]))
-    ]
-    return lines
+    """The counts as a table, its labels' column as wide as the longest label needs."""
+    rows = count_rows(kinds)
+    width = max(18, *(len(label) + 2 for label, _ in rows))
+    return [f"{label:<{width}}{n:>12}" for label, n in rows]
 
 
 def count_json(kinds: collections.Counter[str]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import os
 import socket
 from collections.abc import Iterator
 
-from leveldb_log.cli._common import err
+from leveldb_log.cli._common import err, shown
 
 __all__ = ["naming", "prefix", "remove_for"]
 
@@ -60,8 +60,9 @@ def _running(pid: int) -> bool:
     return True
 
 
-def remove_for(target: str) -> None:
-    """Remove the temporary files that dead processes of this machine left for ``target``."""
+def remove_for(target: str, shown_as: str | None = None) -> None:
+    """Remove the temporary files that dead processes of this machine left for ``target``
+    (named ``shown_as``, the log as typed, in what is printed)."""
     if os.name != "posix":
         return
     directory = os.path.dirname(target) or "."
@@ -79,16 +80,18 @@ def remove_for(target: str) -> None:
             os.unlink(leftover)
         except FileNotFoundError:
             continue  # another command removed it first
+        typed = target if shown_as is None else shown_as
         err(
-            f"removed {leftover!r}, left by an earlier write to {target!r} that was killed "
+            f"removed '{shown(os.path.join(os.path.dirname(typed), name))}', left by an "
+            f"earlier write to '{shown(typed)}' that was killed "
             f"before it finished (process {maker[1]})"
         )
 
 
 @contextlib.contextmanager
-def naming(target: str, tmp: str | None = None) -> Iterator[None]:
+def naming(target: str, tmp: str | None = None, shown_as: str | None = None) -> Iterator[None]:
     """An OSError about ``tmp`` (or, with no ``tmp``, any temporary file of ``target``) is
-    raised naming ``target`` instead."""
+    raised naming ``target`` instead (``shown_as``, the log as typed, when given)."""
     try:
         yield
     except OSError as e:
@@ -98,5 +101,5 @@ def naming(target: str, tmp: str | None = None) -> Iterator[None]:
             or (tmp is None and os.path.basename(name).startswith(_common_prefix(target)))
         )
         if ours:
-            e.filename = target
+            e.filename = target if shown_as is None else shown_as
         raise

@@ -24,7 +24,7 @@ from leveldb_log import _storage
 from leveldb_log._core import BLOCK_SIZE
 from leveldb_log._errors import Corruption, CorruptionWarning
 from leveldb_log._scan import scan
-from leveldb_log.cli._common import err
+from leveldb_log.cli._common import err, shown
 
 __all__ = ["ends_in_zero_fill", "not_a_log_line", "reader_warnings"]
 
@@ -32,7 +32,7 @@ __all__ = ["ends_in_zero_fill", "not_a_log_line", "reader_warnings"]
 def not_a_log_line(name: str, c: Corruption) -> str:
     """The line that tells of the Reader's warning for ``name``."""
     return (
-        f"{name}: not a log? it ends in bytes no writer of this format leaves "
+        f"{shown(name)}: not a log? it ends in bytes no writer of this format leaves "
         f"(offset {c.offset}, {c.size} bytes)"
     )
 

@@ -15,11 +15,12 @@ from leveldb_log.cli._common import (
     UsageError,
     add_log,
     add_reading_options,
-    err,
+    log_size,
     open_reader,
     records,
 )
 from leveldb_log.cli._dialect import add_dialect, resolve
+from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
 
 if TYPE_CHECKING:
@@ -54,16 +55,24 @@ def register(subparsers: Subparsers) -> None:
     )
     add_reading_options(p)
     add_dialect(p)
+    add_progress(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the payloads of LOG to standard output; exit status 1 if any corruption."""
-    damage = Damage(err)
+    progress = Progress(lambda: log_size(args), args.progress, prints_records=True)
+    damage = Damage(progress.err)
     out = sys.stdout.buffer
     delimiter = _DELIMITERS[args.delimiter]
-    with reader_warnings(args.log) as not_a_log, open_reader(args, damage, resolve(args)) as reader:
+    with (
+        progress,
+        reader_warnings(args.log, progress.err) as not_a_log,
+        open_reader(args, damage, resolve(args)) as reader,
+    ):
         for _, payload in records(reader, args.log):
+            if progress.bar is not None:
+                progress.to(reader.position)
             if args.length_prefixed:
                 if len(payload) > 0xFFFFFFFF:
                     raise UsageError("record too long for a 4-byte length prefix")

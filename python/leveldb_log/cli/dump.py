@@ -28,12 +28,14 @@ from leveldb_log.cli._common import (
     UsageError,
     add_log,
     add_reading_options,
-    err,
+    log_size,
     open_reader,
     records,
+    shown,
 )
 from leveldb_log.cli._dialect import add_dialect, resolve
 from leveldb_log.cli._payloads import decoder
+from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
 from leveldb_log.leveldb import (
     Delete,
@@ -90,6 +92,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_reading_options(p)
     add_dialect(p)
+    add_progress(p)
     p.set_defaults(run=run)
 
 
@@ -103,16 +106,23 @@ def run(args: argparse.Namespace) -> int:
         return _datastore.dump(args)
     dialect = resolve(args)
     format_record = _formatter(args, dialect)
-    damage = Damage(err)
+    progress = Progress(lambda: log_size(args), args.progress, prints_records=True)
+    damage = Damage(progress.err)
     undecodable = 0
     out = sys.stdout
-    with reader_warnings(args.log) as not_a_log, open_reader(args, damage, dialect) as reader:
+    with (
+        progress,
+        reader_warnings(args.log, progress.err) as not_a_log,
+        open_reader(args, damage, dialect) as reader,
+    ):
         for offset, payload in records(reader, args.log):
             try:
                 out.write(format_record(offset, payload) + "\n")
             except ValueError as e:
                 undecodable += 1
-                err(f"record at offset {offset}: {e}")
+                progress.err(f"record at offset {offset}: {e}")
+            if progress.bar is not None:
+                progress.to(reader.position)
     return EXIT_CORRUPT if damage.found or undecodable or not_a_log else EXIT_OK
 
 
@@ -138,7 +148,8 @@ def _kind(args: argparse.Namespace) -> str:
         return "manifest"
     if name.endswith(".log"):
         return "wal"
-    raise UsageError(f"cannot tell whether {args.log!r} is a WAL or a MANIFEST: give --kind")
+    name = shown(args.log)
+    raise UsageError(f"cannot tell whether '{name}' is a WAL or a MANIFEST: give --kind")
 
 
 # ---------------------------------------------------------------------------

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+import os
+import stat
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 from leveldb_log import LogStats, stats
 from leveldb_log._public import module_dir
@@ -18,6 +22,7 @@ from leveldb_log.cli._common import (
     storage_options,
 )
 from leveldb_log.cli._dialect import add_dialect, resolve
+from leveldb_log.cli._progress import Counting, Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
 
 if TYPE_CHECKING:
@@ -43,6 +48,7 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     add_no_verify_checksums(p)
     add_dialect(p)
+    add_progress(p)
     p.set_defaults(run=run)
 
 
@@ -51,12 +57,9 @@ def run(args: argparse.Namespace) -> int:
     export = _datastore.is_export(args)
     if export and not _datastore.is_one_file(args.log):
         return _datastore.stats(args)
-    with reader_warnings(args.log) as not_a_log:
-        figures = stats(
-            source(args.log, storage_options(args)),
-            verify_checksums=args.verify_checksums,
-            dialect=resolve(args),
-        )
+    dialect = resolve(args)
+    with reader_warnings(args.log) as not_a_log, _opened(args) as log:
+        figures = stats(log, verify_checksums=args.verify_checksums, dialect=dialect)
     kinds, error = None, None
     if export:  # an export's output file: its entities per kind too
         kinds, _, error = _datastore.counts(args)
@@ -64,9 +67,28 @@ def run(args: argparse.Namespace) -> int:
         extra = _datastore.count_json(kinds) if kinds is not None else {}
         print(json.dumps({**_json(figures), **extra}))
     else:
-        extra_lines = _datastore.count_lines(kinds) if kinds is not None else []
-        print("\n".join(_text(figures) + extra_lines))
+        extra_rows = _datastore.count_rows(kinds) if kinds is not None else []
+        print("\n".join(_text(figures, extra_rows)))
     return EXIT_CORRUPT if figures.corrupt or not_a_log or error else EXIT_OK
+
+
+@contextlib.contextmanager
+def _opened(args: argparse.Namespace) -> Iterator[Any]:
+    """LOG as stats() takes it. stats() reads a log twice (its layout, then its records), so
+    a path that is no regular file (a FIFO, a device) is opened here, once: stats() copies
+    what cannot seek before reading it twice. With a progress bar, the file is read through
+    a counter (twice over, for a file that can seek)."""
+    log = source(args.log, storage_options(args))
+    regular = isinstance(log, str) and stat.S_ISREG(os.stat(log).st_mode)
+    size = os.stat(log).st_size if isinstance(log, str) and regular else None
+    with contextlib.ExitStack() as stack:
+        total = None if size is None else 2 * size
+        progress = stack.enter_context(Progress(lambda: total, args.progress))
+        if progress.bar is None and (regular or not isinstance(log, str)):
+            yield log
+            return
+        f: IO[bytes] = stack.enter_context(open(log, "rb")) if isinstance(log, str) else log
+        yield f if progress.bar is None else Counting(f, progress)
 
 
 def _json(s: LogStats) -> dict[str, Any]:
@@ -89,8 +111,9 @@ def _json(s: LogStats) -> dict[str, Any]:
     }
 
 
-def _text(s: LogStats) -> list[str]:
-    """The statistics as a table, then a histogram of record sizes."""
+def _text(s: LogStats, extra_rows: list[tuple[str, int]]) -> list[str]:
+    """The statistics as a table (with ``extra_rows`` at its end), then a histogram of
+    record sizes. The labels' column is as wide as the longest label needs."""
     rows: list[tuple[str, object]] = [
         ("file bytes", s.file_bytes),
         ("records", s.records),
@@ -108,7 +131,9 @@ def _text(s: LogStats) -> list[str]:
         ("dropped bytes", s.dropped_bytes),
         ("corruptions", s.corruptions),
     ]
-    lines = [f"{label:<18}{value:>12}" for label, value in rows]
+    rows += extra_rows
+    width = max(18, *(len(label) + 2 for label, _ in rows))
+    lines = [f"{label:<{width}}{value:>12}" for label, value in rows]
     if s.record_sizes:
         lines.append("record sizes:")
         most = max(b.records for b in s.record_sizes)

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import stat
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from leveldb_log import _storage
 from leveldb_log._core import _append_point
 from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log._public import module_dir
+from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -22,8 +21,10 @@ from leveldb_log.cli._common import (
     log_size,
     open_reader,
     records,
+    shown,
 )
 from leveldb_log.cli._dialect import add_dialect, resolve
+from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import ends_in_zero_fill, reader_warnings
 
 if TYPE_CHECKING:
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["register", "run"]
 __dir__ = module_dir(globals())
 
-#: ``verify`` shows a progress bar (on a terminal, with tqdm) for logs at least this big.
-PROGRESS_THRESHOLD = 16 << 20
-
 
 def register(subparsers: Subparsers) -> None:
     """Add the ``verify`` subcommand and its options."""
@@ -43,79 +41,44 @@ def register(subparsers: Subparsers) -> None:
         "verify",
         help="report every corruption; exit 1 if any",
         description="Read the whole log and report every corruption with its offset, size "
-        "and LevelDB's reason, then a summary. Exit status 1 if the log is corrupt. A "
-        "progress bar appears on standard error for logs of 16 MiB and more when it is a "
+        "and LevelDB's reason, then a summary. Exit status 1 if the log is corrupt. For a "
+        "Firestore/Datastore export (a folder or a metadata file): every log of it, the "
+        "overall metadata and each output file, one summary line each, then the export's. "
+        "A progress bar appears on standard error for logs of 16 MiB and more when it is a "
         "terminal and tqdm is installed (pip install 'leveldb-log[progress]').",
     )
     add_log(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit status only")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_const",
-        const="always",
-        default="auto",
-        help="always show a progress bar (needs tqdm)",
-    )
-    bar.add_argument(
-        "--no-progress",
-        dest="progress",
-        action="store_const",
-        const="never",
-        help="never show a progress bar",
-    )
+    add_progress(p)
     add_reading_options(p)
     add_dialect(p)
     p.set_defaults(run=run)
 
 
-class _Progress:
-    """A tqdm bar over file offsets on standard error, or nothing."""
-
-    def __init__(self, total: int | None, mode: str) -> None:
-        """A bar for ``total`` bytes if ``mode`` ("always", "auto", "never") wants one."""
-        self.bar: Any = None
-        self.done = 0
-        wanted = mode == "always" or (
-            mode == "auto"
-            and total is not None
-            and total >= PROGRESS_THRESHOLD
-            and sys.stderr.isatty()
-        )
-        if not wanted:
-            return
-        try:
-            tqdm: Any = importlib.import_module("tqdm").tqdm
-        except ImportError:
-            return
-        self.bar = tqdm(
-            total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr, leave=False
-        )
-
-    def update(self, position: int | None) -> None:
-        """Move the bar on to ``position`` (never back)."""
-        if self.bar is not None and position is not None and position > self.done:
-            self.bar.update(position - self.done)
-            self.done = position
-
-    def write(self, line: str) -> None:
-        """Print ``line`` on standard output, above the bar if there is one."""
-        if self.bar is not None:
-            self.bar.write(line, file=sys.stdout)
-        else:
-            print(line)
-
-    def close(self) -> None:
-        """Take the bar away."""
-        if self.bar is not None:
-            self.bar.close()
-
-
 def run(args: argparse.Namespace) -> int:
-    """Read LOG through, reporting damage; exit status 1 if it is corrupt."""
+    """Read LOG through, reporting damage; exit status 1 if it is corrupt. An export
+    folder or metadata file: each of its logs so, then one line for the export."""
+    if _datastore.is_export(args) and not _datastore.is_one_file(args.log):
+        return _export(args)
+    return _log(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    """Verify every log of the export LOG; exit status 1 if any is corrupt."""
+    logs = _datastore.logs(args)
+    corrupt = [log for log in logs if _log(argparse.Namespace(**{**vars(args), "log": log}))]
+    if not args.quiet:
+        if corrupt:
+            print(f"{shown(args.log)}: CORRUPT: {len(corrupt)} of {len(logs)} logs")
+        else:
+            print(f"{shown(args.log)}: OK: {len(logs)} logs")
+    return EXIT_CORRUPT if corrupt else EXIT_OK
+
+
+def _log(args: argparse.Namespace) -> int:
+    """Read one log through, reporting damage; exit status 1 if it is corrupt."""
     size = log_size(args)
-    progress = _Progress(size, args.progress)
+    progress = Progress(lambda: size, args.progress)
     damage = Damage(progress.write if not args.quiet else (lambda line: None))
     count = 0
     dialect = resolve(args)
@@ -127,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
             for _ in records(reader, args.log):
                 count += 1
                 if progress.bar is not None:
-                    progress.update(reader.position)
-            progress.update(reader.position)
+                    progress.to(reader.position)
+            progress.to(reader.position)
             position = reader.position
     finally:
         progress.close()
@@ -140,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         return EXIT_CORRUPT if damage.found or not_a_log else EXIT_OK
     if not_a_log:
-        print(f"{args.log}: NOT A LOG: {not_a_log}")
+        print(f"{shown(args.log)}: NOT A LOG: {not_a_log}")
         return EXIT_CORRUPT
     if len(damage.found) == seen:  # (a tail no writer leaves was reported instead)
         _note_torn_tail(args, damage, size, position)
@@ -196,9 +159,9 @@ def _summary(log: str, damage: Damage, count: int) -> int:
     if damage.found:
         dropped = sum(c.size for c in damage.found)
         print(
-            f"{log}: CORRUPT: {len(damage.found)} corruption(s), {dropped} bytes dropped, "
+            f"{shown(log)}: CORRUPT: {len(damage.found)} corruption(s), {dropped} bytes dropped, "
             f"{count} records read"
         )
         return EXIT_CORRUPT
-    print(f"{log}: OK: {count} records")
+    print(f"{shown(log)}: OK: {count} records")
     return EXIT_OK

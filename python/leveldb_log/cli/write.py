@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import io
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING
@@ -16,6 +18,7 @@ from leveldb_log._core import Writer
 from leveldb_log._public import module_dir
 from leveldb_log.cli import _atomic, _signals
 from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log, write_url
+from leveldb_log.cli._progress import Counting, Progress, add_progress
 
 if TYPE_CHECKING:
     from leveldb_log.cli._common import Subparsers
@@ -80,7 +83,10 @@ def register(subparsers: Subparsers) -> None:
         "standard output). Input formats: lines (each line without its \\n is a record; "
         "a last line without \\n too), jsonl (each non-blank line a JSON string, stored "
         'as UTF-8, or {"base64": "..."}), length-prefixed (4-byte unsigned little-endian '
-        "length, then the record: what cat --length-prefixed writes).",
+        "length, then the record: what cat --length-prefixed writes). Without --append "
+        "the new log is written to a temporary file beside LOG and renamed over it once "
+        "complete: a failed write leaves LOG as it was, and a hard link to LOG keeps the old "
+        "log (a symbolic link is followed and its target replaced).",
     )
     add_log(p, "the log to write ('-': standard output)")
     fmt = p.add_mutually_exclusive_group()
@@ -102,6 +108,7 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument(
         "-i", "--input", default="-", metavar="FILE", help="read records from FILE (default: -)"
     )
+    add_progress(p)
     p.set_defaults(run=run)
 
 
@@ -111,13 +118,28 @@ def run(args: argparse.Namespace) -> int:
     records = _INPUT_FORMATS[fmt]
     if args.log == "-" and (args.append or _appends_to_a_log(sys.stdout)):
         raise UsageError("to append to a log, give its name and --append (not '>>')")
-    with _signals.as_exceptions():  # SIGTERM, SIGHUP: rolled back as Ctrl-C is
-        if args.input == "-":
-            _write_records(args, records(sys.stdin.buffer))
-        else:
-            with open(args.input, "rb") as f:
-                _write_records(args, records(f))
+    with _signals.as_exceptions(), contextlib.ExitStack() as stack:  # SIGTERM, SIGHUP:
+        # rolled back as Ctrl-C is
+        f = sys.stdin.buffer if args.input == "-" else stack.enter_context(open(args.input, "rb"))
+        progress = stack.enter_context(Progress(lambda: _input_size(f), args.progress))
+        if progress.bar is not None:  # the bar follows the input as it is read
+            f = stack.enter_context(io.BufferedReader(Counting(f, progress)))
+        try:
+            _write_records(args, records(f))
+        except OSError as e:  # name the log as typed, also where the OS names no file
+            if args.log != "-" and e.filename in (None, os.path.realpath(args.log)):
+                e.filename = args.log
+            raise
     return EXIT_OK
+
+
+def _input_size(f: IO[bytes]) -> int | None:
+    """The bytes left in the input when it is a regular file, else None (a pipe)."""
+    try:
+        info = os.fstat(f.fileno())
+        return info.st_size - f.tell() if stat.S_ISREG(info.st_mode) else None
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
 
 
 def _appends_to_a_log(stream: IO[str]) -> bool:
