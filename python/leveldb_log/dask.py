@@ -137,10 +137,7 @@ def _reader_options(
         )
     if blocksize is not None and (isinstance(blocksize, bool) or blocksize < 1):
         raise ValueError(f"blocksize must be at least 1 or None, not {blocksize!r}")
-    options: dict[str, Any] = {"recovery": recovery, "verify_checksums": verify_checksums}
-    if dialect != "leveldb":  # passed on only when asked for, as older Readers lack it
-        options["dialect"] = dialect
-    return options
+    return {"recovery": recovery, "verify_checksums": verify_checksums, "dialect": dialect}
 
 
 def _open(part: _Part, found: list[FileCorruption] | None) -> Reader:

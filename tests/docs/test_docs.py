@@ -2,8 +2,14 @@
 
 One test per page. The page's examples run in order, in a fresh temporary directory (the
 working directory, where the files they make land; it starts with a copy of `examples/`, as
-in a checkout), in one Python namespace per page, in a child process (so `multiprocessing`
-and Dask workers can find what the examples define, under the name `__main__`).
+in a checkout), in one child process per page (pages run in parallel, as pytest's workers
+allow). Each python block is a script: it is written to a file of its own (outside the
+working directory) and run as `python FILE` runs it (`runpy.run_path` with the name
+`__main__`), so that what a pasted script meets, the examples meet: `multiprocessing` and
+Dask workers that spawn import that file again as their main module, and an example that
+starts workers without `if __name__ == "__main__":` fails. A block starts with the names
+the page's earlier blocks left (as a reader who pasted them before it has them), and leaves
+its own to the next.
 
 The rules a page follows:
 
@@ -27,12 +33,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
 import tempfile
 import traceback
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,18 +166,22 @@ def parse(page: Path) -> Page:
 # ---------------------------------------------------------------------------
 
 
-def run_python(source: str, name: str, namespace: dict[str, Any]) -> str:
-    """Executes source in namespace; returns what it wrote to file descriptor 1."""
+def run_python(source: str, script: Path, namespace: dict[str, Any]) -> str:
+    """Runs source as the script ``script`` (written there first), as ``python script``
+    would, starting from the names in namespace, which then receives the names it left;
+    returns what it wrote to file descriptor 1."""
+    script.write_text(source, encoding="utf-8")
     with tempfile.TemporaryFile() as capture:
         sys.stdout.flush()
         saved = os.dup(1)
         os.dup2(capture.fileno(), 1)
         try:
-            exec(compile(source, name, "exec"), namespace)
+            left = runpy.run_path(str(script), init_globals=namespace, run_name="__main__")
         finally:
             sys.stdout.flush()
             os.dup2(saved, 1)
             os.close(saved)
+        namespace.update((k, v) for k, v in left.items() if not k.startswith("__"))
         capture.seek(0)
         return capture.read().decode("utf-8", "backslashreplace")
 
@@ -195,18 +205,19 @@ def run_console(command: str) -> tuple[str, int]:
     return result.stdout.decode("utf-8", "backslashreplace"), result.returncode
 
 
-def child(examples_json: str, results_json: str) -> None:
-    """Runs the examples listed in examples_json; writes their outputs to results_json."""
+def child(examples_json: str, results_json: str, scripts: str) -> None:
+    """Runs the examples listed in examples_json, each python block as a script in the
+    folder scripts; writes their outputs to results_json."""
     examples = json.loads(Path(examples_json).read_text(encoding="utf-8"))
-    main = types.ModuleType("__main__")
-    sys.modules["__main__"] = main
+    namespace: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
     for example in examples:
         result: dict[str, Any] = {"line": example["line"]}
         results.append(result)
         if example["kind"] == "python":
             try:
-                result["output"] = run_python(example["source"], example["name"], main.__dict__)
+                script = Path(scripts) / f"{example['script']}.py"
+                result["output"] = run_python(example["source"], script, namespace)
             except BaseException:
                 result["error"] = traceback.format_exc()
                 break
@@ -227,15 +238,17 @@ def run_page(
     example's results (none if the runner failed)."""
     parsed = parse(page)
     shutil.copytree(ROOT / "examples", workdir / "examples")
-    name = page.relative_to(ROOT).as_posix()
     listing = workdir.parent / f"{workdir.name}-examples.json"
     results = workdir.parent / f"{workdir.name}-results.json"
+    scripts = workdir.parent / f"{workdir.name}-scripts"  # not in the examples' folder
+    scripts.mkdir()
+    stem = page.stem.replace("-", "_").lower()
     listing.write_text(
-        json.dumps([{**e.__dict__, "name": f"{name}:{e.line}"} for e in parsed.examples]),
+        json.dumps([{**e.__dict__, "script": f"{stem}_line{e.line}"} for e in parsed.examples]),
         encoding="utf-8",
     )
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), str(listing), str(results)],
+        [sys.executable, str(Path(__file__).resolve()), str(listing), str(results), str(scripts)],
         cwd=workdir,
         capture_output=True,
         text=True,
@@ -318,6 +331,49 @@ def test_a_wrong_output_or_a_failing_command_is_a_difference(tmp_path: Path) -> 
     ]
 
 
+_SPAWNING = """```python
+import concurrent.futures
+import multiprocessing
+
+def square(x):
+    return x * x
+{body}
+```
+
+```
+[9] 4
+```
+"""
+_UNGUARDED = """
+spawning = multiprocessing.get_context("spawn")
+with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawning) as pool:
+    print(list(pool.map(square, [3])), two)
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_an_example_runs_as_a_script_so_spawned_workers_import_it(
+    tmp_path: Path, guarded: bool
+) -> None:
+    """A worker that spawns imports the script again: without `if __name__ == "__main__":`
+    it starts workers while it starts, and the pool breaks, as it would for a reader who
+    pasted the example into a script. A block sees the names of the blocks before it."""
+    body = _UNGUARDED
+    if guarded:
+        body = "\nif __name__ == '__main__':" + body.replace("\n", "\n    ").rstrip(" ")
+    page = tmp_path / "page.md"
+    page.write_text("```python\ntwo = 4\n```\n\n" + _SPAWNING.format(body=body))
+    (tmp_path / "work").mkdir()
+    parsed, done, results = run_page(page, tmp_path / "work")
+    assert done.returncode == 0, done.stderr
+    assert [r.get("output") for r in results][:1] == [""]
+    if guarded:
+        assert results[1] == {"line": 5, "output": "[9] 4\n"}, results
+        assert parsed.examples[1].expected == "[9] 4\n"
+    else:
+        assert "BrokenProcessPool" in results[1]["error"], results
+
+
 def test_every_example_block_is_python_console_or_sh() -> None:
     for page in ALL_PAGES:
         for lang, line, _, _ in fenced_blocks(page.read_text(encoding="utf-8")):
@@ -346,4 +402,4 @@ def check_page(page: Path, tmp_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    child(sys.argv[1], sys.argv[2])
+    child(sys.argv[1], sys.argv[2], sys.argv[3])
