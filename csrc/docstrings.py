@@ -14,8 +14,9 @@ Functions and methods begin with the text signature CPython reads ("name($self, 
 derived from the stub's def), so inspect.signature() and help() show their parameters.
 
 Parameters, for every def that takes any (K is <function>, <Class> for its __init__, or
-<Class>_<method>; self left out), so that the C parsers take their names, order and shape from
-the stub as Argument Clinic's do from its blocks:
+<Class>_<method>; self left out; not the defs of a Protocol or a property, nor one with *args
+or **kwargs), so that the C parsers take their names, order and shape from the stub, as
+Argument Clinic's parsers do from its blocks:
 
     PREFIX_KWLIST_K       {"a", "b", NULL}: PyArg_ParseTupleAndKeywords's keyword list (""
                           for a positional-only parameter): static char *kwlist[] = ...;
@@ -23,13 +24,15 @@ the stub as Argument Clinic's do from its blocks:
                           order: PREFIX_FORMAT_K("O", "n") is "O|n:name" when b has a default.
                           A stub that gains or loses a parameter changes the arity, so the
                           parse site stops compiling until it reads the new list.
-    PREFIX_SIG_K          a pointer to an llpy_sig (csrc/py/args.h): the names and the counts
-                          of positional-only, positional and required parameters, for the
-                          hand-written fast-call parsers (llpy_args_fast, llpy_args_count).
+    PREFIX_SIG_K          a pointer to an llpy_sig (csrc/py/args.h, in leveldb_log._core): the
+                          names and the counts of positional-only, positional and required
+                          parameters, for the hand-written fast-call parsers (llpy_args_fast,
+                          llpy_args_count).
     PREFIX_OUT_K(&a, &b)  where llpy_args_fast stores each parameter, in the stub's order, and
                           how many there are (two arguments of llpy_args_fast).
 
-A C file that names a macro the stub does not define fails to compile, naming the macro.
+A C file that names a macro the stub does not define fails to compile, naming the macro
+(setup.py turns an implicit function declaration into an error, for PREFIX_FORMAT_K(...)).
 
 By hand: python csrc/docstrings.py STUB PREFIX OUTPUT (e.g. python/leveldb_log/_core.pyi
 LLPY build/llpy_docs.h). Python 3.9+ and the standard library only.
@@ -147,8 +150,6 @@ class Params:
     """The parameters of a def, self left out, as the C parsers need them."""
 
     def __init__(self, key: str, name: str, args: ast.arguments, method: bool) -> None:
-        if args.vararg is not None or args.kwarg is not None:
-            raise ValueError(f"{key}: *args and **kwargs have no C parameter list")
         positional = [*args.posonlyargs, *args.args]
         self.posonly = len(args.posonlyargs)
         self.required = len(positional) - len(args.defaults)
@@ -187,15 +188,20 @@ def _is_protocol(cls: ast.ClassDef) -> bool:
     return any(ast.unparse(b) in {"Protocol", "typing.Protocol"} for b in cls.bases)
 
 
+def _listable(args: ast.arguments) -> bool:
+    """Whether a fixed list describes the parameters (*args and **kwargs are parsed by hand)."""
+    return args.vararg is None and args.kwarg is None
+
+
 def parameters(stub: str) -> list[Params]:
     """The parameter lists of a stub's functions, constructors and methods that take any."""
     found = []
     for node in ast.parse(stub).body:
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, ast.FunctionDef) and _listable(node.args):
             found.append(Params(node.name, node.name, node.args, False))
         elif isinstance(node, ast.ClassDef) and not _is_protocol(node):
             for d in node.body:
-                if not isinstance(d, ast.FunctionDef) or _decorators(d):
+                if not isinstance(d, ast.FunctionDef) or _decorators(d) or not _listable(d.args):
                     continue  # properties take no arguments
                 key = node.name if d.name == "__init__" else f"{node.name}_{d.name}"
                 name = node.name if d.name == "__init__" else d.name

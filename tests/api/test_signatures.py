@@ -56,8 +56,7 @@ class Param:
 
 
 def stub_params(node: ast.FunctionDef, method: bool) -> list[Param]:
-    """The parameters a stub's def declares (self left out); a default that is no literal
-    is kept as its source text, so that a value for it must be made by hand."""
+    """The parameters a stub's def declares (self left out)."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     kinds = [POSITIONAL_ONLY] * len(args.posonlyargs) + [POSITIONAL] * len(args.args)
@@ -73,11 +72,18 @@ def stub_params(node: ast.FunctionDef, method: bool) -> list[Param]:
     return found[1:] if method else found
 
 
+@dataclass(frozen=True)
+class Unparsed:
+    """A stub's default that is no literal: a value for it must be made (VALUES)."""
+
+    text: str
+
+
 def literal(node: ast.expr) -> object:
     try:
         return ast.literal_eval(node)
     except ValueError:
-        return ast.unparse(node)
+        return Unparsed(ast.unparse(node))
 
 
 def stub_defs(text: str) -> dict[str, list[Param]]:
@@ -178,11 +184,11 @@ VALUES: dict[str, Callable[[Maker], object]] = {
     "splits.n": lambda m: 1,
     "path": lambda m: m.path(),
     "_tail_end.path": lambda m: None,
-    "name": lambda m: "a lock",
-    "max": lambda m: slow_copy_window_now(),
-    "last": lambda m: None,
-    "dropped": lambda m: 0,
-    "finished": lambda m: False,
+    "_lock_fd.name": lambda m: "a lock",
+    "_slow_copy_window.max": lambda m: slow_copy_window_now(),
+    "_restore.last": lambda m: None,
+    "_restore.dropped": lambda m: 0,
+    "_restore.finished": lambda m: False,
     "exc_type": lambda m: None,
     "exc": lambda m: None,
     "tb": lambda m: None,
@@ -229,7 +235,7 @@ class Callee:
         for key in (f"{self.name}.{param.name}", f"{short}.{param.name}", param.name):
             if key in VALUES:
                 return VALUES[key](m)
-        if param.default is NO_DEFAULT or (isinstance(param.default, str) and "(" in param.default):
+        if param.default is NO_DEFAULT or isinstance(param.default, Unparsed):
             raise LookupError(f"{self.name}: no value made for {param.name!r}")
         return param.default
 
