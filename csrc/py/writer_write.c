@@ -189,9 +189,10 @@ static int writer_flush_for(llpy_writer *self, int sync) {
     return sync ? llpy_writer_flush_locked(self) : writer_maybe_flush(self);
 }
 
-/* write(data, *, sync=None) and write_many(records, *, sync=None), by the
- * stub's parameter list sig: the one argument, and whether the call is
- * durable (None: the writer's sync=). */
+/* write(data, /, *, sync=None) and write_many(records, /, *, sync=None), by
+ * the stub's parameter list sig: the one argument, and whether the call is
+ * durable (None: the writer's sync=). The two lists have one shape, so
+ * write's OUT serves both (llpy_args_fast refuses a sig of another count). */
 static int parse_write_args(llpy_writer *self, const llpy_sig *sig,
                             PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames, PyObject **arg, int *sync) {

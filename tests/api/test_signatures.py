@@ -53,6 +53,7 @@ class Param:
     name: str
     kind: Any
     default: object = NO_DEFAULT
+    annotation: str = ""
 
 
 def stub_params(node: ast.FunctionDef, method: bool) -> list[Param]:
@@ -62,12 +63,17 @@ def stub_params(node: ast.FunctionDef, method: bool) -> list[Param]:
     kinds = [POSITIONAL_ONLY] * len(args.posonlyargs) + [POSITIONAL] * len(args.args)
     defaults: list[Any] = [NO_DEFAULT] * (len(positional) - len(args.defaults))
     defaults += list(args.defaults)
-    found = [Param(a.arg, k, d) for a, k, d in zip(positional, kinds, defaults, strict=True)]
+    pairs = [*zip(positional, kinds, defaults, strict=True)]
     for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        found.append(Param(a.arg, KEYWORD_ONLY, NO_DEFAULT if d is None else d))
+        pairs.append((a, KEYWORD_ONLY, NO_DEFAULT if d is None else d))
     found = [
-        Param(p.name, p.kind, p.default if p.default is NO_DEFAULT else literal(p.default))
-        for p in found
+        Param(
+            a.arg,
+            kind,
+            default if default is NO_DEFAULT else literal(default),
+            ast.unparse(a.annotation) if a.annotation is not None else "",
+        )
+        for a, kind, default in pairs
     ]
     return found[1:] if method else found
 
@@ -205,6 +211,16 @@ VALUES: dict[str, Callable[[Maker], object]] = {
     "read_export.path": export_path,
 }
 
+# Values by a parameter's annotation in the stub, for one found in neither VALUES nor with a
+# default (a test hook taking a Writer, say); an optional one takes None.
+BY_TYPE: dict[str, Callable[[Maker], object]] = {
+    "Writer": lambda m: INSTANCES["Writer"](m),
+    "Reader": lambda m: INSTANCES["Reader"](m),
+    "Buffer": lambda m: LOG_BYTES,
+    "bool": lambda m: False,
+    "StrPath": lambda m: m.path(),
+}
+
 # Arguments a valid call needs beyond the required ones (exactly one of n and size).
 EXTRA = {"splits": ("n",)}
 
@@ -235,9 +251,13 @@ class Callee:
         for key in (f"{self.name}.{param.name}", f"{short}.{param.name}", param.name):
             if key in VALUES:
                 return VALUES[key](m)
-        if param.default is NO_DEFAULT or isinstance(param.default, Unparsed):
-            raise LookupError(f"{self.name}: no value made for {param.name!r}")
-        return param.default
+        if param.default is not NO_DEFAULT and not isinstance(param.default, Unparsed):
+            return param.default
+        if param.annotation in BY_TYPE:
+            return BY_TYPE[param.annotation](m)
+        if param.annotation.endswith("| None"):
+            return None
+        raise LookupError(f"{self.name}: make a value for {param.name!r} in VALUES ({__file__})")
 
 
 def c_callees(stub_text: str) -> list[Callee]:
