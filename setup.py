@@ -20,15 +20,19 @@ DS_HEADERS = sorted(glob("csrc/datastore/*.h")) + sorted(glob("csrc/datastore/py
 if sys.platform == "win32":
     extra_compile_args = ["/O2", "/W3"]
 else:
+    # A parse site naming a parameter list the stub lacks (LLPY_FORMAT_<name>(...), generated
+    # by csrc/docstrings.py) would otherwise compile as a call of an undeclared function.
     extra_compile_args = ["-O2", "-std=c11", "-Wall", "-Wextra"]
+    extra_compile_args.append("-Werror=implicit-function-declaration")
     if os.environ.get("LEVELDB_LOG_WERROR"):
         extra_compile_args.append("-Werror")
     sanitize = os.environ.get("LEVELDB_LOG_SANITIZE")
     if sanitize:  # e.g. "address,undefined": a sanitized debug build
         extra_compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-O1", "-g"]
 
-# The C docstrings come from the stubs: csrc/docstrings.py writes a header of string macros
-# from each stub into the build directory before compiling (leveldb_log._core: LLPY_DOC_*).
+# The C docstrings and parameter lists come from the stubs: csrc/docstrings.py writes a header
+# of macros from each stub into the build directory before compiling (leveldb_log._core:
+# LLPY_DOC_*, and LLPY_KWLIST_*, LLPY_FORMAT_*, LLPY_SIG_*, LLPY_OUT_* for the parsers).
 DOCSTRINGS = {
     "leveldb_log._core": ("python/leveldb_log/_core.pyi", "LLPY", "llpy_docs.h"),
     "leveldb_log._datastore": ("python/leveldb_log/_datastore.pyi", "LLDS", "llds_docs.h"),

@@ -5,6 +5,7 @@
  * become Python exceptions here and nowhere else.
  */
 #include "module.h"
+#include "args.h"
 #include "arrow.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "llpy_io.h"
@@ -120,46 +121,14 @@ static int parse_u32(PyObject *arg, uint32_t *out) {
     return 0;
 }
 
-/* Sorts crc32c's fast-call arguments into data and value. */
-static int crc32c_args(PyObject *const *args, Py_ssize_t nargs,
-                       PyObject *kwnames, PyObject **data, PyObject **value) {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (nargs > 2 || nargs + nkw > 2) {
-        PyErr_SetString(PyExc_TypeError, "crc32c() takes at most 2 arguments");
-        return -1;
-    }
-    *data = nargs > 0 ? args[0] : NULL;
-    *value = nargs > 1 ? args[1] : NULL;
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
-        PyObject **slot = NULL;
-        if (PyUnicode_CompareWithASCIIString(name, "data") == 0)
-            slot = data;
-        else if (PyUnicode_CompareWithASCIIString(name, "value") == 0)
-            slot = value;
-        if (slot == NULL || *slot != NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "crc32c() got an unexpected or repeated argument %R",
-                         name);
-            return -1;
-        }
-        *slot = args[nargs + i];
-    }
-    if (*data == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "crc32c() missing required argument 'data'");
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
                             Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
     PyObject *data, *value;
     Py_buffer view;
     uint32_t crc = 0;
-    if (crc32c_args(args, nargs, kwnames, &data, &value) < 0)
+    if (llpy_args_fast(LLPY_SIG_crc32c, args, nargs, kwnames,
+                       LLPY_OUT_crc32c(&data, &value)) < 0)
         return NULL;
     if (value != NULL && parse_u32(value, &crc) < 0)
         return NULL;

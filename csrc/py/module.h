@@ -6,6 +6,8 @@
  * folder's. Its headers, by job (README.md's Layout maps every file):
  *
  *   module.h           this (module.c)
+ *   args.h             the stub's parameter lists, for fast-call parsers
+ *                      (args.c)
  *   lock.h             the per-object lock and fork handling (lock.c)
  *   llpy_io.h          sources and targets: paths, descriptors, file
  *                      objects, aligned and page-mapped buffers (io.c,

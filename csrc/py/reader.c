@@ -230,7 +230,10 @@ static PyObject *Reader_enter(PyObject *op, PyObject *unused) {
 }
 
 static PyObject *Reader_exit(PyObject *op, PyObject *args) {
-    (void)args;
+    PyObject *type, *value, *tb;
+    if (!PyArg_ParseTuple(args, LLPY_FORMAT_Reader___exit__("O", "O", "O"),
+                          &type, &value, &tb))
+        return NULL;
     return Reader_close(op, NULL);
 }
 

@@ -497,13 +497,11 @@ static unsigned requested_types(PyObject *requested, unsigned types) {
 }
 
 /* requested_schema, the one argument of the protocol's methods (None when
- * not given, borrowed); 0, or -1 with an exception set. */
-static int parse_requested(PyObject *args, PyObject *kwds, const char *fn,
-                           PyObject **requested) {
-    static char *kwlist[] = {"requested_schema", NULL};
-    char format[64];
+ * not given, borrowed), by each method's own parameter list; 0, or -1 with
+ * an exception set. */
+static int parse_requested(PyObject *args, PyObject *kwds, const char *format,
+                           char **kwlist, PyObject **requested) {
     *requested = Py_None;
-    PyOS_snprintf(format, sizeof format, "|O:%s", fn);
     return PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, requested)
                ? 0
                : -1;
@@ -511,10 +509,12 @@ static int parse_requested(PyObject *args, PyObject *kwds, const char *fn,
 
 static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
                                    PyObject *kwds) {
+    static char *kwlist[] = LLPY_KWLIST_Batch___arrow_c_array__;
     PyObject *requested;
     /* (a batch's columns keep the types it was made in: the request is
      * ignored, as the protocol allows) */
-    if (parse_requested(args, kwds, "__arrow_c_array__", &requested) < 0)
+    if (parse_requested(args, kwds, LLPY_FORMAT_Batch___arrow_c_array__("O"),
+                        kwlist, &requested) < 0)
         return NULL;
     PyObject *schema = schema_capsule(((batch_object *)op)->cols->types);
     PyObject *array =
@@ -814,15 +814,14 @@ static int parse_type(PyObject *value, const char *arg, const char *usual,
 
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
-    static char *kwlist[] = {"max_records", "max_bytes", "offset_type",
-                             "data_type", NULL};
+    static char *kwlist[] = LLPY_KWLIST_Reader_iter_batches;
     Py_ssize_t max_records = DEFAULT_MAX_RECORDS,
                max_bytes = DEFAULT_MAX_BYTES;
     PyObject *offset_type = NULL, *data_type = NULL;
     unsigned types = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$nnOO:iter_batches", kwlist,
-                                     &max_records, &max_bytes, &offset_type,
-                                     &data_type) ||
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwds, LLPY_FORMAT_Reader_iter_batches("n", "n", "O", "O"),
+            kwlist, &max_records, &max_bytes, &offset_type, &data_type) ||
         parse_type(offset_type, "offset_type", "uint64", "int64",
                    TYPE_INT64_OFFSETS, &types) < 0 ||
         parse_type(data_type, "data_type", "large_binary", "binary",
@@ -941,8 +940,10 @@ static PyObject *stream_capsule(PyObject *batches) {
 
 PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
+    static char *kwlist[] = LLPY_KWLIST_Reader___arrow_c_stream__;
     PyObject *requested;
-    if (parse_requested(args, kwds, "__arrow_c_stream__", &requested) < 0)
+    if (parse_requested(args, kwds, LLPY_FORMAT_Reader___arrow_c_stream__("O"),
+                        kwlist, &requested) < 0)
         return NULL;
     if (llpy_reader_arrow_spent((llpy_reader *)reader)) {
         /* As a spent pyarrow RecordBatchReader refuses: an empty table

@@ -3,6 +3,7 @@
  * source opened by kind (a path, a URL, a buffer, a file object), with the
  * block buffer a file needs.
  */
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "reader_internal.h"
 
 #include <errno.h>
@@ -186,10 +187,7 @@ static int reader_dialect(llpy_reader *self, PyObject *dialect,
 
 int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_reader *self = (llpy_reader *)op;
-    static char *kwlist[] = {"source",   "dialect",          "log_number",
-                             "recovery", "verify_checksums", "start",
-                             "end",      "on_corruption",    "storage_options",
-                             NULL};
+    static char *kwlist[] = LLPY_KWLIST_Reader;
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
     PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
     PyObject *storage_options = Py_None, *verify_obj = Py_True;
@@ -198,10 +196,11 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOOOOOO:Reader", kwlist,
-                                     &source, &dialect, &log_number, &recovery,
-                                     &verify_obj, &start, &end, &on_corruption,
-                                     &storage_options) ||
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwds,
+            LLPY_FORMAT_Reader("O", "O", "O", "O", "O", "O", "O", "O", "O"),
+            kwlist, &source, &dialect, &log_number, &recovery, &verify_obj,
+            &start, &end, &on_corruption, &storage_options) ||
         llpy_parse_flag(verify_obj, "verify_checksums", &verify) < 0)
         return -1;
     llog_reader_options opt;

@@ -4,6 +4,7 @@
  * sets its counters); so does one over a URL (its storage_options kept).
  * Readers over buffers or file objects refuse.
  */
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "module.h"
 #include "reader.h"
 
@@ -77,7 +78,8 @@ PyObject *llpy_reader_restore(PyObject *op, PyObject *args) {
     unsigned long long dropped;
     int finished;
     uint64_t offset = 0;
-    if (!PyArg_ParseTuple(args, "OKp:_restore", &last, &dropped, &finished))
+    if (!PyArg_ParseTuple(args, LLPY_FORMAT_Reader__restore("O", "K", "p"),
+                          &last, &dropped, &finished))
         return NULL;
     if (last != Py_None &&
         llpy_parse_offset(last, "last_record_offset", &offset) < 0)

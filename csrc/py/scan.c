@@ -9,6 +9,8 @@
  *   (position in block, kind, type or None, length, checksum_ok or None,
  *    reason or None, header size, log number or None)
  */
+#include "args.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "log_detect.h"
 #include "module.h"
 #include "reader_dialect.h"
@@ -133,12 +135,8 @@ static int get_bytes(PyObject *obj, Py_buffer *view) {
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs) {
     (void)module;
-    if (nargs < 3 || nargs > 5) {
-        PyErr_Format(PyExc_TypeError,
-                     "_scan_block() takes 3 to 5 arguments (%zd given)",
-                     nargs);
+    if (llpy_args_count(LLPY_SIG__scan_block, nargs) < 0)
         return NULL;
-    }
     llog_reader_options opt = {0};
     if (nargs >= 4 &&
         llpy_dialect_options(args[3], nargs == 5 ? args[4] : NULL, NULL,
@@ -168,12 +166,8 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
 PyObject *llpy_detect_dialect(PyObject *module, PyObject *const *args,
                               Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 1 && nargs != 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "_detect_dialect() takes 1 or 2 arguments (%zd given)",
-                     nargs);
+    if (llpy_args_count(LLPY_SIG__detect_dialect, nargs) < 0)
         return NULL;
-    }
     uint64_t number = 0;
     int has_number = nargs == 2 && args[1] != Py_None;
     if (has_number && llpy_parse_offset(args[1], "log_number", &number) < 0)

@@ -3,6 +3,8 @@
  * at a descriptor ends, from its last blocks (the core's log_tail.h; this
  * file reads the spans it asks for). For leveldb_log.spark's stream reader.
  */
+#include "args.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "llpy_io.h"
 #include "log_tail.h"
 #include "reader_dialect.h"
@@ -36,11 +38,8 @@ static int tail_end(int fd, uint64_t size, const llog_reader_options *opt,
 PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
                         Py_ssize_t nargs) {
     (void)module;
-    if (nargs < 3 || nargs > 6) {
-        PyErr_Format(PyExc_TypeError,
-                     "_tail_end() takes 3 to 6 arguments (%zd given)", nargs);
+    if (llpy_args_count(LLPY_SIG__tail_end, nargs) < 0)
         return NULL;
-    }
     int fd = PyObject_AsFileDescriptor(args[0]);
     if (fd < 0)
         return NULL;

@@ -85,7 +85,10 @@ static PyObject *Writer_enter(PyObject *op, PyObject *unused) {
 }
 
 static PyObject *Writer_exit(PyObject *op, PyObject *args) {
-    (void)args;
+    PyObject *type, *value, *tb;
+    if (!PyArg_ParseTuple(args, LLPY_FORMAT_Writer___exit__("O", "O", "O"),
+                          &type, &value, &tb))
+        return NULL;
     return Writer_close(op, NULL);
 }
 
@@ -98,12 +101,7 @@ static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
 
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
-    static char *kwlist[] = {
-        "target",          "mode",        "buffering",
-        "closefd",         "dialect",     "log_number",
-        "recycle",         "compression", "sync_offsets",
-        "storage_options", "sync",        "bytes_per_sync",
-        "preallocate",     "lock",        NULL};
+    static char *kwlist[] = LLPY_KWLIST_Writer;
     PyObject *target, *mode = NULL, *buffering = NULL, *dialect = NULL;
     PyObject *log_number = NULL, *compression = NULL;
     PyObject *storage_options = Py_None, *sync = NULL, *per_sync = NULL;
@@ -115,10 +113,12 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     }
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwds, "O|O$OOOOOOOOOOOO!:Writer", kwlist, &target, &mode,
-            &buffering, &flags[0], &dialect, &log_number, &flags[1],
-            &compression, &flags[2], &storage_options, &sync, &per_sync,
-            &preallocate, &PyBool_Type, &lock) ||
+            args, kwds,
+            LLPY_FORMAT_Writer("O", "O", "O", "O", "O", "O", "O", "O", "O",
+                               "O", "O", "O", "O", "O!"),
+            kwlist, &target, &mode, &buffering, &flags[0], &dialect,
+            &log_number, &flags[1], &compression, &flags[2], &storage_options,
+            &sync, &per_sync, &preallocate, &PyBool_Type, &lock) ||
         llpy_parse_flag(flags[0], "closefd", &closefd) < 0 ||
         llpy_parse_flag(flags[1], "recycle", &recycle) < 0 ||
         llpy_parse_flag(flags[2], "sync_offsets", &sync_offsets) < 0)

@@ -5,6 +5,7 @@
  * or refuse, leaving the file as it was. Also _append_point, the same
  * decision without the cut, for the command line.
  */
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "reader_dialect.h"
 #include "writer_internal.h"
 
@@ -131,9 +132,10 @@ static PyObject *damage_of(const llog_append_result *r) {
 
 PyObject *llpy_append_point(PyObject *module, PyObject *args,
                             PyObject *kwargs) {
-    static char *kwlist[] = {"", "dialect", "log_number", NULL};
+    static char *kwlist[] = LLPY_KWLIST__append_point;
     PyObject *path, *dialect = NULL, *log_number = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:_append_point",
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs,
+                                     LLPY_FORMAT__append_point("O", "O", "O"),
                                      kwlist, &path, &dialect, &log_number))
         return NULL;
     if (dialect == NULL) { /* the rule differs by dialect: always say which */

@@ -5,6 +5,8 @@
  * another descriptor of the file does not drop it), flock() elsewhere on
  * POSIX, LockFileEx on Windows. Readers never lock.
  */
+#include "args.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
 
 #include <errno.h>
@@ -111,11 +113,8 @@ int llpy_file_lock(llpy_state *st, int fd, PyObject *name) {
 
 PyObject *llpy_lock_fd(PyObject *module, PyObject *const *args,
                        Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_lock_fd(fd, name) takes 2 arguments");
+    if (llpy_args_count(LLPY_SIG__lock_fd, nargs) < 0)
         return NULL;
-    }
     long fd = PyLong_AsLong(args[0]);
     if (fd == -1 && PyErr_Occurred())
         return NULL;

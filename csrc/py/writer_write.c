@@ -5,7 +5,9 @@
  * the record began. Its bytes go out through writer_output.c; a durable
  * call then waits for a group commit (writer_sync.c).
  */
+#include "args.h"
 #include "arrow.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
 
 #include <errno.h>
@@ -187,27 +189,25 @@ static int writer_flush_for(llpy_writer *self, int sync) {
     return sync ? llpy_writer_flush_locked(self) : writer_maybe_flush(self);
 }
 
-/* write(data, *, sync=None) and write_many(records, *, sync=None): the one
- * argument, and whether the call is durable (None: the writer's sync=). */
-static int parse_write_args(llpy_writer *self, const char *fname,
+/* write(data, /, *, sync=None) and write_many(records, /, *, sync=None), by
+ * the stub's parameter list sig: the one argument, and whether the call is
+ * durable (None: the writer's sync=). The two lists have one shape, so
+ * write's OUT serves both (llpy_args_fast refuses a sig of another count). */
+static int parse_write_args(llpy_writer *self, const llpy_sig *sig,
                             PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames, PyObject **arg, int *sync) {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *flag = nkw == 1 ? args[nargs] : Py_None;
-    if (nargs != 1 || nkw > 1 ||
-        (nkw == 1 && PyUnicode_CompareWithASCIIString(
-                         PyTuple_GET_ITEM(kwnames, 0), "sync") != 0)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s() takes one argument and the keyword sync", fname);
+    PyObject *flag;
+    if (llpy_args_fast(sig, args, nargs, kwnames,
+                       LLPY_OUT_Writer_write(arg, &flag)) < 0)
         return -1;
-    }
+    if (flag == NULL)
+        flag = Py_None;
     if (flag != Py_None && !PyBool_Check(flag)) {
         PyErr_Format(PyExc_TypeError,
                      "sync must be a bool or None, not %.100s",
                      Py_TYPE(flag)->tp_name);
         return -1;
     }
-    *arg = args[0];
     *sync = flag == Py_None ? self->sync_default : flag == Py_True;
     return 0;
 }
@@ -268,8 +268,8 @@ PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
     llpy_writer *self = (llpy_writer *)op;
     PyObject *data;
     int sync;
-    if (parse_write_args(self, "write", args, nargs, kwnames, &data, &sync) <
-        0)
+    if (parse_write_args(self, LLPY_SIG_Writer_write, args, nargs, kwnames,
+                         &data, &sync) < 0)
         return NULL;
     uint64_t offset = 0;
     if (llpy_lock_acquire(&self->lock) < 0)
@@ -339,8 +339,8 @@ PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
     llpy_writer *self = (llpy_writer *)op;
     PyObject *iterable;
     int sync;
-    if (parse_write_args(self, "write_many", args, nargs, kwnames, &iterable,
-                         &sync) < 0)
+    if (parse_write_args(self, LLPY_SIG_Writer_write_many, args, nargs,
+                         kwnames, &iterable, &sync) < 0)
         return NULL;
     /* A Reader, itself an Arrow stream of a struct type, is iterated. */
     if (!PyObject_TypeCheck(iterable,

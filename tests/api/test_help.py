@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import io
 import pydoc
 import types
 from pathlib import Path
@@ -163,50 +162,6 @@ def test_writer_help_has_the_modes_buffering_and_closing() -> None:
         assert needle in text, needle
 
 
-def parameters(obj: Any) -> list[str]:
-    return list(inspect.signature(obj).parameters)
-
-
-def test_signatures_of_the_c_functions_and_methods() -> None:
-    assert parameters(leveldb_log.crc32c) == ["data", "value"]
-    assert inspect.signature(leveldb_log.crc32c).parameters["value"].default == 0
-    assert parameters(leveldb_log.mask_crc) == ["crc"]
-    assert parameters(leveldb_log.unmask_crc) == ["masked"]
-    assert parameters(Writer) == [
-        "target",
-        "mode",
-        "buffering",
-        "closefd",
-        "dialect",
-        "log_number",
-        "recycle",
-        "compression",
-        "sync_offsets",
-        "storage_options",
-        "sync",
-        "bytes_per_sync",
-        "preallocate",
-        "lock",
-    ]
-    assert parameters(Reader) == [
-        "source",
-        "dialect",
-        "log_number",
-        "recovery",
-        "verify_checksums",
-        "start",
-        "end",
-        "on_corruption",
-        "storage_options",
-    ]
-    assert parameters(Writer.write) == ["self", "data", "sync"]
-    assert parameters(Writer.write_many) == ["self", "records", "sync"]
-    assert parameters(Reader.__exit__) == ["self", "exc_type", "exc", "tb"]
-    with Writer(io.BytesIO()) as w:
-        assert parameters(w.write) == ["data", "sync"]  # bound: self is not shown
-        assert parameters(w.flush) == []
-
-
 # ---- the stubs against the extensions -------------------------------------------------
 # setup.py compiles each stub's docstrings (and its defs' signatures) into its extension:
 # every C-level object must have its docstring in the stub, and the stub none of its own.
@@ -281,50 +236,3 @@ def test_the_stubs_document_nothing_the_extension_lacks(extension: str) -> None:
     slots = {n for n in stub_docs(extension) if n.rpartition(".")[2] in SLOTS}
     bare = {n for n in slots if stub_docs(extension)[n][1] is None}
     assert bare == slots, f"the runtime doc of {slots - bare} is CPython's: leave them bare"
-
-
-def stub_signature(node: ast.FunctionDef) -> list[tuple[str, Any, object]]:
-    """(name, kind, default) of each parameter of a stub's def."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = [inspect.Parameter.empty] * (len(positional) - len(args.defaults))
-    defaults += [ast.literal_eval(d) for d in args.defaults]
-    kinds = [inspect.Parameter.POSITIONAL_ONLY] * len(args.posonlyargs)
-    kinds += [inspect.Parameter.POSITIONAL_OR_KEYWORD] * len(args.args)
-    found = [(a.arg, k, d) for a, k, d in zip(positional, kinds, defaults, strict=True)]
-    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        default = inspect.Parameter.empty if d is None else ast.literal_eval(d)
-        found.append((a.arg, inspect.Parameter.KEYWORD_ONLY, default))
-    return found
-
-
-def runtime_signature(obj: Any) -> list[tuple[str, Any, object]]:
-    return [(p.name, p.kind, p.default) for p in inspect.signature(obj).parameters.values()]
-
-
-def signed_objects() -> list[tuple[str, str]]:
-    return [
-        (ext, name)
-        for ext in EXTENSIONS
-        for name, obj in c_objects(ext).items()
-        if name
-        and not isinstance(obj, (types.GetSetDescriptorType, types.MemberDescriptorType))
-        and (not isinstance(obj, type) or name in {"Reader", "Writer"})
-    ]
-
-
-@pytest.mark.parametrize(("extension", "name"), signed_objects())
-def test_every_c_signature_is_the_stubs(extension: str, name: str) -> None:
-    runtime = c_objects(extension)[name]
-    nodes = stub_docs(extension)
-    if isinstance(runtime, type):
-        node = nodes[f"{name}.__init__"][0]
-        assert isinstance(node, ast.FunctionDef)
-        assert runtime_signature(runtime) == stub_signature(node)[1:], name
-        return
-    node = nodes[name][0]
-    assert isinstance(node, ast.FunctionDef)
-    want = stub_signature(node)
-    if "." in name:  # a method: CPython's $self is positional-only
-        want[0] = (want[0][0], inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.empty)
-    assert runtime_signature(runtime) == want, f"{extension}.{name}"
