@@ -196,11 +196,6 @@ int llpy_sync_remember_dir(llpy_writer *self, PyObject *path);
  * return, given up while waiting); frees what the policy holds. */
 int llpy_sync_close(llpy_writer *self);
 void llpy_sync_release(llpy_writer *self);
-PyObject *llpy_sync_get_waiters(PyObject *op, void *closure);
-PyObject *llpy_sync_get_flushes(PyObject *op, void *closure);
-PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure);
-PyObject *llpy_sync_get_hook(PyObject *op, void *closure);
-int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure);
 
 /* ---- the file lock (writer_lock.c) ------------------------------------ */
 

@@ -250,7 +250,7 @@ int llpy_writer_open_target(llpy_writer *self, PyObject *target,
                         "storage_options applies to URLs (scheme://...)");
         return -1;
     }
-    if (llpy_is_target_path(target)) {
+    if (llpy_is_path(target)) {
         self->name = Py_NewRef(target);
         return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
     }

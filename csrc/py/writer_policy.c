@@ -171,13 +171,3 @@ void llpy_sync_release(llpy_writer *self) {
         llpy_file_unlock(self->fd);
     self->locked = 0;
 }
-
-PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    uint64_t n = self->range_syncs;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromUnsignedLongLong(n);
-}

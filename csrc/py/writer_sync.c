@@ -1,7 +1,7 @@
 /*
  * writer_sync.c - durable writes: group commit of fdatasync, fdatasync
- * itself on each system, and the group's hook and figures for tests. The
- * other options of durability are writer_policy.c's.
+ * itself on each system, and the group's hook and counters for tests
+ * (writer_testing.c). The other options of durability are writer_policy.c's.
  *
  * Group commit: a durable write hands its records to the OS under the
  * Writer's lock, then asks for the log to be durable up to where they end;
@@ -491,51 +491,34 @@ int llpy_sync_close(llpy_writer *self) {
     return rc;
 }
 
-PyObject *llpy_sync_get_waiters(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    group_check_fork(&self->group);
-    Py_ssize_t n = self->group.queued + self->group.active;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromSsize_t(n);
-}
-
-PyObject *llpy_sync_get_flushes(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    uint64_t n = self->group.flushes;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromUnsignedLongLong(n);
-}
-
-PyObject *llpy_sync_get_hook(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    PyObject *hook = self->group.before_sync;
-    hook = Py_NewRef(hook != NULL ? hook : Py_None);
-    llpy_lock_release(&self->lock);
-    return hook;
-}
-
-int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (value != NULL && value != Py_None && !PyCallable_Check(value)) {
-        PyErr_SetString(PyExc_TypeError, "_before_sync must be callable");
+int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
+                      uint64_t *out) {
+    if (llpy_lock_acquire(&w->lock) < 0)
         return -1;
+    group_check_fork(&w->group);
+    switch (which) {
+    case LLPY_COUNT_SYNC_WAITERS:
+        *out = (uint64_t)(w->group.queued + w->group.active);
+        break;
+    case LLPY_COUNT_SYNC_FLUSHES:
+        *out = w->group.flushes;
+        break;
+    case LLPY_COUNT_RANGE_SYNCS:
+        *out = w->range_syncs;
+        break;
+    default:
+        *out = w->bounced;
     }
-    if (llpy_lock_acquire(&self->lock) < 0)
+    llpy_lock_release(&w->lock);
+    return 0;
+}
+
+int llpy_writer_set_before_sync(llpy_writer *w, PyObject *hook) {
+    if (llpy_lock_acquire(&w->lock) < 0)
         return -1;
-    PyObject *old = self->group.before_sync;
-    self->group.before_sync =
-        value != NULL && value != Py_None ? Py_NewRef(value) : NULL;
-    llpy_lock_release(&self->lock);
+    PyObject *old = w->group.before_sync;
+    w->group.before_sync = Py_XNewRef(hook);
+    llpy_lock_release(&w->lock);
     Py_XDECREF(old);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "writer_internal.h"
 
 #include <errno.h>
+#include <string.h>
 
 /*
  * After a failed write: drop this record's bytes that are still buffered. If
@@ -49,12 +50,16 @@ int llpy_writer_check_open(llpy_writer *self) {
     if (self->closed || self->closing || self->buf == NULL) {
         PyErr_SetString(PyExc_ValueError,
                         self->closed || self->closing
-                            ? "I/O operation on closed writer"
+                            ? "I/O operation on closed Writer"
                             : "Writer is not initialized");
         return -1;
     }
     return 0;
 }
+
+/* What writer_put returns when the target failed (its exception set), as
+ * against -1 for a record refused before anything was handed over. */
+#define PUT_TARGET_FAILED (-2)
 
 /* Writes the record at data, n bytes long (lock held), kept alive by the
  * caller; returns its offset in *offset. */
@@ -73,7 +78,7 @@ static int writer_put_encoded(llpy_writer *self, const uint8_t *data, size_t n,
     if (rc < 0) {
         writer_rollback(self, mark);
         writer_raise_pending(self);
-        return -1;
+        return PUT_TARGET_FAILED;
     }
     return 0;
 }
@@ -300,7 +305,7 @@ PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
 }
 
 /* The exception being raised by write_many learns, as .written, how many
- * records the call took before it: they stay written. */
+ * of its records are in the target: they stay written. */
 static void raise_with_written(Py_ssize_t count) {
     PyObject *exc = PyErr_GetRaisedException();
     PyObject *n = PyLong_FromSsize_t(count);
@@ -308,6 +313,34 @@ static void raise_with_written(Py_ssize_t count) {
         PyErr_Clear(); /* (an exception without a __dict__ goes as it is) */
     Py_XDECREF(n);
     PyErr_SetRaisedException(exc);
+}
+
+/* bytes, str and their kin iterate as ints or characters: one record given
+ * where an iterable of them belongs. */
+static int check_iterable(PyObject *obj) {
+    if (!PyBytes_Check(obj) && !PyByteArray_Check(obj) &&
+        !PyMemoryView_Check(obj) && !PyUnicode_Check(obj))
+        return 0;
+    PyErr_Format(PyExc_TypeError,
+                 "write_many() takes an iterable of records (bytes-like "
+                 "objects), not %.100s: write() writes one record",
+                 Py_TYPE(obj)->tp_name);
+    raise_with_written(0);
+    return -1;
+}
+
+static PyObject *iterate_records(PyObject *obj) {
+    PyObject *it = PyObject_GetIter(obj);
+    if (it == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "write_many() takes an iterable of records (bytes-like "
+                     "objects), not %.100s",
+                     Py_TYPE(obj)->tp_name);
+    }
+    if (it == NULL)
+        raise_with_written(0);
+    return it;
 }
 
 /* A list or tuple is checked whole before its first record is written, as
@@ -334,6 +367,101 @@ static int check_records(PyObject *seq) {
     return 0;
 }
 
+/*
+ * Where write_many's records end in the log, for those not yet known to be
+ * in the target: after a failed hand-over the call counts exactly the
+ * records that reached it, and drops the others from the buffer, as a
+ * failed write() drops its record. Only buffered records are listed, so the
+ * list stays about as short as the buffer holds records.
+ */
+#define RECORD_ENDS_INLINE 64
+
+typedef struct {
+    uint64_t *ends;
+    size_t head, tail, cap;
+    Py_ssize_t out;  /* records known to be in the target */
+    int failed;      /* a hand-over failed: the rest are dropped */
+    writer_mark cut; /* where the last of them ends */
+    uint64_t inline_ends[RECORD_ENDS_INLINE];
+} record_ends;
+
+static void record_ends_init(record_ends *e, writer_mark start) {
+    e->ends = e->inline_ends;
+    e->head = e->tail = 0;
+    e->cap = RECORD_ENDS_INLINE;
+    e->out = 0;
+    e->failed = 0;
+    e->cut = start;
+}
+
+/* Counts the listed records that reached `written` as out. */
+static void record_ends_settle(record_ends *e, uint64_t written) {
+    while (e->head < e->tail && e->ends[e->head] <= written) {
+        e->cut.offset = e->ends[e->head++];
+        e->cut.pad_next = 0;
+        e->out++;
+    }
+}
+
+/* Room to list one more record; 0, or -1 with MemoryError. */
+static int record_ends_reserve(record_ends *e, uint64_t written) {
+    if (e->tail < e->cap)
+        return 0;
+    record_ends_settle(e, written);
+    size_t n = e->tail - e->head;
+    if (n == e->cap) {
+        uint64_t *grown = PyMem_Malloc(2 * e->cap * sizeof *grown);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(grown, e->ends + e->head, n * sizeof *grown);
+        if (e->ends != e->inline_ends)
+            PyMem_Free(e->ends);
+        e->ends = grown;
+        e->cap *= 2;
+    } else {
+        memmove(e->ends, e->ends + e->head, n * sizeof *e->ends);
+    }
+    e->head = 0;
+    e->tail = n;
+    return 0;
+}
+
+/* The records the call wrote: all of them, or after a failed hand-over
+ * the ones in the target, the rest dropped. */
+static Py_ssize_t record_ends_finish(record_ends *e, llpy_writer *self) {
+    if (!e->failed)
+        return e->out + (Py_ssize_t)(e->tail - e->head);
+    record_ends_settle(e, self->written);
+    if (e->head < e->tail && self->core.offset > e->cut.offset)
+        writer_rollback(self, e->cut);
+    return e->out;
+}
+
+static void record_ends_free(record_ends *e) {
+    if (e->ends != e->inline_ends)
+        PyMem_Free(e->ends);
+}
+
+/* write_many's loop over an iterator (lock held): 0, or -1 with an
+ * exception set; e lists the records written. */
+static int write_items(llpy_writer *self, PyObject *it, record_ends *e) {
+    PyObject *item;
+    while ((item = PyIter_Next(it)) != NULL) {
+        uint64_t offset;
+        int rc = record_ends_reserve(e, self->written);
+        if (rc == 0)
+            rc = writer_put(self, item, &offset);
+        Py_DECREF(item);
+        e->failed = rc == PUT_TARGET_FAILED;
+        if (rc < 0)
+            return -1;
+        e->ends[e->tail++] = self->core.offset;
+    }
+    return PyErr_Occurred() ? -1 : 0; /* the iterator raised */
+}
+
 PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
                                  Py_ssize_t nargs, PyObject *kwnames) {
     llpy_writer *self = (llpy_writer *)op;
@@ -347,32 +475,35 @@ PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
                             llpy_state_of(Py_TYPE(op))->reader_type) &&
         llpy_arrow_exportable(iterable))
         return writer_write_arrow(self, iterable, sync);
-    if ((PyList_Check(iterable) || PyTuple_Check(iterable)) &&
-        check_records(iterable) < 0)
+    if (check_iterable(iterable) < 0 ||
+        ((PyList_Check(iterable) || PyTuple_Check(iterable)) &&
+         check_records(iterable) < 0))
         return NULL;
-    PyObject *it = PyObject_GetIter(iterable);
+    PyObject *it = iterate_records(iterable);
     if (it == NULL)
         return NULL;
     if (llpy_lock_acquire(&self->lock) < 0) {
         Py_DECREF(it);
         return NULL;
     }
-    Py_ssize_t count = 0;
     int rc = llpy_writer_check_open(self);
     if (rc == 0)
         rc = llpy_writer_hand_over_queued(self);
-    PyObject *item;
-    while (rc == 0 && (item = PyIter_Next(it)) != NULL) {
-        uint64_t offset;
-        rc = writer_put(self, item, &offset);
-        Py_DECREF(item);
-        if (rc == 0)
-            count++;
-    }
-    if (rc == 0 && PyErr_Occurred())
-        rc = -1; /* the iterator raised */
-    /* Records written before an error still reach the target. */
+    record_ends e;
+    record_ends_init(&e, writer_mark_now(self));
+    if (rc == 0)
+        rc = write_items(self, it, &e);
+    /* Records written before an error still reach the target; the first
+     * error is the one raised. */
+    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     int flushed = self->closed ? 0 : writer_flush_for(self, sync);
+    if (exc != NULL) {
+        PyErr_Clear();
+        PyErr_SetRaisedException(exc);
+    }
+    e.failed |= flushed < 0;
+    Py_ssize_t count = record_ends_finish(&e, self);
+    record_ends_free(&e);
     uint64_t end = self->written;
     llpy_lock_release(&self->lock);
     Py_DECREF(it);
