@@ -33,13 +33,13 @@ static int writer_close_locked(llpy_writer *self) {
         rc = llpy_writer_finish(self);
     if (rc == 0 && self->buf != NULL &&
         (self->len > 0 || !target_closed(self)))
-        rc = llpy_writer_flush_locked(self);
+        rc = llpy_writer_hand_over(self);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     /* Threads waiting for a flush get it before the descriptor closes. */
     if (llpy_sync_close(self) < 0 && exc == NULL)
         exc = PyErr_GetRaisedException();
     PyErr_Clear();
-    llpy_sync_release(self);
+    llpy_policy_release(self);
     self->closed = 1;
     self->closing = 0;
     if (self->fd >= 0) {
@@ -141,7 +141,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     self->use_lock = lock == Py_True;
     if ((mode != NULL && llpy_writer_parse_mode(mode, &self->mode) < 0) ||
         llpy_writer_parse_buffering(buffering, &self->limit) < 0 ||
-        llpy_sync_options(self, target, sync, per_sync, preallocate) < 0 ||
+        llpy_policy_options(self, target, sync, per_sync, preallocate) < 0 ||
         llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
                                     compression, sync_offsets) < 0)
         return -1;
@@ -152,7 +152,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     llog_writer_init(&self->core, self->written);
     self->range_start = self->prealloc_end = self->written;
-    llpy_sync_after_output(self); /* the first reservation */
+    llpy_policy_after_output(self); /* the first reservation */
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     self->slow_copy_max = st->slow_copy_max;
     self->lend_views =
@@ -171,10 +171,15 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    PyObject *self = llpy_new_object(type, offsetof(llpy_writer, lock),
-                                     offsetof(llpy_writer, fd));
-    if (self != NULL)
-        ((llpy_writer *)self)->dir_fd = -1;
+    PyObject *self = llpy_lock_new_object(type, offsetof(llpy_writer, lock),
+                                          offsetof(llpy_writer, fd));
+    if (self == NULL)
+        return NULL;
+    llpy_writer *w = (llpy_writer *)self;
+    w->dir_fd = -1;
+    w->group = llpy_sync_group_new(llpy_writer_hand_over_queued);
+    if (w->group == NULL)
+        Py_CLEAR(self);
     return self;
 }
 
@@ -280,15 +285,14 @@ static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(self->name);
     Py_VISIT(self->file);
-    Py_VISIT(self->group.before_sync);
-    return 0;
+    return llpy_sync_group_traverse(self->group, visit, arg);
 }
 
 static int Writer_clear(PyObject *op) {
     llpy_writer *self = (llpy_writer *)op;
     Py_CLEAR(self->name);
     Py_CLEAR(self->file);
-    Py_CLEAR(self->group.before_sync);
+    llpy_sync_group_clear(self->group);
     return 0;
 }
 
@@ -328,6 +332,7 @@ static void Writer_dealloc(PyObject *op) {
     PyMem_Free(self->buf);
     llpy_io_free(self->bounce);
     Writer_clear(op);
+    llpy_sync_group_free(self->group);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);
