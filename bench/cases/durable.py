@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import leveldb_log
+from leveldb_log import _testing
 
 from bench.harness import Config
 
@@ -58,7 +59,7 @@ def ours(d: Path, threads: int) -> Opened:
     w = leveldb_log.Writer(d / "ours.log", sync=True)
 
     def close() -> int:
-        flushes = w._sync_flushes  # internal, for tests and this row
+        flushes = _testing.sync_flushes(w)  # internal, for tests and this row
         w.close()
         return flushes
 

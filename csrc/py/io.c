@@ -19,10 +19,6 @@ int llpy_is_path(PyObject *obj) {
            PyObject_HasAttrString((PyObject *)Py_TYPE(obj), "__fspath__");
 }
 
-int llpy_is_target_path(PyObject *obj) {
-    return PyBytes_Check(obj) || llpy_is_path(obj);
-}
-
 /* Opens with os.open, so that errors carry the file name. */
 int llpy_open_path(llpy_state *st, PyObject *path, int flags) {
 #ifdef O_BINARY

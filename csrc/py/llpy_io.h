@@ -17,9 +17,6 @@
 
 /* 1 for str and os.PathLike, which name files; 0 otherwise. */
 int llpy_is_path(PyObject *obj);
-/* A Writer's target path: a str, an os.PathLike, or bytes (which a Reader
- * reads as a log's data, but a Writer cannot write into). */
-int llpy_is_target_path(PyObject *obj);
 /* 1 for a str (or os.PathLike giving one) of the form scheme://...: a URL
  * for leveldb_log._storage; 0 otherwise; -1 with an exception set. */
 int llpy_is_url(PyObject *obj);

@@ -159,7 +159,8 @@ void llpy_lock_free(llpy_lock *l) {
     l->wake = NULL;
 }
 
-PyObject *llpy_new_object(PyTypeObject *type, size_t lock_at, size_t fd_at) {
+PyObject *llpy_lock_new_object(PyTypeObject *type, size_t lock_at,
+                               size_t fd_at) {
     PyObject *self = type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;

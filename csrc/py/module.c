@@ -361,7 +361,8 @@ static int module_exec(PyObject *module) {
     if (st->writer_type == NULL ||
         PyModule_AddType(module, st->writer_type) < 0)
         return -1;
-    if (llpy_arrow_add_types(module, st) < 0)
+    if (llpy_arrow_add_types(module, st) < 0 ||
+        PyModule_AddFunctions(module, llpy_writer_testing_methods) < 0)
         return -1;
     st->slow_copy_max = LLPY_SLOW_COPY_MAX;
     return add_constants(module);

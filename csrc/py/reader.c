@@ -190,8 +190,8 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    return llpy_new_object(type, offsetof(llpy_reader, lock),
-                           offsetof(llpy_reader, fd));
+    return llpy_lock_new_object(type, offsetof(llpy_reader, lock),
+                                offsetof(llpy_reader, fd));
 }
 
 static void reader_close_locked(llpy_reader *self) {

@@ -33,13 +33,13 @@ static int writer_close_locked(llpy_writer *self) {
         rc = llpy_writer_finish(self);
     if (rc == 0 && self->buf != NULL &&
         (self->len > 0 || !target_closed(self)))
-        rc = llpy_writer_flush_locked(self);
+        rc = llpy_writer_hand_over(self);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     /* Threads waiting for a flush get it before the descriptor closes. */
     if (llpy_sync_close(self) < 0 && exc == NULL)
         exc = PyErr_GetRaisedException();
     PyErr_Clear();
-    llpy_sync_release(self);
+    llpy_policy_release(self);
     self->closed = 1;
     self->closing = 0;
     if (self->fd >= 0) {
@@ -99,6 +99,18 @@ static PyObject *Writer_reduce(PyObject *op, PyObject *unused) {
     return NULL;
 }
 
+/* bytes are a log's contents wherever a log is read (Reader(b"...") reads
+ * them as the log itself), so they are never a path here either. */
+static int refuse_bytes_path(PyObject *target) {
+    if (!PyBytes_Check(target))
+        return 0;
+    PyErr_SetString(PyExc_TypeError,
+                    "Writer does not take bytes as a path (bytes given to a "
+                    "Reader are read as the log itself): pass the path as a "
+                    "str or an os.PathLike");
+    return -1;
+}
+
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
     static char *kwlist[] = LLPY_KWLIST_Writer;
@@ -123,11 +135,13 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         llpy_parse_flag(flags[1], "recycle", &recycle) < 0 ||
         llpy_parse_flag(flags[2], "sync_offsets", &sync_offsets) < 0)
         return -1;
+    if (refuse_bytes_path(target) < 0)
+        return -1;
     self->mode = 'w';
     self->use_lock = lock == Py_True;
     if ((mode != NULL && llpy_writer_parse_mode(mode, &self->mode) < 0) ||
         llpy_writer_parse_buffering(buffering, &self->limit) < 0 ||
-        llpy_sync_options(self, target, sync, per_sync, preallocate) < 0 ||
+        llpy_policy_options(self, target, sync, per_sync, preallocate) < 0 ||
         llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
                                     compression, sync_offsets) < 0)
         return -1;
@@ -138,7 +152,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     llog_writer_init(&self->core, self->written);
     self->range_start = self->prealloc_end = self->written;
-    llpy_sync_after_output(self); /* the first reservation */
+    llpy_policy_after_output(self); /* the first reservation */
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     self->slow_copy_max = st->slow_copy_max;
     self->lend_views =
@@ -157,10 +171,15 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    PyObject *self = llpy_new_object(type, offsetof(llpy_writer, lock),
-                                     offsetof(llpy_writer, fd));
-    if (self != NULL)
-        ((llpy_writer *)self)->dir_fd = -1;
+    PyObject *self = llpy_lock_new_object(type, offsetof(llpy_writer, lock),
+                                          offsetof(llpy_writer, fd));
+    if (self == NULL)
+        return NULL;
+    llpy_writer *w = (llpy_writer *)self;
+    w->dir_fd = -1;
+    w->group = llpy_sync_group_new(llpy_writer_hand_over_queued);
+    if (w->group == NULL)
+        Py_CLEAR(self);
     return self;
 }
 
@@ -194,16 +213,6 @@ static PyObject *Writer_get_position(PyObject *op, void *closure) {
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
-static PyObject *Writer_get_bounced(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    uint64_t n = self->bounced;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromUnsignedLongLong(n);
-}
-
 static PyObject *Writer_get_mode(PyObject *op, void *closure) {
     (void)closure;
     char m[2] = {((llpy_writer *)op)->mode, 0};
@@ -216,20 +225,74 @@ static PyObject *Writer_get_name(PyObject *op, void *closure) {
     return Py_NewRef(self->name ? self->name : Py_None);
 }
 
+/* The options Writer() was given, as they took effect; readable after
+ * close(), as a closed file's mode and name are. */
+static PyObject *Writer_get_dialect(PyObject *op, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(
+        llog_dialect_name(((llpy_writer *)op)->dialect));
+}
+
+static PyObject *Writer_get_log_number(PyObject *op, void *closure) {
+    (void)closure;
+    llpy_writer *self = (llpy_writer *)op;
+    if (!self->has_log_number)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(self->log_number);
+}
+
+static PyObject *Writer_get_compression(PyObject *op, void *closure) {
+    (void)closure;
+    if (!((llpy_writer *)op)->compress)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString("zstd");
+}
+
+static PyObject *Writer_get_recycle(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((llpy_writer *)op)->header_size !=
+                           LLOG_HEADER_SIZE);
+}
+
+static PyObject *Writer_get_sync_offsets(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((llpy_writer *)op)->header_size ==
+                           LLOG_SYNC_HEADER_SIZE);
+}
+
+static PyObject *Writer_get_sync(PyObject *op, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(((llpy_writer *)op)->sync_default);
+}
+
+static PyObject *Writer_get_buffering(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromSize_t(((llpy_writer *)op)->limit);
+}
+
+static PyObject *Writer_get_bytes_per_sync(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((llpy_writer *)op)->bytes_per_sync);
+}
+
+static PyObject *Writer_get_preallocate(PyObject *op, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((llpy_writer *)op)->preallocate);
+}
+
 static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
     llpy_writer *self = (llpy_writer *)op;
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(self->name);
     Py_VISIT(self->file);
-    Py_VISIT(self->group.before_sync);
-    return 0;
+    return llpy_sync_group_traverse(self->group, visit, arg);
 }
 
 static int Writer_clear(PyObject *op) {
     llpy_writer *self = (llpy_writer *)op;
     Py_CLEAR(self->name);
     Py_CLEAR(self->file);
-    Py_CLEAR(self->group.before_sync);
+    llpy_sync_group_clear(self->group);
     return 0;
 }
 
@@ -269,6 +332,7 @@ static void Writer_dealloc(PyObject *op) {
     PyMem_Free(self->buf);
     llpy_io_free(self->bounce);
     Writer_clear(op);
+    llpy_sync_group_free(self->group);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);
@@ -290,18 +354,23 @@ static PyMethodDef Writer_methods[] = {
 static PyGetSetDef Writer_getset[] = {
     {"closed", Writer_get_closed, NULL, LLPY_DOC_Writer_closed, NULL},
     {"position", Writer_get_position, NULL, LLPY_DOC_Writer_position, NULL},
-    {"_sync_waiters", llpy_sync_get_waiters, NULL,
-     LLPY_DOC_Writer__sync_waiters, NULL},
-    {"_sync_flushes", llpy_sync_get_flushes, NULL,
-     LLPY_DOC_Writer__sync_flushes, NULL},
-    {"_range_syncs", llpy_sync_get_range_syncs, NULL,
-     LLPY_DOC_Writer__range_syncs, NULL},
-    {"_before_sync", llpy_sync_get_hook, llpy_sync_set_hook,
-     LLPY_DOC_Writer__before_sync, NULL},
-    {"_blocks_bounced", Writer_get_bounced, NULL,
-     LLPY_DOC_Writer__blocks_bounced, NULL},
     {"mode", Writer_get_mode, NULL, LLPY_DOC_Writer_mode, NULL},
     {"name", Writer_get_name, NULL, LLPY_DOC_Writer_name, NULL},
+    {"dialect", Writer_get_dialect, NULL, LLPY_DOC_Writer_dialect, NULL},
+    {"log_number", Writer_get_log_number, NULL, LLPY_DOC_Writer_log_number,
+     NULL},
+    {"compression", Writer_get_compression, NULL, LLPY_DOC_Writer_compression,
+     NULL},
+    {"recycle", Writer_get_recycle, NULL, LLPY_DOC_Writer_recycle, NULL},
+    {"sync_offsets", Writer_get_sync_offsets, NULL,
+     LLPY_DOC_Writer_sync_offsets, NULL},
+    {"sync_default", Writer_get_sync, NULL, LLPY_DOC_Writer_sync_default,
+     NULL},
+    {"buffering", Writer_get_buffering, NULL, LLPY_DOC_Writer_buffering, NULL},
+    {"bytes_per_sync", Writer_get_bytes_per_sync, NULL,
+     LLPY_DOC_Writer_bytes_per_sync, NULL},
+    {"preallocate", Writer_get_preallocate, NULL, LLPY_DOC_Writer_preallocate,
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(Writer_doc, LLPY_DOC_Writer);

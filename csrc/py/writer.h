@@ -22,4 +22,22 @@ PyObject *llpy_append_point(PyObject *module, PyObject *args,
 PyObject *llpy_lock_fd(PyObject *module, PyObject *const *args,
                        Py_ssize_t nargs);
 
+/* ---- for the test hooks (writer_testing.c) ---------------------------- */
+
+typedef enum {
+    LLPY_COUNT_SYNC_WAITERS, /* threads in a group commit */
+    LLPY_COUNT_SYNC_FLUSHES, /* fdatasync calls group commits made */
+    LLPY_COUNT_RANGE_SYNCS,  /* write-backs started by bytes_per_sync */
+    LLPY_COUNT_BOUNCED       /* payloads copied through the bounce buffer */
+} llpy_writer_counter;
+
+/* One counter of w, read under its lock: 0, or -1 with an exception. */
+int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
+                      uint64_t *out);
+/* The callable a group commit's leader calls before its fdatasync, without
+ * the lock (NULL: none); 0, or -1 with an exception (writer_sync.c). */
+int llpy_writer_set_before_sync(llpy_writer *w, PyObject *hook);
+/* The hooks as private module functions _test_<name>. */
+extern PyMethodDef llpy_writer_testing_methods[];
+
 #endif /* LLPY_WRITER_H */

@@ -20,8 +20,7 @@ static int writer_log_number(llpy_writer *self, PyObject *target,
                              PyObject *dialect, PyObject *log_number) {
     llog_reader_options opt = {0};
     if (llpy_dialect_options(dialect, log_number,
-                             llpy_is_target_path(target) ? target : NULL,
-                             &opt) < 0)
+                             llpy_is_path(target) ? target : NULL, &opt) < 0)
         return -1;
     self->dialect = opt.dialect;
     self->has_log_number = opt.has_log_number;

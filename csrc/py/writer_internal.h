@@ -17,29 +17,8 @@
 /* buffering= above this is refused. */
 #define LLPY_MAX_BUFFER (1 << 30)
 
-/* A thread waiting in a group commit (writer_sync.c), on its own stack. */
-typedef struct llpy_sync_waiter {
-    struct llpy_sync_waiter *next;  /* in the group's queue */
-    struct llpy_sync_waiter *chain; /* settled after it: it wakes them */
-    PyThread_type_lock wake;        /* released by whoever settles its wait */
-    uint64_t end;                   /* log offset its records end at */
-    int state;                      /* waiting, done, failed, dropped... */
-    int error;                      /* failed or dropped: the errno */
-} llpy_sync_waiter;
-
-/* The group commit of one Writer; every field under the Writer's lock. */
-typedef struct llpy_sync_group {
-    int active;              /* 1 while a leader's flush is in flight */
-    uint64_t cover;          /* the offset the last flush started covers */
-    uint64_t durable;        /* the offset the last good flush covered */
-    int failed;              /* errno of a failed fdatasync: no later */
-    llpy_sync_waiter *head;  /* sync can prove anything */
-    llpy_sync_waiter *retry; /* woken to lead, not yet running: by next */
-    Py_ssize_t queued;
-    unsigned long generation; /* the fork generation it was used in */
-    uint64_t flushes;         /* fdatasync calls made, for tests */
-    PyObject *before_sync;    /* _before_sync hook, for tests */
-} llpy_sync_group;
+/* The group commit of one Writer: writer_sync.c's alone. */
+typedef struct llpy_sync_group llpy_sync_group;
 
 struct llpy_writer {
     PyObject_HEAD llog_writer
@@ -90,7 +69,7 @@ struct llpy_writer {
     uint64_t range_syncs;    /* write-backs started, for tests */
     uint64_t preallocate;    /* 0: off */
     uint64_t prealloc_end;   /* space is reserved up to here */
-    llpy_sync_group group;
+    llpy_sync_group *group;
 };
 
 /* ---- writing records (writer_write.c) --------------------------------- */
@@ -106,7 +85,7 @@ PyObject *llpy_writer_sync(PyObject *op, PyObject *unused);
 int llpy_writer_check_open(llpy_writer *self);
 /* Hands everything buffered to the target, and a file object's flush()
  * (lock held); 0, or -1 with an exception set. */
-int llpy_writer_flush_locked(llpy_writer *self);
+int llpy_writer_hand_over(llpy_writer *self);
 /* The same, only when queued durable write() calls left records buffered
  * (writer_sync.c): before a record that must not fall with them if that
  * hand-over fails, and by the next leader. 0, or -1 with an exception. */
@@ -118,12 +97,12 @@ int llpy_writer_hand_over_queued(llpy_writer *self);
  * writing it, when the kernel would copy it slowly. */
 #define LLPY_BUF_SLACK LLPY_COPY_SHIFT
 
-/* Encodes one record of any size into the buffer or straight to the
+/* Puts one record of any size, encoded, into the buffer or straight to the
  * target; safe without the GIL for descriptors. */
-int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
-                       uint64_t *offset);
+int llpy_writer_put(llpy_writer *self, const uint8_t *data, size_t n,
+                    uint64_t *offset);
 /* Hands the buffered bytes to the target; keeps what it refused. */
-int llpy_writer_flush_buffer(llpy_writer *self);
+int llpy_writer_hand_over_buffer(llpy_writer *self);
 
 /* ---- other dialects (writer_dialect.c) -------------------------------- */
 
@@ -182,25 +161,28 @@ int llpy_sync_defers(llpy_writer *self);
  * for a record among them raises the same error instead. */
 void llpy_sync_dropped(llpy_writer *self, uint64_t from);
 /* sync=, bytes_per_sync= and preallocate= of Writer(); before opening. */
-int llpy_sync_options(llpy_writer *self, PyObject *target, PyObject *sync,
-                      PyObject *bytes_per_sync, PyObject *preallocate);
+int llpy_policy_options(llpy_writer *self, PyObject *target, PyObject *sync,
+                        PyObject *bytes_per_sync, PyObject *preallocate);
 /* After bytes reached the descriptor (lock held, safe without the GIL):
  * starts write-back every bytes_per_sync bytes, reserves space ahead. */
-void llpy_sync_after_output(llpy_writer *self);
+void llpy_policy_after_output(llpy_writer *self);
 /* Opens a path for the Writer without truncating it: *created says
  * whether this call made the file; -1 with an exception set. */
-int llpy_sync_open(llpy_state *st, PyObject *path, int flags, int *created);
+int llpy_policy_open(llpy_state *st, PyObject *path, int flags, int *created);
 /* Keeps the new log's directory open, to be synced with the first flush. */
-int llpy_sync_remember_dir(llpy_writer *self, PyObject *path);
+int llpy_policy_remember_dir(llpy_writer *self, PyObject *path);
+/* The group of a new Writer; `hand_over_queued` hands over the records
+ * queued durable write() calls left buffered (0, or -1 with an exception),
+ * for a leader to call before its flush. NULL with MemoryError. */
+llpy_sync_group *llpy_sync_group_new(int (*hand_over_queued)(llpy_writer *));
+void llpy_sync_group_free(llpy_sync_group *g);
+/* tp_traverse and tp_clear of what the group holds (its test hook). */
+int llpy_sync_group_traverse(llpy_sync_group *g, visitproc visit, void *arg);
+void llpy_sync_group_clear(llpy_sync_group *g);
 /* close(): waits for a group commit in flight (lock held on entry and on
  * return, given up while waiting); frees what the policy holds. */
 int llpy_sync_close(llpy_writer *self);
-void llpy_sync_release(llpy_writer *self);
-PyObject *llpy_sync_get_waiters(PyObject *op, void *closure);
-PyObject *llpy_sync_get_flushes(PyObject *op, void *closure);
-PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure);
-PyObject *llpy_sync_get_hook(PyObject *op, void *closure);
-int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure);
+void llpy_policy_release(llpy_writer *self);
 
 /* ---- the file lock (writer_lock.c) ------------------------------------ */
 

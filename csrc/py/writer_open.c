@@ -40,7 +40,7 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
     if (self->mode == 'x')
         flags |= O_EXCL;
     int created;
-    self->fd = llpy_sync_open(st, path, flags, &created);
+    self->fd = llpy_policy_open(st, path, flags, &created);
     if (self->fd < 0)
         return -1;
     /* Nothing is cut before the lock is held: a refused Writer changes
@@ -57,7 +57,7 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
         fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
     if (self->mode == 'w' && truncate_regular(self) < 0)
         return -1;
-    if (created && llpy_sync_remember_dir(self, path) < 0)
+    if (created && llpy_policy_remember_dir(self, path) < 0)
         return -1;
     if (self->mode != 'a')
         return 0;
@@ -250,7 +250,7 @@ int llpy_writer_open_target(llpy_writer *self, PyObject *target,
                         "storage_options applies to URLs (scheme://...)");
         return -1;
     }
-    if (llpy_is_target_path(target)) {
+    if (llpy_is_path(target)) {
         self->name = Py_NewRef(target);
         return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
     }

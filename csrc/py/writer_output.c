@@ -19,10 +19,10 @@ static const uint8_t zero_block[LLOG_BLOCK_SIZE];
 
 /* file.write() of n bytes at p, as llpy_call_for_size returns. A file
  * object may keep what it is given, so it gets a bytes copy; a BytesIO or
- * FileIO (lend_views) gets a view instead, released after the call, so
- * that a reference kept anyway would fail rather than see the buffer
- * change: for short records that copy and its allocation were about a
- * tenth of the writer's time. */
+ * FileIO (lend_views), which copies what it is given, gets a view instead,
+ * saving the copy and its allocation (bench/README.md), released after the
+ * call, so that a reference kept anyway would fail rather than see the
+ * buffer change. */
 static Py_ssize_t call_write(llpy_writer *self, const uint8_t *p, size_t n) {
     PyObject *chunk =
         self->lend_views
@@ -116,15 +116,13 @@ static uint8_t *buffer_out(llpy_writer *self) {
 }
 
 /* Writes the buffer out; on failure keeps the unwritten rest at its front. */
-int llpy_writer_flush_buffer(llpy_writer *self) {
+int llpy_writer_hand_over_buffer(llpy_writer *self) {
     uint8_t *from = buffer_out(self);
     uint64_t before = self->written;
     int rc = target_write(self, from, self->len);
     size_t done = (size_t)(self->written - before);
     memmove(self->buf, from + done, self->len - done);
     self->len -= done;
-    if (self->len == 0)
-        self->deferred = 0; /* every record queued for a flush handed over */
     return rc;
 }
 
@@ -136,7 +134,7 @@ static int emit(llpy_writer *self, const uint8_t *p, size_t n) {
         self->len += n;
         return 0;
     }
-    if (llpy_writer_flush_buffer(self) < 0)
+    if (llpy_writer_hand_over_buffer(self) < 0)
         return -1;
     if (n <= self->cap / 2) {
         memcpy(self->buf, p, n);
@@ -233,7 +231,8 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
         }
         int rc = writev_all(self, iov, count);
         /* Keep the buffered bytes that did not reach the target at its front,
-         * as flush_buffer does, so the caller can roll back. */
+         * as llpy_writer_hand_over_buffer does, so the caller can roll back.
+         */
         size_t done = (size_t)(self->written - before);
         done = done < buffered ? done : buffered;
         memmove(self->buf, held + done, buffered - done);
@@ -245,9 +244,9 @@ static int encode_record_writev(llpy_writer *self, const uint8_t *data,
 }
 #endif
 
-/* Encodes one record of any size; safe without the GIL for descriptors. */
-int llpy_writer_encode(llpy_writer *self, const uint8_t *data, size_t n,
-                       uint64_t *offset) {
+/* Puts one record of any size; safe without the GIL for descriptors. */
+int llpy_writer_put(llpy_writer *self, const uint8_t *data, size_t n,
+                    uint64_t *offset) {
     if (self->pad_next) { /* never share a block with a torn record */
         size_t pad = llog_writer_fresh_block(&self->core);
         if (pad != 0 && emit(self, zero_block, pad) < 0)

@@ -30,8 +30,8 @@ static int parse_size(PyObject *obj, const char *what, uint64_t *out) {
     return llpy_parse_offset(obj, what, out);
 }
 
-int llpy_sync_options(llpy_writer *self, PyObject *target, PyObject *sync,
-                      PyObject *bytes_per_sync, PyObject *preallocate) {
+int llpy_policy_options(llpy_writer *self, PyObject *target, PyObject *sync,
+                        PyObject *bytes_per_sync, PyObject *preallocate) {
     if (sync != NULL && !PyBool_Check(sync)) {
         PyErr_Format(PyExc_TypeError, "sync must be a bool, not %.100s",
                      Py_TYPE(sync)->tp_name);
@@ -87,7 +87,7 @@ static void reserve(int fd, uint64_t from, uint64_t to) {
 #endif
 }
 
-void llpy_sync_after_output(llpy_writer *self) {
+void llpy_policy_after_output(llpy_writer *self) {
     if (self->fd < 0)
         return;
     uint64_t at = self->written;
@@ -105,7 +105,7 @@ void llpy_sync_after_output(llpy_writer *self) {
     }
 }
 
-int llpy_sync_open(llpy_state *st, PyObject *path, int flags, int *created) {
+int llpy_policy_open(llpy_state *st, PyObject *path, int flags, int *created) {
     *created = 1;
     if (flags & O_EXCL)
         return llpy_open_path(st, path, flags | O_CREAT);
@@ -122,7 +122,7 @@ int llpy_sync_open(llpy_state *st, PyObject *path, int flags, int *created) {
     return llpy_open_path(st, path, flags | O_CREAT);
 }
 
-int llpy_sync_remember_dir(llpy_writer *self, PyObject *path) {
+int llpy_policy_remember_dir(llpy_writer *self, PyObject *path) {
 #ifdef _WIN32
     (void)self;
     (void)path;
@@ -153,7 +153,7 @@ int llpy_sync_remember_dir(llpy_writer *self, PyObject *path) {
 #endif
 }
 
-void llpy_sync_release(llpy_writer *self) {
+void llpy_policy_release(llpy_writer *self) {
     if (self->dir_fd >= 0) {
         llpy_close_fd(self->dir_fd);
         self->dir_fd = -1;
@@ -170,14 +170,4 @@ void llpy_sync_release(llpy_writer *self) {
     if (self->locked)
         llpy_file_unlock(self->fd);
     self->locked = 0;
-}
-
-PyObject *llpy_sync_get_range_syncs(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    uint64_t n = self->range_syncs;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromUnsignedLongLong(n);
 }

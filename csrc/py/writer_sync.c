@@ -1,7 +1,7 @@
 /*
  * writer_sync.c - durable writes: group commit of fdatasync, fdatasync
- * itself on each system, and the group's hook and figures for tests. The
- * other options of durability are writer_policy.c's.
+ * itself on each system, and the group's hook and counters for tests
+ * (writer_testing.c). The other options of durability are writer_policy.c's.
  *
  * Group commit: a durable write hands its records to the OS under the
  * Writer's lock, then asks for the log to be durable up to where they end;
@@ -42,7 +42,64 @@
 #include <unistd.h>
 #endif
 
+/* A thread waiting in a group commit, on its own stack. */
+typedef struct llpy_sync_waiter {
+    struct llpy_sync_waiter *next;  /* in the group's queue */
+    struct llpy_sync_waiter *chain; /* settled after it: it wakes them */
+    PyThread_type_lock wake;        /* released by whoever settles its wait */
+    uint64_t end;                   /* log offset its records end at */
+    int state;                      /* waiting, done, failed, dropped... */
+    int error;                      /* failed or dropped: the errno */
+} llpy_sync_waiter;
+
+/* The group commit of one Writer; every field under the Writer's lock. */
+struct llpy_sync_group {
+    int active;              /* 1 while a leader's flush is in flight */
+    uint64_t cover;          /* the offset the last flush started covers */
+    uint64_t durable;        /* the offset the last good flush covered */
+    int failed;              /* errno of a failed fdatasync: no later */
+    llpy_sync_waiter *head;  /* sync can prove anything */
+    llpy_sync_waiter *retry; /* woken to lead, not yet running: by next */
+    Py_ssize_t queued;
+    unsigned long generation; /* the fork generation it was used in */
+    uint64_t flushes;         /* fdatasync calls made, for tests */
+    PyObject *before_sync;    /* the test hook (writer_testing.c) */
+    /* The Writer's hand-over of the records queued calls left buffered
+     * (writer_write.c), given so that this file calls into none of the
+     * Writer's others. */
+    int (*hand_over_queued)(llpy_writer *);
+};
+
 enum { WAITING, DONE, FAILED, RETRY, DROPPED };
+
+llpy_sync_group *llpy_sync_group_new(int (*hand_over_queued)(llpy_writer *)) {
+    llpy_sync_group *g = PyMem_Calloc(1, sizeof *g);
+    if (g == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    g->generation = llpy_fork_generation();
+    g->hand_over_queued = hand_over_queued;
+    return g;
+}
+
+void llpy_sync_group_free(llpy_sync_group *g) {
+    if (g == NULL)
+        return;
+    Py_CLEAR(g->before_sync);
+    PyMem_Free(g);
+}
+
+int llpy_sync_group_traverse(llpy_sync_group *g, visitproc visit, void *arg) {
+    if (g != NULL)
+        Py_VISIT(g->before_sync);
+    return 0;
+}
+
+void llpy_sync_group_clear(llpy_sync_group *g) {
+    if (g != NULL)
+        Py_CLEAR(g->before_sync);
+}
 
 /* Makes the data written to fd durable, and the metadata needed to read it
  * back (its size); not the file's times. Without the GIL; -1 with errno. */
@@ -120,12 +177,12 @@ static void group_check_fork(llpy_sync_group *g) {
  * queued behind the first into two smaller groups, which costs more wake-ups
  * per flush than it saves (bench/README.md, "Durable writes"). */
 static int group_room(const llpy_writer *self) {
-    return self->group.active == 0;
+    return self->group->active == 0;
 }
 
 int llpy_sync_defers(llpy_writer *self) {
-    group_check_fork(&self->group);
-    return self->group.active;
+    group_check_fork(self->group);
+    return self->group->active;
 }
 
 /* Settles what can be settled (lock held): every waiter after a failed
@@ -137,7 +194,7 @@ int llpy_sync_defers(llpy_writer *self) {
  * pay for every thread its flush covered while they all wait for it. The one
  * sent to lead goes first. */
 static void group_settle(llpy_writer *self) {
-    llpy_sync_group *g = &self->group;
+    llpy_sync_group *g = self->group;
     llpy_sync_waiter **at = &g->head, *retry = NULL, *first = NULL;
     llpy_sync_waiter **tail = &first;
     int may_lead = group_room(self);
@@ -228,7 +285,7 @@ static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
  * their calls raise (writer_drop_deferred), and so does the leader's if its
  * own were among them: -1 then. */
 static int group_hand_over(llpy_writer *self, uint64_t end) {
-    if (llpy_writer_hand_over_queued(self) == 0)
+    if (self->group->hand_over_queued(self) == 0)
         return 0;
     if (end > self->core.offset)
         return -1;
@@ -238,7 +295,7 @@ static int group_hand_over(llpy_writer *self, uint64_t end) {
 
 /* Leads one flush (lock held on entry and on return, given up around it). */
 static int group_lead(llpy_writer *self, uint64_t end) {
-    llpy_sync_group *g = &self->group;
+    llpy_sync_group *g = self->group;
     int fd = group_hand_over(self, end) < 0 ? -1 : target_fd(self);
     if (fd < 0) {
         group_settle(self); /* another waiter may do better */
@@ -291,7 +348,7 @@ static void group_wait_woken(llpy_writer *self, llpy_sync_waiter *w) {
  * (KeyboardInterrupt; only when interruptible): it then leaves the queue. */
 static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
                               uint64_t end, int interruptible) {
-    llpy_sync_group *g = &self->group;
+    llpy_sync_group *g = self->group;
     w->wake = PyThread_allocate_lock();
     if (w->wake == NULL) {
         PyErr_NoMemory();
@@ -385,7 +442,7 @@ static int raised_errno(void) {
 }
 
 void llpy_sync_dropped(llpy_writer *self, uint64_t from) {
-    llpy_sync_group *g = &self->group;
+    llpy_sync_group *g = self->group;
     int error = raised_errno();
     llpy_sync_waiter **at = &g->head, *first = NULL, **tail = &first;
     while (*at != NULL) {
@@ -421,7 +478,7 @@ void llpy_sync_dropped(llpy_writer *self, uint64_t from) {
  * close() waits without being interrupted, so that it never closes the
  * descriptor under a flush in flight. */
 static int sync_wait_held(llpy_writer *self, uint64_t end, int interruptible) {
-    llpy_sync_group *g = &self->group;
+    llpy_sync_group *g = self->group;
     group_check_fork(g);
     int rc = 0;
     for (;;) {
@@ -473,7 +530,7 @@ int llpy_sync_wait_locked(llpy_writer *self, uint64_t end) {
 }
 
 int llpy_sync_close(llpy_writer *self) {
-    llpy_sync_group *g = &self->group;
+    llpy_sync_group *g = self->group;
     group_check_fork(g);
     if (!g->active && g->head == NULL)
         return 0;
@@ -491,51 +548,34 @@ int llpy_sync_close(llpy_writer *self) {
     return rc;
 }
 
-PyObject *llpy_sync_get_waiters(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    group_check_fork(&self->group);
-    Py_ssize_t n = self->group.queued + self->group.active;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromSsize_t(n);
-}
-
-PyObject *llpy_sync_get_flushes(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    uint64_t n = self->group.flushes;
-    llpy_lock_release(&self->lock);
-    return PyLong_FromUnsignedLongLong(n);
-}
-
-PyObject *llpy_sync_get_hook(PyObject *op, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    PyObject *hook = self->group.before_sync;
-    hook = Py_NewRef(hook != NULL ? hook : Py_None);
-    llpy_lock_release(&self->lock);
-    return hook;
-}
-
-int llpy_sync_set_hook(PyObject *op, PyObject *value, void *closure) {
-    (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (value != NULL && value != Py_None && !PyCallable_Check(value)) {
-        PyErr_SetString(PyExc_TypeError, "_before_sync must be callable");
+int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
+                      uint64_t *out) {
+    if (llpy_lock_acquire(&w->lock) < 0)
         return -1;
+    group_check_fork(w->group);
+    switch (which) {
+    case LLPY_COUNT_SYNC_WAITERS:
+        *out = (uint64_t)(w->group->queued + w->group->active);
+        break;
+    case LLPY_COUNT_SYNC_FLUSHES:
+        *out = w->group->flushes;
+        break;
+    case LLPY_COUNT_RANGE_SYNCS:
+        *out = w->range_syncs;
+        break;
+    default:
+        *out = w->bounced;
     }
-    if (llpy_lock_acquire(&self->lock) < 0)
+    llpy_lock_release(&w->lock);
+    return 0;
+}
+
+int llpy_writer_set_before_sync(llpy_writer *w, PyObject *hook) {
+    if (llpy_lock_acquire(&w->lock) < 0)
         return -1;
-    PyObject *old = self->group.before_sync;
-    self->group.before_sync =
-        value != NULL && value != Py_None ? Py_NewRef(value) : NULL;
-    llpy_lock_release(&self->lock);
+    PyObject *old = w->group->before_sync;
+    w->group->before_sync = Py_XNewRef(hook);
+    llpy_lock_release(&w->lock);
     Py_XDECREF(old);
     return 0;
 }

@@ -117,6 +117,33 @@ def unmask_crc(masked: int, /) -> int:
       ValueError: masked is outside [0, 2**32).
     """
 
+def _test_sync_waiters(writer: Writer, /) -> int:
+    """Threads in a group commit of the writer: the one flushing and those
+    queued (internal: for tests, as leveldb_log._testing.sync_waiters).
+    """
+
+def _test_sync_flushes(writer: Writer, /) -> int:
+    """fdatasync calls made by the writer's group commits (internal: for
+    tests, as leveldb_log._testing.sync_flushes).
+    """
+
+def _test_range_syncs(writer: Writer, /) -> int:
+    """Write-backs the writer started for bytes_per_sync (internal: for
+    tests, as leveldb_log._testing.range_syncs).
+    """
+
+def _test_writer_bounced(writer: Writer, /) -> int:
+    """Payloads the writer copied through its bounce buffer before writing,
+    as the kernel would have copied them slowly from the caller's memory
+    (internal: for tests, as leveldb_log._testing.writer_bounced).
+    """
+
+def _test_before_sync(writer: Writer, hook: Callable[[], object] | None, /) -> None:
+    """Set the callable the leader of the writer's group commit calls
+    before its fdatasync, without the writer's lock; None for none
+    (internal: for tests, as leveldb_log._testing.before_sync).
+    """
+
 def _slow_copy_window(max: int, /) -> int:
     """Internal, for tests: payloads whose place lies 1 to max bytes past
     their source modulo the page are read through the block buffer
@@ -211,7 +238,8 @@ class Writer:
     """Write records to a LevelDB log.
 
     Arguments
-      target: a path (str, bytes or os.PathLike), or a binary file object
+      target: a path (str or os.PathLike; bytes are refused, since a
+        Reader reads bytes as the log itself), or a binary file object
         open for writing, which holds the log from its position now: the
         log's offsets and blocks count from there, as a Reader given the
         object at that position counts them (one opened for appending to
@@ -256,8 +284,11 @@ class Writer:
         Writer per file"), for file systems without working locks.
 
     Returns
-      A Writer; write(), write_many(), flush(), sync(), close(), and the
-      property position (where the next record goes).
+      A Writer; write(), write_many(), flush(), sync(), close(), the
+      property position (where the next record goes), and the options it
+      was given as read-only properties (dialect, log_number, compression,
+      recycle, sync_offsets, sync_default for sync=, buffering,
+      bytes_per_sync, preallocate, mode, name).
       In a with statement it is closed on exit.
 
     Mode 'a'
@@ -296,7 +327,9 @@ class Writer:
       lock. File objects, devices and FIFOs are not locked.
 
     Closing
-      close() flushes and closes; a closed writer raises ValueError. A
+      close() flushes and closes. A closed writer's methods and position
+      raise ValueError ("I/O operation on closed Writer"); closed, name,
+      mode and the options stay readable, as a closed file's do. A
       Writer never closed is flushed and closed when collected, with a
       ResourceWarning if records were still buffered then, as an
       unclosed file does.
@@ -317,7 +350,8 @@ class Writer:
 
     Raises
       TypeError: a target that is neither a path nor an object with
-        write(); a file object whose write() refuses bytes (a text file:
+        write(), or bytes (not taken as a path: pass a str or an
+        os.PathLike); a file object whose write() refuses bytes (a text file:
         open it with 'wb' or 'ab'); mode or buffering of the wrong type;
         sync or lock not a bool; bytes_per_sync or preallocate not an int.
       ValueError: a mode other than 'w', 'x' or 'a' (or other than 'w'
@@ -338,7 +372,7 @@ class Writer:
 
     def __init__(
         self,
-        target: StrPath | bytes | os.PathLike[bytes] | _WritableFile,
+        target: StrPath | os.PathLike[bytes] | _WritableFile,
         mode: Literal["w", "a", "x"] = "w",
         *,
         buffering: int = -1,
@@ -365,35 +399,46 @@ class Writer:
         ValueError once closed.
         """
     @property
-    def _sync_waiters(self) -> int:
-        """Threads in a group commit: the one flushing and those queued
-        (internal: for tests).
-        """
-    @property
-    def _sync_flushes(self) -> int:
-        """fdatasync calls made by group commits (internal: for tests)."""
-    @property
-    def _range_syncs(self) -> int:
-        """Write-backs started by bytes_per_sync (internal: for tests)."""
-    @property
-    def _before_sync(self) -> Callable[[], object] | None:
-        """A callable the leader of a group commit calls before its fdatasync,
-        without the writer's lock (internal: for tests).
-        """
-    @_before_sync.setter
-    def _before_sync(self, hook: Callable[[], object] | None) -> None: ...
-    @property
-    def _blocks_bounced(self) -> int:
-        """Payloads copied through the bounce buffer before writing, as the
-        kernel would have copied them slowly from the caller's memory
-        (internal: for tests).
-        """
-    @property
     def mode(self) -> str:
         """The mode: 'w', 'a' or 'x' ('w' for a file object)."""
     @property
     def name(self) -> object:
         """The target given: the path, or the file object."""
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect written: 'leveldb', 'rocksdb' or 'pebble'."""
+    @property
+    def log_number(self) -> int | None:
+        """The log number recyclable records carry (given, or taken from a
+        path named NNNNNN.log); None when there is none.
+        """
+    @property
+    def compression(self) -> Literal["zstd"] | None:
+        """'zstd' when each record is written as one zstd frame, else None."""
+    @property
+    def recycle(self) -> bool:
+        """True when the records are recyclable (they carry the log number):
+        recycle=True, and always for 'pebble'.
+        """
+    @property
+    def sync_offsets(self) -> bool:
+        """True when Pebble's walSync chunks are written (sync_offsets=True)."""
+    @property
+    def sync_default(self) -> bool:
+        """The sync= given to Writer(): what write() and write_many() do
+        when their own sync is None (True: return once durable).
+        """
+    @property
+    def buffering(self) -> int:
+        """Bytes buffered before they are handed over: 0 for none, the
+        default size (64 KiB) for buffering=-1.
+        """
+    @property
+    def bytes_per_sync(self) -> int:
+        """Write-back is started every this many bytes; 0 is off."""
+    @property
+    def preallocate(self) -> int:
+        """Bytes of disk reserved ahead of the log; 0 is off."""
     def write(self, data: Buffer, /, *, sync: bool | None = None) -> int:
         """Append one record.
 
@@ -437,9 +482,16 @@ class Writer:
 
         Raises
           As write(), and whatever the iterable raises; the records before
-          the error are written all the same, and the exception's .written
-          says how many. A list or a tuple is checked whole first: an item
-          that is not bytes-like is a TypeError before any is written.
+          the error are handed over all the same. The exception's .written
+          says how many of the call's records reached the target (the file
+          or file object); when handing them over failed (ENOSPC, say), the
+          call's records that did not reach it are dropped, as a failed
+          write()'s record is, and never written later: records[e.written:]
+          is what to retry. Records buffered by earlier calls stay
+          buffered. A list or a tuple is checked whole first: an item that
+          is not bytes-like is a TypeError before any is written.
+          TypeError: records is bytes-like or a str (one record: use
+            write()), or not iterable.
           TypeError: Arrow data of another type (the message names it).
           ValueError: Arrow data holding a null: nothing is written.
         """

@@ -3,8 +3,8 @@ sync=True) with group commit, sync(), and the sync policy of a Writer (sync=,
 bytes_per_sync=, preallocate=, the directory of a new log).
 
 The group-commit protocol is driven deterministically: the leader of a flush calls the
-writer's ``_before_sync`` hook (internal, for tests) without the writer's lock, where a test
-holds it until the threads it wants are queued (``_sync_waiters`` counts them). Nothing here
+writer's ``before_sync`` hook (leveldb_log._testing) without the writer's lock, where a test
+holds it until the threads it wants are queued (``_testing.sync_waiters`` counts them). Nothing here
 depends on timing: waits poll for a state and only give up after a generous deadline, as a
 guard against a hang. The threads run in a child interpreter (assert_passes_in_a_child), so that a
 deadlock fails its test instead of hanging the run.
@@ -23,7 +23,7 @@ import threading
 import time
 
 import pytest
-from leveldb_log import HEADER_SIZE, Reader, Writer
+from leveldb_log import HEADER_SIZE, Reader, Writer, _testing
 from support.child import assert_passes_in_a_child
 
 LINUX = sys.platform.startswith("linux")
@@ -39,7 +39,7 @@ def wait_for(cond, what: str, deadline: float = 15.0) -> None:
 
 
 class Gate:
-    """A _before_sync hook that holds the first ``hold`` flushes until opened (optionally
+    """A before_sync hook that holds the first ``hold`` flushes until opened (optionally
     raising in the first)."""
 
     def __init__(self, raise_first: BaseException | None = None, hold: int = 1) -> None:
@@ -99,13 +99,13 @@ def test_write_sync_is_on_disk_when_it_returns(tmp_path):
         assert off == HEADER_SIZE + 5
         # Both records reached the file (the plain one before it), and one flush ran.
         assert os.path.getsize(p) == off + HEADER_SIZE + 7
-        assert w._sync_flushes == 1
+        assert _testing.sync_flushes(w) == 1
         w.write(b"later")  # plain again: stays buffered
         assert os.path.getsize(p) == off + HEADER_SIZE + 7
         w.sync()
-        assert w._sync_flushes == 2
+        assert _testing.sync_flushes(w) == 2
         w.sync()  # nothing new since the last flush: no second fdatasync
-        assert w._sync_flushes == 2
+        assert _testing.sync_flushes(w) == 2
     assert read_all(p) == [b"plain", b"durable", b"later"]
 
 
@@ -113,10 +113,10 @@ def test_write_many_sync_is_one_flush(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p) as w:
         assert w.write_many([rec(i) for i in range(50)], sync=True) == 50
-        assert w._sync_flushes == 1
+        assert _testing.sync_flushes(w) == 1
         assert os.path.getsize(p) == w.position
         assert w.write_many([], sync=True) == 0
-        assert w._sync_flushes == 1
+        assert _testing.sync_flushes(w) == 1
     assert read_all(p) == [rec(i) for i in range(50)]
 
 
@@ -124,13 +124,13 @@ def test_sync_default_of_the_writer(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p, sync=True) as w:
         w.write(b"a")
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
+        assert _testing.sync_flushes(w) == 1 and os.path.getsize(p) == w.position
         w.write(b"b", sync=False)  # opted out: buffered, no flush
-        assert w._sync_flushes == 1 and os.path.getsize(p) < w.position
+        assert _testing.sync_flushes(w) == 1 and os.path.getsize(p) < w.position
         w.write_many([b"c", b"d"])
-        assert w._sync_flushes == 2 and os.path.getsize(p) == w.position
+        assert _testing.sync_flushes(w) == 2 and os.path.getsize(p) == w.position
         w.write(b"e", sync=None)  # None: the writer's default
-        assert w._sync_flushes == 3
+        assert _testing.sync_flushes(w) == 3
     assert read_all(p) == [b"a", b"b", b"c", b"d", b"e"]
 
 
@@ -139,7 +139,7 @@ def test_sync_write_of_arrow_data(tmp_path):
     p = tmp_path / "a.log"
     with Writer(p) as w:
         assert w.write_many(pa.array([b"x", b"yy"]), sync=True) == 2
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
+        assert _testing.sync_flushes(w) == 1 and os.path.getsize(p) == w.position
     assert read_all(p) == [b"x", b"yy"]
 
 
@@ -197,7 +197,7 @@ def test_sync_write_through_a_file_object(tmp_path):
     p = tmp_path / "a.log"
     with open(p, "wb") as f, Writer(f) as w:
         w.write(b"x", sync=True)
-        assert w._sync_flushes == 1 and os.path.getsize(p) == w.position
+        assert _testing.sync_flushes(w) == 1 and os.path.getsize(p) == w.position
 
 
 def test_closed_writer_refuses_sync_writes(tmp_path):
@@ -210,14 +210,14 @@ def test_closed_writer_refuses_sync_writes(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# group commit, driven by the _before_sync hook (in a child interpreter)
+# group commit, driven by the before_sync hook (in a child interpreter)
 # ---------------------------------------------------------------------------
 
 
 def _body_group_shares_one_flush(path: str, n: int) -> None:
     w = Writer(path)
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     done: list[int] = []
     w.write(rec(0))  # a plain record, buffered: the leader's flush covers it too
     leader, lout = start(lambda: w.write(rec(1), sync=True))
@@ -225,7 +225,7 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
     waiters = []
     for i in range(n):
         waiters.append(start(lambda i=i: (w.write(rec(2 + i), sync=True), done.append(i))))
-        wait_for(lambda i=i: w._sync_waiters == 2 + i, f"waiter {i} queued")
+        wait_for(lambda i=i: _testing.sync_waiters(w) == 2 + i, f"waiter {i} queued")
     # Every waiter's record was written after the leader's flush began: none is done.
     assert done == []
     gate.opened.set()
@@ -238,9 +238,9 @@ def _body_group_shares_one_flush(path: str, n: int) -> None:
     # The leader's flush (the first of a new log, with its directory's: it runs alone),
     # then one flush for all the waiters: no waiter was acknowledged by the flush that
     # began before its record was written.
-    assert w._sync_flushes == 2
+    assert _testing.sync_flushes(w) == 2
     assert gate.calls == 2
-    assert w._sync_waiters == 0
+    assert _testing.sync_waiters(w) == 0
     w.close()
     got = read_all(path)
     assert got[:2] == [rec(0), rec(1)] and sorted(got[2:]) == [rec(2 + i) for i in range(n)]
@@ -258,21 +258,21 @@ def _body_one_flush_at_a_time(path: str) -> None:
         pass  # an existing file: no directory to sync
     w = Writer(path, "a")
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     first, fout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the first flush began")
     # Written after the first flush began: not covered by it. They queue instead of starting
     # a flush beside it, and the next flush covers both.
     second, sout = start(lambda: w.write(rec(1), sync=True))
     third, tout = start(lambda: w.write(rec(2), sync=True))
-    wait_for(lambda: w._sync_waiters == 3, "the other two threads queued")
-    assert gate.calls == 1 and w._sync_flushes == 0
+    wait_for(lambda: _testing.sync_waiters(w) == 3, "the other two threads queued")
+    assert gate.calls == 1 and _testing.sync_flushes(w) == 0
     gate.opened.set()
     for t, out in ((first, fout), (second, sout), (third, tout)):
         t.join()
         assert "error" not in out, out
-    assert w._sync_flushes == 2 and gate.calls == 2  # one of the two led one for both
-    assert w._sync_waiters == 0
+    assert _testing.sync_flushes(w) == 2 and gate.calls == 2  # one of the two led one for both
+    assert _testing.sync_waiters(w) == 0
     w.close()
     got = read_all(path)
     assert got[0] == rec(0) and sorted(got[1:]) == [rec(1), rec(2)]
@@ -285,21 +285,21 @@ def test_group_commit_runs_one_flush_at_a_time_for_all_queued(tmp_path):
 def _body_leader_raises(path: str) -> None:
     w = Writer(path)
     gate = Gate(raise_first=RuntimeError("leader fails"))
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
-    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    wait_for(lambda: _testing.sync_waiters(w) == 4, "three waiters queued")
     gate.opened.set()
     leader.join()
     assert isinstance(lout.get("error"), RuntimeError), lout
     for t, out in waiters:
         t.join()
         assert "error" not in out, out  # one of them led a new flush for all
-    assert w._sync_flushes == 1  # the failed one never synced
+    assert _testing.sync_flushes(w) == 1  # the failed one never synced
     # The leader's failure is no failure of the file: later syncs work.
     w.write(rec(9), sync=True)
-    assert w._sync_flushes == 2
+    assert _testing.sync_flushes(w) == 2
     w.close()
     got = read_all(path)
     assert got[0] == rec(0) and sorted(got[1:4]) == [rec(1), rec(2), rec(3)]
@@ -332,11 +332,11 @@ def _body_failed_fdatasync_fails_everyone(path: str) -> None:
     target = PipeFileno(path)
     w = Writer(target)  # a file object: no directory to sync
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
-    wait_for(lambda: w._sync_waiters == 4, "three waiters queued behind the flush")
+    wait_for(lambda: _testing.sync_waiters(w) == 4, "three waiters queued behind the flush")
     assert gate.calls == 1
     gate.opened.set()
     leader.join()
@@ -356,7 +356,7 @@ def _body_failed_fdatasync_fails_everyone(path: str) -> None:
             assert e.errno == errno.EINVAL and "no later sync" in str(e)
         else:
             raise AssertionError("a sync after a failed fdatasync succeeded")
-    assert w._sync_flushes == 0
+    assert _testing.sync_flushes(w) == 0
     # Plain writes still work, and every record was handed to the file.
     w.write(b"plain")
     w.close()
@@ -392,12 +392,12 @@ def _hold_a_flush_with_two_queued(w: Writer, target: CountingFile) -> tuple[Gate
     """rec(0) written durably by a leader held in its flush, rec(1) and rec(2) by two
     threads queued behind it; and the target's write() calls when the flush began."""
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     calls = [start(lambda: w.write(rec(0), sync=True))]
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     writes = target.writes
     calls += [start(lambda i=i: w.write(rec(i), sync=True)) for i in (1, 2)]
-    wait_for(lambda: w._sync_waiters == 3, "two threads queued behind the flush")
+    wait_for(lambda: _testing.sync_waiters(w) == 3, "two threads queued behind the flush")
     return gate, calls, writes
 
 
@@ -412,7 +412,7 @@ def _body_queued_records_handed_over_by_the_next_leader(path: str) -> None:
         t.join()
         assert "error" not in out, out
     # The next leader handed both records over in one write, and synced once for both.
-    assert target.writes == writes + 1 and w._sync_flushes == 2
+    assert target.writes == writes + 1 and _testing.sync_flushes(w) == 2
     got = read_all(path)
     assert got[0] == rec(0) and sorted(got[1:]) == [rec(1), rec(2)]
     assert w.position == os.path.getsize(path)
@@ -451,7 +451,7 @@ def _body_failed_hand_over_drops_queued_records(path: str, by: str) -> None:
         # Their records were never handed over: each call raises the error, and its
         # record is dropped, so that a retry cannot write it twice.
         assert isinstance(e, OSError) and e.errno == errno.ENOSPC, out
-    assert w._sync_waiters == 0
+    assert _testing.sync_waiters(w) == 0
     target.fail = False
     w.write(rec(3), sync=True)  # the writer goes on where the log ends
     w.close()
@@ -469,14 +469,14 @@ def _body_leader_survives_a_failed_hand_over_of_others(path: str) -> None:
     target = CountingFile(path)
     w = Writer(target)
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     w.write(rec(1))  # plain, buffered: sync() hands it over before it queues
     syncer, sout = start(w.sync)
-    wait_for(lambda: w._sync_waiters == 2, "sync() queued first")
+    wait_for(lambda: _testing.sync_waiters(w) == 2, "sync() queued first")
     queued, qout = start(lambda: w.write(rec(2), sync=True))
-    wait_for(lambda: w._sync_waiters == 3, "a durable write queued behind it")
+    wait_for(lambda: _testing.sync_waiters(w) == 3, "a durable write queued behind it")
     target.fail = True
     gate.opened.set()
     for t in (leader, syncer, queued):
@@ -486,7 +486,7 @@ def _body_leader_survives_a_failed_hand_over_of_others(path: str) -> None:
     assert "error" not in lout and "error" not in sout, (lout, sout)
     e = qout.get("error")
     assert isinstance(e, OSError) and e.errno == errno.ENOSPC and "not written" in str(e), qout
-    assert w._sync_flushes == 2
+    assert _testing.sync_flushes(w) == 2
     target.fail = False
     w.close()
     assert read_all(path) == [rec(0), rec(1)]
@@ -527,16 +527,16 @@ def _body_waiter_interrupted(path: str) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     w = Writer(path)
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     main = threading.get_ident()
 
     def interrupt_when_queued() -> None:
-        wait_for(lambda: w._sync_waiters == 2, "the main thread queued")
+        wait_for(lambda: _testing.sync_waiters(w) == 2, "the main thread queued")
         # Another waiter queues behind the main thread before it is interrupted.
         other.start()
-        wait_for(lambda: w._sync_waiters == 3, "the other waiter queued")
+        wait_for(lambda: _testing.sync_waiters(w) == 3, "the other waiter queued")
         signal.pthread_kill(main, signal.SIGINT)
 
     other_out: dict = {}
@@ -558,12 +558,12 @@ def _body_waiter_interrupted(path: str) -> None:
         raise AssertionError("the waiter was not interrupted")
     helper.join()
     # It left the queue; the leader and the other waiter are still there.
-    assert w._sync_waiters == 2
+    assert _testing.sync_waiters(w) == 2
     gate.opened.set()
     leader.join()
     other.join()
     assert "error" not in lout and "error" not in other_out, (lout, other_out)
-    assert w._sync_waiters == 0
+    assert _testing.sync_waiters(w) == 0
     # The interrupted call's record was written (only its durability was not waited for).
     w.close()
     assert read_all(path) == [rec(0), rec(1), rec(2)]
@@ -623,7 +623,7 @@ def _body_waiters_interrupted_at_random(path: str, threads: int, per_thread: int
     for t, out in others:
         t.join()
         assert "error" not in out, out
-    assert w._sync_waiters == 0
+    assert _testing.sync_waiters(w) == 0
     w.close()
     got = read_all(path)
     for t in range(1, threads):  # every record once, in its thread's order
@@ -692,7 +692,7 @@ def _body_hand_over_failures_at_random(path: str, threads: int, per_thread: int)
         t.join()
         assert "error" not in out, out
     target.every = 0  # the last plain records go out with close()
-    assert w._sync_waiters == 0
+    assert _testing.sync_waiters(w) == 0
     w.close()
     got = read_all(path)
     assert len(got) == len(set(got))
@@ -711,14 +711,14 @@ def test_group_commit_hand_over_failures_at_random(tmp_path):
 def _body_close_while_queued(path: str) -> None:
     w = Writer(path)
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
-    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    wait_for(lambda: _testing.sync_waiters(w) == 4, "three waiters queued")
     w.write(b"buffered")  # a plain record, still in the buffer when close() begins
     closer, cout = start(w.close)
-    wait_for(lambda: w._sync_waiters == 5, "close() waits with them")
+    wait_for(lambda: _testing.sync_waiters(w) == 5, "close() waits with them")
     # Closing: the writer takes no more records.
     try:
         w.write(b"too late", sync=True)
@@ -734,7 +734,7 @@ def _body_close_while_queued(path: str) -> None:
         assert "error" not in out, out
     assert "error" not in cout and "error" not in lout, (cout, lout)
     assert w.closed
-    assert w._sync_flushes == 2  # the leader's, then one for the waiters and close()
+    assert _testing.sync_flushes(w) == 2  # the leader's, then one for the waiters and close()
     got = read_all(path)
     assert got[0] == rec(0) and sorted(got[1:4]) == [rec(1), rec(2), rec(3)]
     assert got[4] == b"buffered"
@@ -753,13 +753,13 @@ def _body_close_while_every_flush_fails(path: str) -> None:
         if gate.calls > 1:
             raise RuntimeError(f"flush {gate.calls} fails")
 
-    w._before_sync = hook
+    _testing.before_sync(w, hook)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     waiters = [start(lambda i=i: w.write(rec(1 + i), sync=True)) for i in range(3)]
-    wait_for(lambda: w._sync_waiters == 4, "three waiters queued")
+    wait_for(lambda: _testing.sync_waiters(w) == 4, "three waiters queued")
     closer, cout = start(w.close)
-    wait_for(lambda: w._sync_waiters == 5, "close() waits with them")
+    wait_for(lambda: _testing.sync_waiters(w) == 5, "close() waits with them")
     gate.opened.set()
     for t, _ in [(leader, lout), *waiters, (closer, cout)]:
         t.join()
@@ -768,8 +768,8 @@ def _body_close_while_every_flush_fails(path: str) -> None:
     # close(), which closed the writer all the same; nobody was left waiting.
     for _, out in [*waiters, (closer, cout)]:
         assert isinstance(out.get("error"), RuntimeError), out
-    assert w.closed and w._sync_waiters == 0
-    assert w._sync_flushes == 1
+    assert w.closed and _testing.sync_waiters(w) == 0
+    assert _testing.sync_flushes(w) == 1
     got = read_all(path)
     assert got[0] == rec(0) and sorted(got[1:]) == [rec(1), rec(2), rec(3)]
 
@@ -820,15 +820,15 @@ def test_group_commit_mixed_with_plain_writes(tmp_path):
 def _body_after_fork(path: str) -> None:
     w = Writer(path)
     gate = Gate()
-    w._before_sync = gate
+    _testing.before_sync(w, gate)
     leader, lout = start(lambda: w.write(rec(0), sync=True))
     wait_for(lambda: gate.calls == 1, "the leader reached its flush")
     pid = os.fork()
     if pid == 0:  # the child: the parent's leader does not exist here
         code = 1
         try:
-            w._before_sync = None
-            assert w._sync_waiters == 0
+            _testing.before_sync(w, None)
+            assert _testing.sync_waiters(w) == 0
             w.write(rec(1), sync=True)
             code = 0
         finally:
@@ -910,7 +910,7 @@ def test_bytes_per_sync_starts_write_back_every_n_bytes(tmp_path):
             if w.position - start >= n:  # the rule: a range once n bytes are out
                 expected += 1
                 start = w.position
-            assert w._range_syncs == expected
+            assert _testing.range_syncs(w) == expected
         assert expected >= 8
     assert read_all(p) == [bytes([i]) * 1000 for i in range(40)]
 
@@ -919,11 +919,11 @@ def test_bytes_per_sync_off_by_default(tmp_path):
     with Writer(tmp_path / "a.log", buffering=0) as w:
         for _ in range(100):
             w.write(bytes(1000))
-        assert w._range_syncs == 0
+        assert _testing.range_syncs(w) == 0
     with Writer(tmp_path / "b.log", buffering=0, bytes_per_sync=0) as w:
         w.write(bytes(100000))
         w.flush()
-        assert w._range_syncs == 0
+        assert _testing.range_syncs(w) == 0
 
 
 def _allocated(path) -> int:
@@ -966,7 +966,7 @@ def test_new_log_directory_synced_with_the_first_flush(tmp_path):
     w = Writer(tmp_path / "new.log")
     assert dir_fds() == before + 1  # kept, to be synced with the log's first flush
     w.write(b"a", sync=True)
-    assert dir_fds() == before and w._sync_flushes == 1
+    assert dir_fds() == before and _testing.sync_flushes(w) == 1
     w.close()
     # An existing file's name is already in its directory: nothing to keep.
     w = Writer(tmp_path / "new.log", "a")
@@ -976,7 +976,7 @@ def test_new_log_directory_synced_with_the_first_flush(tmp_path):
     w = Writer(tmp_path / "empty.log")
     assert dir_fds() == before + 1
     w.sync()
-    assert dir_fds() == before and w._sync_flushes == 1
+    assert dir_fds() == before and _testing.sync_flushes(w) == 1
     w.close()
     # Never synced: the descriptor goes with close().
     w = Writer(tmp_path / "other.log", "x")

@@ -22,6 +22,7 @@ import leveldb_log
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from leveldb_log import _testing
 from support import model
 from support.profiles import scaled
 from support.records import payload
@@ -50,7 +51,7 @@ def write(path: Path, records: list[memoryview], window: int) -> int:
     with w:
         for r in records:
             w.write(r)
-        bounced: int = w._blocks_bounced
+        bounced: int = _testing.writer_bounced(w)
     return bounced
 
 
@@ -126,7 +127,7 @@ def test_buffers_the_kernel_would_copy_slowly_are_moved_first(tmp_path, window):
             w.write(r)
             if path.stat().st_size != size:
                 starts.append(size)
-        bounced: int = w._blocks_bounced
+        bounced: int = _testing.writer_bounced(w)
     assert path.read_bytes() == model.encode([bytes(1000)] + [bytes(r) for r in records])[0]
     assert len({at % 4096 for at in starts}) == len(starts) >= 8
     assert (bounced >= len(starts) - 1) if window else (bounced == 0)
