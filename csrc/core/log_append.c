@@ -310,11 +310,7 @@ static int in_sequence(const llog_append *t, unsigned role) {
  * log's dialect; its log number when the longer header is whole. */
 static llog_header header_at(const llog_append *t, const uint8_t *b,
                              size_t have) {
-    llog_header h = llog_header_decode(b);
-    h.header_size = llog_type_header_size(t->dialect, h.type);
-    if (h.header_size > LLOG_HEADER_SIZE && have >= h.header_size)
-        h.log_number = llog_load32(b + LLOG_HEADER_SIZE);
-    return h;
+    return llog_header_decode_in(llog_header_types(t->dialect), b, have);
 }
 
 /* 1 when a recyclable header (whole, in h; `have` bytes at it) belongs to

@@ -120,9 +120,16 @@ const char *llog_dialect_name(unsigned dialect);
 #define LLOG_SYNC_HEADER_SIZE 19
 #define LLOG_MAX_HEADER_SIZE LLOG_SYNC_HEADER_SIZE
 
+/* The fragments' types with the longer headers: a recyclable fragment's
+ * type is LevelDB's plus LLOG_RECYCLABLE_FULL - LLOG_FULL (RocksDB and
+ * Pebble), a walSync chunk's plus LLOG_SYNC_FULL - LLOG_FULL (Pebble). */
+#define LLOG_RECYCLABLE_FULL 5
+#define LLOG_RECYCLABLE_LAST 8
+#define LLOG_SYNC_FULL 9
+
 /* Pebble's end of a closed log is an empty record of this type (a
  * recyclable FULL), llog_header_pebble_trailer. */
-#define LLOG_PEBBLE_TRAILER_TYPE 5
+#define LLOG_PEBBLE_TRAILER_TYPE LLOG_RECYCLABLE_FULL
 
 /* RocksDB's metadata types, and the bit that lets a reader skip a type it
  * does not know. */

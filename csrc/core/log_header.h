@@ -61,17 +61,53 @@ typedef struct llog_header {
     uint64_t synced;     /* Pebble's walSync chunks: offset synced */
 } llog_header;
 
-/* Decodes the LLOG_HEADER_SIZE bytes at p (any alignment), as LevelDB's
- * 7-byte header (log_number, synced: not read). */
+/*
+ * The header's decoder, the only code that reads a header's fields from
+ * bytes: the LLOG_HEADER_SIZE bytes at p (any alignment) into the first
+ * three fields of *h. Everything else decodes through it (llog_header_decode,
+ * llog_header_decode_in, llog_header_region).
+ */
+LLOG_HOT_INLINE void llog_header_fields(const uint8_t *p, llog_header *h) {
+    h->masked_crc = llog_load32(p);
+    h->length = (size_t)p[4] | (size_t)p[5] << 8;
+    h->type = p[6];
+}
+
+/* ... and the longer header's fields, of a header of `size` bytes at p
+ * (whole): the log number (11 and 19 bytes), the offset synced (19). */
+LLOG_HOT_INLINE void llog_header_long_fields(const uint8_t *p, size_t size,
+                                             llog_header *h) {
+    if (size > LLOG_HEADER_SIZE)
+        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
+    if (size == LLOG_SYNC_HEADER_SIZE)
+        h->synced = llog_load64(p + LLOG_RECYCLABLE_HEADER_SIZE);
+}
+
+/* Decodes the LLOG_HEADER_SIZE bytes at p as LevelDB's 7-byte header
+ * (log_number, synced: not read). */
 static inline llog_header llog_header_decode(const uint8_t *p) {
-    llog_header h;
-    h.masked_crc = llog_load32(p);
-    h.length = (size_t)p[4] | (size_t)p[5] << 8;
-    h.type = p[6];
-    h.header_size = LLOG_HEADER_SIZE;
-    h.log_number = 0;
-    h.synced = 0;
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
+    llog_header_fields(p, &h);
     return h;
+}
+
+/* Decodes the header at p (at least LLOG_HEADER_SIZE of `have` bytes) in
+ * the dialect of `types` (llog_header_types): its size there, and its
+ * longer fields when the whole header is among the `have` bytes. */
+static inline llog_header
+llog_header_decode_in(const uint8_t *types, const uint8_t *p, size_t have) {
+    llog_header h = llog_header_decode(p);
+    h.header_size = (size_t)(types[h.type] >> 3);
+    if (have >= h.header_size)
+        llog_header_long_fields(p, h.header_size, &h);
+    return h;
+}
+
+/* 1 when the header at p (LevelDB's dialect) is a MIDDLE fragment that
+ * fills its whole block: a block the reader may take in place. */
+static inline int llog_header_whole_middle(const uint8_t *p) {
+    llog_header h = llog_header_decode(p);
+    return h.type == LLOG_MIDDLE && h.length == LLOG_MAX_FRAGMENT;
 }
 
 /* What the bytes at a position of a block are, before any checksum: the
@@ -106,18 +142,13 @@ LLOG_HOT_INLINE llog_region llog_header_region(const uint8_t *types,
                                                int final, llog_header *h) {
     if (left < LLOG_HEADER_SIZE)
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    h->masked_crc = llog_load32(p);
-    h->length = (size_t)p[4] | (size_t)p[5] << 8;
-    h->type = p[6];
+    llog_header_fields(p, h);
     size_t size = LLOG_HEADER_SIZE;
     if (types != NULL) {
-        size = h->header_size = (size_t)(types[p[6]] >> 3);
+        size = h->header_size = (size_t)(types[h->type] >> 3);
         if (size > left)
             return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-        if (size > LLOG_HEADER_SIZE)
-            h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
-        if (size == LLOG_SYNC_HEADER_SIZE)
-            h->synced = llog_load64(p + LLOG_RECYCLABLE_HEADER_SIZE);
+        llog_header_long_fields(p, size, h);
     }
     if (size + h->length > left)
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;

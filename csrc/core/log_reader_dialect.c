@@ -12,12 +12,13 @@
 /* ---- recyclable records: the log number, old records -------------------- */
 
 /* Sets the log number recyclable records must carry, and the checksums of
- * their headers' covered bytes (type, log number) for types 5-8. */
+ * their headers' covered bytes (type, log number) for the recyclable
+ * fragments' types. */
 void llog_reader_learn_log_number(llog_reader *r, uint64_t number) {
     uint8_t covered[5];
     llog_store32(covered + 1, (uint32_t)number);
-    for (unsigned i = 0; i < 4; i++) {
-        covered[0] = (uint8_t)(5 + i);
+    for (unsigned i = 0; i < RECYCLABLE_TYPES; i++) {
+        covered[0] = (uint8_t)(LLOG_RECYCLABLE_FULL + i);
         r->recyclable_crc[i] = llog_crc32c_extend(0, covered, sizeof covered);
     }
     r->have_log_number = 1;
@@ -275,11 +276,12 @@ static void on_fragment_dialect(llog_reader *r, unsigned role, unsigned type,
  * recyclable fragment's type and (matching) log number. */
 LLOG_HOT_INLINE int checksum_ok(const llog_reader *r, const uint8_t *p,
                                 const llog_header *h, const uint8_t *payload) {
-    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE || h->type < 5 ||
-        h->type > 8)
+    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE ||
+        h->type < LLOG_RECYCLABLE_FULL || h->type > LLOG_RECYCLABLE_LAST)
         return llog_checksum_ok_dialect(p, h, payload);
-    return llog_crc32c_extend(r->recyclable_crc[h->type - 5], payload,
-                              h->length) == llog_unmask_crc(h->masked_crc);
+    return llog_crc32c_extend(
+               r->recyclable_crc[h->type - LLOG_RECYCLABLE_FULL], payload,
+               h->length) == llog_unmask_crc(h->masked_crc);
 }
 
 enum step_result llog_reader_step_dialect(llog_reader *r) {
@@ -290,8 +292,9 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE;
     const uint8_t *p = left > 0 ? r->block + in : NULL;
-    if (!r->recycled && left >= LLOG_HEADER_SIZE &&
-        r->types[p[6]] >> 3 > LLOG_HEADER_SIZE) {
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
+    llog_region region = llog_header_region(r->types, p, left, final, &h);
+    if (!r->recycled && h.header_size > LLOG_HEADER_SIZE) {
         /* RocksDB checks this first: a recyclable record after legacy
          * ones is damage (RocksDB drops it silently) */
         if (r->rocksdb && records_read(r))
@@ -299,8 +302,7 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
                 r, left, "recyclable record after legacy records");
         r->recycled = 1;
     }
-    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (llog_header_region(r->types, p, left, final, &h)) {
+    switch (region) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
@@ -351,11 +353,11 @@ static int prologue_walk(llog_reader *r) {
     size_t at = 0;
     llog_header h;
     while (b != NULL) {
-        if (r->block_len - at >= LLOG_HEADER_SIZE &&
-            r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
-            r->recycled = 1; /* as a whole read marks it, even if bad */
+        h.header_size = LLOG_HEADER_SIZE;
         llog_region k = llog_header_region(r->types, b + at, r->block_len - at,
                                            r->block_len < LLOG_BLOCK_SIZE, &h);
+        if (h.header_size > LLOG_HEADER_SIZE)
+            r->recycled = 1; /* as a whole read marks it, even if bad */
         if (k != LLOG_REGION_RECORD)
             return 0; /* the rest of the block is skipped */
         unsigned role = r->types[h.type] & 7;
