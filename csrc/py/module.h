@@ -14,7 +14,9 @@
  *                      writer_arrow.c)
  *   reader.h           the Reader as other files see it: opaque, accessors
  *   reader_internal.h  the Reader's fields, for its own files alone
- *   reader_dialect.h   the dialect options and the Reader's metadata state
+ *   log_options.h      the options every reader and writer takes alike:
+ *                      dialect, log number, recovery mode (log_options.c)
+ *   reader_dialect.h   the Reader's metadata state
  *   writer.h           the Writer as other files see it
  *   writer_internal.h  the Writer's fields and its files' functions, for
  *                      writer*.c alone

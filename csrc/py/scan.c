@@ -10,8 +10,8 @@
  *    reason or None, header size, log number or None)
  */
 #include "log_detect.h"
+#include "log_options.h"
 #include "module.h"
-#include "reader_dialect.h"
 
 /* A record's header, for its region: its size, and its log number (the
  * header's 32 bits: int64_t, since a long has only 32 bits on Windows). */

@@ -21,6 +21,7 @@ crc32c_implementation: str
 crc32c_implementations: tuple[str, ...]
 RECORD_TYPES: dict[int, str]
 RECOVERY_MODES: tuple[str, ...]
+_DIALECTS: tuple[Dialect, ...]
 _REASON_BAD_LENGTH: str
 _REASON_CHECKSUM: str
 
@@ -160,6 +161,13 @@ def _detect_dialect(
 
     Returns
       (dialect or None when unknown, the reason).
+    """
+
+def _log_options(dialect: Dialect, log_number: int | None = None, /) -> tuple[Dialect, int | None]:
+    """The dialect and log number, checked as a Reader checks them (for scan.py).
+
+    Returns
+      (the dialect's name, the log number or None).
     """
 
 def _tail_end(
