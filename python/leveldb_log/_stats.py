@@ -315,16 +315,18 @@ def _read(source: Source, opts: _Opts) -> _Reading:
     return reading
 
 
-def _torn_tail(layout: _Layout, position: int) -> int:
+def torn_tail_bytes(file_bytes: int, position: int, ends_in_zero_fill: bool) -> int:
     """Bytes of the torn tail: what the reader left unconsumed at the end of the file.
 
-    The reader does not consume an incomplete record at the end (it may yet be completed),
-    so it stops at its first header; nor zero-fill in the final block, which is not torn.
-    After a bad checksum in the final block it goes on from the block's end, past the file's.
+    The one count of it, for `stats` and ``leveldb-log verify``. The reader does not consume
+    an incomplete record at the end (it may yet be completed), so it stops at its first
+    header (``position``); nor zero fill in the final block (scan's last region ``"zero"``),
+    which is not torn. After a bad checksum in the final block it goes on from the block's
+    end, past the file's.
     """
-    if layout.last_kind == "zero" or position >= layout.file_bytes:
+    if ends_in_zero_fill or position >= file_bytes:
         return 0
-    return layout.file_bytes - position
+    return file_bytes - position
 
 
 def _bucket(bits: int, count: int) -> SizeBucket:
@@ -347,7 +349,9 @@ def _combine(layout: _Layout, reading: _Reading) -> LogStats:
         trailer_bytes=layout.trailer_bytes,
         zero_bytes=layout.zero_bytes,
         garbage_bytes=layout.garbage_bytes,
-        torn_tail_bytes=_torn_tail(layout, reading.position),
+        torn_tail_bytes=torn_tail_bytes(
+            layout.file_bytes, reading.position, layout.last_kind == "zero"
+        ),
         dropped_bytes=reading.dropped_bytes,
         record_sizes=tuple(_bucket(b, reading.sizes[b]) for b in sorted(reading.sizes)),
         corruptions=reading.corruptions,
