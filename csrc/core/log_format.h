@@ -23,6 +23,8 @@
  *   crc32c.h      CRC-32C (hardware and portable) and the mask
  *   log_header.h  reading a header: decoder, dialect tables, classifier,
  *                 checksums, Pebble's trailer, RocksDB's compression record
+ *   log_regions.h the regions of a block: records, trailer, zero fill,
+ *                 garbage, torn tail, another log's records, Pebble's end
  *   log_detect.h  which dialect wrote a log, from its first bytes
  *   log_writer.h  splitting records into physical records (no I/O)
  *   log_reader.h  LevelDB's reader as a state machine over caller buffers

@@ -209,6 +209,25 @@ static inline int llog_header_pebble_trailer(llog_dialect dialect,
 }
 
 /*
+ * Learns the log's number from a header (h, whole) when it is not known
+ * yet (*has_log_number 0) and h is a longer one: the number it carries, or
+ * one less for Pebble's trailer (the next log's number). Returns 1 when it
+ * learnt it. The reader, the region walker and detection learn it so.
+ */
+static inline int llog_header_learn_log_number(llog_dialect dialect,
+                                               const llog_header *h,
+                                               int *has_log_number,
+                                               uint64_t *log_number) {
+    if (*has_log_number || h->header_size == LLOG_HEADER_SIZE)
+        return 0;
+    *log_number = llog_header_pebble_trailer(dialect, h, 0, 0)
+                      ? (uint32_t)(h->log_number - 1)
+                      : h->log_number;
+    *has_log_number = 1;
+    return 1;
+}
+
+/*
  * RocksDB's compression record (type LLOG_RDB_SET_COMPRESSION, 7-byte
  * header): its payload is the 4-byte compression type of every data record
  * of the log. Returns that type (LLOG_RDB_ZSTD, or LLOG_RDB_NO_COMPRESSION,

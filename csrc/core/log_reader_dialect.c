@@ -81,12 +81,9 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
 /* The recyclable-header checks, before the checksum: STEP_CONTINUE when
  * the record is the current log's. */
 static int is_old(llog_reader *r, const llog_header *h) {
-    /* (a trailer first says the log's number is one less) */
-    if (!r->have_log_number)
-        llog_reader_learn_log_number(
-            r, llog_header_pebble_trailer(r->opt.dialect, h, 0, 0)
-                   ? (uint32_t)(h->log_number - 1)
-                   : h->log_number);
+    if (llog_header_learn_log_number(r->opt.dialect, h, &r->have_log_number,
+                                     &r->log_number))
+        llog_reader_learn_log_number(r, r->log_number);
     r->recycled = 1;
     return h->log_number != (uint32_t)r->log_number;
 }

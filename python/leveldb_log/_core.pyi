@@ -135,23 +135,26 @@ def _scan_block(
     dialect: Dialect = "leveldb",
     log_number: int | None = None,
     /,
-) -> list[
-    tuple[
-        int,
-        Literal["record", "trailer", "zero", "garbage", "truncated", "end"],
-        int | None,
-        int,
-        bool | None,
-        str | None,
-        int,
-        int | None,
-    ]
+) -> tuple[
+    list[
+        tuple[
+            int,
+            Literal["record", "trailer", "zero", "garbage", "truncated", "end"],
+            int | None,
+            int,
+            bool | None,
+            str | None,
+            int,
+            int | None,
+        ]
+    ],
+    int | None,
 ]:
-    """The regions of one block, by the reader's rules (for scan.py).
+    """The regions of one block, by the core's walker (for scan.py).
 
     Returns
-      A list of (position, kind, type, length, checksum_ok, reason,
-      header_size, log_number).
+      (a list of (position, kind, type, length, checksum_ok, reason,
+      header_size, log_number), the log's number after the block or None).
     """
 
 def _detect_dialect(

@@ -250,34 +250,18 @@ def _scan_blocks(
     blocks: Iterator[bytes] | Iterator[memoryview], opts: _Options
 ) -> Iterator[PhysicalRecord]:
     base = 0
-    # the log's: given, or once a recyclable record has said it
-    log_number: list[int] = [] if opts.log_number is None else [opts.log_number]
+    log_number = opts.log_number  # the log's: given, or learnt by the core's walker
     for block in blocks:
         # Only the final block can be short, and only there does a cut-short record mean
         # a torn tail rather than damage.
-        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts, log_number)
+        short = len(block) < BLOCK_SIZE
+        regions, log_number = _core._scan_block(block, short, opts.verify, opts.dialect, log_number)
+        for position, kind, rtype, length, ok, reason, header_size, number in regions:
+            data = None
+            if opts.payloads and kind == "record":
+                start = position + header_size
+                data = bytes(block[start : start + length])
+            yield PhysicalRecord(
+                base + position, kind, rtype, length, ok, data, reason, header_size, number
+            )
         base += len(block)
-
-
-def _scan_block(
-    base: int, block: bytes | memoryview, short: bool, opts: _Options, log_number: list[int]
-) -> Iterator[PhysicalRecord]:
-    """The regions of one block starting at file offset ``base``.
-
-    The C core classifies them with the reader's own decoder and rules; ``short`` is True
-    for the final, short block, where a cut-short record is a torn tail, not damage.
-    ``log_number`` holds the log's number once a record has said it (the first recyclable
-    one, as the reader learns it): Pebble's trailer is told by it.
-    """
-    known = log_number[0] if log_number else None
-    regions = _core._scan_block(block, short, opts.verify, opts.dialect, known)
-    for position, kind, rtype, length, ok, reason, header_size, number in regions:
-        if kind == "record" and number is not None and not log_number:
-            log_number.append(number)
-        data = None
-        if opts.payloads and kind == "record":
-            start = position + header_size
-            data = bytes(block[start : start + length])
-        yield PhysicalRecord(
-            base + position, kind, rtype, length, ok, data, reason, header_size, number
-        )
