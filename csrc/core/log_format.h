@@ -28,7 +28,7 @@
  *   log_detect.h  which dialect wrote a log, from its first bytes
  *   log_writer.h  splitting records into physical records (no I/O)
  *   log_reader.h  LevelDB's reader as a state machine over caller buffers
- *   log_append.h  where an append resumes (what a crash left at the end)
+ *   log_resume.h  where an append resumes (what a crash left at the end)
  *   log_tail.h    where a growing log's last complete record ends
  *   llog_util.h  loads, stores, the hot-inline attribute (internal)
  * The CPython binding lives in ../py/: nothing here knows of Python.

@@ -234,7 +234,8 @@ static inline int llog_header_learn_log_number(llog_dialect dialect,
  * or another RocksDB refuses), or -1 when the payload (n bytes at p) is no
  * such record's.
  */
-static inline int64_t llog_header_compression(const uint8_t *p, size_t n) {
+static inline int64_t llog_compression_record_type(const uint8_t *p,
+                                                   size_t n) {
     return n == 4 ? (int64_t)llog_load32(p) : -1;
 }
 

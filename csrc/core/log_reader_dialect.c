@@ -117,7 +117,7 @@ static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
     if (records_read(r))
         llog_reader_report(r, at, size,
                            "SetCompressionType not the first record");
-    int64_t kind = llog_header_compression(p, n);
+    int64_t kind = llog_compression_record_type(p, n);
     if (kind != LLOG_RDB_ZSTD) { /* none, or one RocksDB refuses */
         if (kind != LLOG_RDB_NO_COMPRESSION)
             llog_reader_report(r, at, size,

@@ -154,6 +154,18 @@ static int crc32c_args(PyObject *const *args, Py_ssize_t nargs,
     return 0;
 }
 
+int llpy_get_bytes(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
+        return 0;
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "a bytes-like object is required, not '%.100s'",
+                     Py_TYPE(obj)->tp_name);
+    }
+    return -1;
+}
+
 static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
                             Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
@@ -164,15 +176,8 @@ static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
         return NULL;
     if (value != NULL && parse_u32(value, &crc) < 0)
         return NULL;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "a bytes-like object is required, not '%.100s'",
-                         Py_TYPE(data)->tp_name);
-        }
+    if (llpy_get_bytes(data, &view) < 0)
         return NULL;
-    }
     if (view.len >= LLPY_GIL_THRESHOLD) {
         /* The export pins the buffer's memory while the GIL is released. */
         Py_BEGIN_ALLOW_THREADS

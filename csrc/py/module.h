@@ -114,11 +114,14 @@ int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out);
 /* A flag argument, True or False only: TypeError naming `what` for anything
  * else (a string such as "no" would be true). 0, or -1. */
 int llpy_parse_flag(PyObject *obj, const char *what, int *out);
+/* A simple buffer of a bytes-like object (release it); 0, or -1 with a
+ * TypeError naming obj's type. */
+int llpy_get_bytes(PyObject *obj, Py_buffer *view);
 
 /* ---- what module.c registers ------------------------------------------ */
 
-/* The types (reader.c, writer.c), _scan_block (scan.c) and _tail_end
- * (tail.c). */
+/* The types (reader.c, writer.c), _scan_block (scan.c), _detect_dialect
+ * (detect.c), _log_options (log_options.c) and _tail_end (tail.c). */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
 PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);

@@ -1,8 +1,6 @@
 /*
- * scan.c - the core's header rules for the package's Python modules:
- * _core._scan_block, the regions of one block of a log (the core's walker,
- * log_regions.h), in any dialect, for leveldb_log.scan; and
- * _core._detect_dialect (llog_detect_dialect) for leveldb_log._detect.
+ * scan.c - _core._scan_block: the regions of one block of a log, by the
+ * core's walker (log_regions.h), in any dialect, for leveldb_log.scan.
  * Regions and kinds are scan.py's (docs/api.md):
  *
  *   (position in block, kind, type or None, length, checksum_ok or None,
@@ -11,7 +9,6 @@
  * with the log's number after the block (given, or learnt by the walker),
  * to be passed with the next block.
  */
-#include "log_detect.h"
 #include "log_options.h"
 #include "log_regions.h"
 #include "module.h"
@@ -84,19 +81,6 @@ static int scan(PyObject *list, llog_regions *w, const uint8_t *b, size_t size,
     return 0;
 }
 
-/* view of a bytes-like object; 0, or -1 with TypeError. */
-static int get_bytes(PyObject *obj, Py_buffer *view) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
-        return 0;
-    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError,
-                     "a bytes-like object is required, not '%.100s'",
-                     Py_TYPE(obj)->tp_name);
-    }
-    return -1;
-}
-
 PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs) {
     (void)module;
@@ -114,7 +98,7 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
     int final = PyObject_IsTrue(args[1]);
     int verify = final < 0 ? -1 : PyObject_IsTrue(args[2]);
     Py_buffer view;
-    if (verify < 0 || get_bytes(args[0], &view) < 0)
+    if (verify < 0 || llpy_get_bytes(args[0], &view) < 0)
         return NULL;
     PyObject *list = NULL;
     llog_regions w;
@@ -136,26 +120,4 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
     if (!w.has_log_number)
         return Py_BuildValue("(NO)", list, Py_None);
     return Py_BuildValue("(NK)", list, (unsigned long long)w.log_number);
-}
-
-PyObject *llpy_detect_dialect(PyObject *module, PyObject *const *args,
-                              Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 1 && nargs != 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "_detect_dialect() takes 1 or 2 arguments (%zd given)",
-                     nargs);
-        return NULL;
-    }
-    uint64_t number = 0;
-    int has_number = nargs == 2 && args[1] != Py_None;
-    if (has_number && llpy_parse_offset(args[1], "log_number", &number) < 0)
-        return NULL;
-    Py_buffer view;
-    if (get_bytes(args[0], &view) < 0)
-        return NULL;
-    llog_detection d =
-        llog_detect_dialect(view.buf, (size_t)view.len, has_number, number);
-    PyBuffer_Release(&view);
-    return Py_BuildValue("(zs)", llog_dialect_name(d.dialect), d.reason);
 }
