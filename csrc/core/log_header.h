@@ -239,6 +239,22 @@ static inline int64_t llog_compression_record_type(const uint8_t *p,
     return n == 4 ? (int64_t)llog_load32(p) : -1;
 }
 
+/* An entry of RocksDB's timestamp-size records (LLOG_RDB_TIMESTAMP_SIZE):
+ * a column family and the size of its user-defined timestamps, in
+ * LLOG_RDB_TIMESTAMP_ENTRY bytes. */
+#define LLOG_RDB_TIMESTAMP_ENTRY 6
+typedef struct llog_timestamp_entry {
+    uint32_t family;
+    unsigned size;
+} llog_timestamp_entry;
+
+/* Decodes the entry at p (LLOG_RDB_TIMESTAMP_ENTRY bytes, any alignment). */
+static inline llog_timestamp_entry llog_timestamp_entry_at(const uint8_t *p) {
+    llog_timestamp_entry e = {llog_load32(p),
+                              (unsigned)p[4] | (unsigned)p[5] << 8};
+    return e;
+}
+
 /* 1 when the log's first bytes (len of them at p) are a whole, intact
  * compression record saying its data records are zstd frames (the only
  * compression RocksDB's WAL writes). */

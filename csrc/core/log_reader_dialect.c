@@ -142,10 +142,11 @@ static int family_known(const llog_reader *r, uint32_t family) {
 /* The text of what is wrong with the entry at p, or NULL. */
 static const char *timestamp_size_error(const llog_reader *r,
                                         const uint8_t *p) {
-    if ((p[4] | p[5]) == 0)
+    llog_timestamp_entry e = llog_timestamp_entry_at(p);
+    if (e.size == 0)
         return "User-defined timestamp size record contains zero "
                "timestamp size.";
-    if (family_known(r, llog_load32(p)))
+    if (family_known(r, e.family))
         return "User-defined timestamp size record contains update to "
                "recorded column family.";
     return NULL;
@@ -154,8 +155,8 @@ static const char *timestamp_size_error(const llog_reader *r,
 /* Records the column families of the entries at p (n bytes, whole ones);
  * 0 when out of memory. */
 static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
-    if (r->ts_count + n / 6 > r->ts_cap) {
-        size_t cap = r->ts_cap * 2 + n / 6;
+    if (r->ts_count + n / LLOG_RDB_TIMESTAMP_ENTRY > r->ts_cap) {
+        size_t cap = r->ts_cap * 2 + n / LLOG_RDB_TIMESTAMP_ENTRY;
         uint32_t *grown = realloc(r->ts_families, cap * sizeof *grown);
         if (grown == NULL) {
             r->failure = LLOG_ERR_NOMEM;
@@ -164,8 +165,8 @@ static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
         r->ts_families = grown;
         r->ts_cap = cap;
     }
-    for (size_t i = 0; i < n; i += 6)
-        r->ts_families[r->ts_count++] = llog_load32(p + i);
+    for (size_t i = 0; i < n; i += LLOG_RDB_TIMESTAMP_ENTRY)
+        r->ts_families[r->ts_count++] = llog_timestamp_entry_at(p + i).family;
     return 1;
 }
 
@@ -178,15 +179,16 @@ static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
             "user-defined timestamp size record interspersed partial "
             "record");
     r->in_record = 0;
-    const char *error = n % 6 != 0 ? "could not decode user-defined "
-                                     "timestamp size record"
-                                   : NULL;
+    const char *error = n % LLOG_RDB_TIMESTAMP_ENTRY != 0
+                            ? "could not decode user-defined "
+                              "timestamp size record"
+                            : NULL;
     size_t good = 0;
     while (error == NULL && good < n &&
            (error = timestamp_size_error(r, p + good)) == NULL) {
-        if (!record_families(r, p + good, 6))
+        if (!record_families(r, p + good, LLOG_RDB_TIMESTAMP_ENTRY))
             return;
-        good += 6;
+        good += LLOG_RDB_TIMESTAMP_ENTRY;
     }
     if (good > 0 && in_range(r, at))
         emit_meta(r, type, at, p, good);

@@ -92,10 +92,11 @@ static int on_compression(llpy_meta *self) {
 }
 
 static int on_timestamp_sizes(llpy_meta *self, const llog_event *ev) {
-    for (size_t i = 0; i + 6 <= ev->len; i += 6) {
-        const uint8_t *e = ev->data + i;
-        PyObject *family = PyLong_FromUnsignedLong(llog_load32(e));
-        PyObject *size = PyLong_FromUnsignedLong(e[4] | (unsigned)e[5] << 8);
+    for (size_t i = 0; i + LLOG_RDB_TIMESTAMP_ENTRY <= ev->len;
+         i += LLOG_RDB_TIMESTAMP_ENTRY) {
+        llog_timestamp_entry e = llog_timestamp_entry_at(ev->data + i);
+        PyObject *family = PyLong_FromUnsignedLong(e.family);
+        PyObject *size = PyLong_FromUnsignedLong(e.size);
         int rc = family && size
                      ? PyDict_SetItem(self->timestamp_sizes, family, size)
                      : -1;
