@@ -67,10 +67,8 @@ static int step(walk *w) {
         size_t size = record_as(w, order[i], &h);
         if (size == 0)
             continue;
-        if (h.header_size > LLOG_HEADER_SIZE && !w->has_log_number) {
-            w->has_log_number = 1;
-            w->log_number = h.log_number;
-        }
+        llog_header_learn_log_number(order[i], &h, &w->has_log_number,
+                                     &w->log_number);
         w->pos += size;
         return sign_of(order[i], h.type);
     }

@@ -23,10 +23,12 @@
  *   crc32c.h      CRC-32C (hardware and portable) and the mask
  *   log_header.h  reading a header: decoder, dialect tables, classifier,
  *                 checksums, Pebble's trailer, RocksDB's compression record
+ *   log_regions.h the regions of a block: records, trailer, zero fill,
+ *                 garbage, torn tail, another log's records, Pebble's end
  *   log_detect.h  which dialect wrote a log, from its first bytes
  *   log_writer.h  splitting records into physical records (no I/O)
  *   log_reader.h  LevelDB's reader as a state machine over caller buffers
- *   log_append.h  where an append resumes (what a crash left at the end)
+ *   log_resume.h  where an append resumes (what a crash left at the end)
  *   log_tail.h    where a growing log's last complete record ends
  *   llog_util.h  loads, stores, the hot-inline attribute (internal)
  * The CPython binding lives in ../py/: nothing here knows of Python.
@@ -120,9 +122,16 @@ const char *llog_dialect_name(unsigned dialect);
 #define LLOG_SYNC_HEADER_SIZE 19
 #define LLOG_MAX_HEADER_SIZE LLOG_SYNC_HEADER_SIZE
 
+/* The fragments' types with the longer headers: a recyclable fragment's
+ * type is LevelDB's plus LLOG_RECYCLABLE_FULL - LLOG_FULL (RocksDB and
+ * Pebble), a walSync chunk's plus LLOG_SYNC_FULL - LLOG_FULL (Pebble). */
+#define LLOG_RECYCLABLE_FULL 5
+#define LLOG_RECYCLABLE_LAST 8
+#define LLOG_SYNC_FULL 9
+
 /* Pebble's end of a closed log is an empty record of this type (a
  * recyclable FULL), llog_header_pebble_trailer. */
-#define LLOG_PEBBLE_TRAILER_TYPE 5
+#define LLOG_PEBBLE_TRAILER_TYPE LLOG_RECYCLABLE_FULL
 
 /* RocksDB's metadata types, and the bit that lets a reader skip a type it
  * does not know. */

@@ -54,6 +54,6 @@ int llog_header_starts_compressed(const uint8_t *p, size_t len) {
     return h.type == LLOG_RDB_SET_COMPRESSION &&
            LLOG_HEADER_SIZE + h.length <= len &&
            llog_checksum_ok(&h, p + LLOG_HEADER_SIZE) &&
-           llog_header_compression(p + LLOG_HEADER_SIZE, h.length) ==
+           llog_compression_record_type(p + LLOG_HEADER_SIZE, h.length) ==
                LLOG_RDB_ZSTD;
 }

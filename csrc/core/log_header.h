@@ -61,17 +61,53 @@ typedef struct llog_header {
     uint64_t synced;     /* Pebble's walSync chunks: offset synced */
 } llog_header;
 
-/* Decodes the LLOG_HEADER_SIZE bytes at p (any alignment), as LevelDB's
- * 7-byte header (log_number, synced: not read). */
+/*
+ * The header's decoder, the only code that reads a header's fields from
+ * bytes: the LLOG_HEADER_SIZE bytes at p (any alignment) into the first
+ * three fields of *h. Everything else decodes through it (llog_header_decode,
+ * llog_header_decode_in, llog_header_region).
+ */
+LLOG_HOT_INLINE void llog_header_fields(const uint8_t *p, llog_header *h) {
+    h->masked_crc = llog_load32(p);
+    h->length = (size_t)p[4] | (size_t)p[5] << 8;
+    h->type = p[6];
+}
+
+/* ... and the longer header's fields, of a header of `size` bytes at p
+ * (whole): the log number (11 and 19 bytes), the offset synced (19). */
+LLOG_HOT_INLINE void llog_header_long_fields(const uint8_t *p, size_t size,
+                                             llog_header *h) {
+    if (size > LLOG_HEADER_SIZE)
+        h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
+    if (size == LLOG_SYNC_HEADER_SIZE)
+        h->synced = llog_load64(p + LLOG_RECYCLABLE_HEADER_SIZE);
+}
+
+/* Decodes the LLOG_HEADER_SIZE bytes at p as LevelDB's 7-byte header
+ * (log_number, synced: not read). */
 static inline llog_header llog_header_decode(const uint8_t *p) {
-    llog_header h;
-    h.masked_crc = llog_load32(p);
-    h.length = (size_t)p[4] | (size_t)p[5] << 8;
-    h.type = p[6];
-    h.header_size = LLOG_HEADER_SIZE;
-    h.log_number = 0;
-    h.synced = 0;
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
+    llog_header_fields(p, &h);
     return h;
+}
+
+/* Decodes the header at p (at least LLOG_HEADER_SIZE of `have` bytes) in
+ * the dialect of `types` (llog_header_types): its size there, and its
+ * longer fields when the whole header is among the `have` bytes. */
+static inline llog_header
+llog_header_decode_in(const uint8_t *types, const uint8_t *p, size_t have) {
+    llog_header h = llog_header_decode(p);
+    h.header_size = (size_t)(types[h.type] >> 3);
+    if (have >= h.header_size)
+        llog_header_long_fields(p, h.header_size, &h);
+    return h;
+}
+
+/* 1 when the header at p (LevelDB's dialect) is a MIDDLE fragment that
+ * fills its whole block: a block the reader may take in place. */
+static inline int llog_header_whole_middle(const uint8_t *p) {
+    llog_header h = llog_header_decode(p);
+    return h.type == LLOG_MIDDLE && h.length == LLOG_MAX_FRAGMENT;
 }
 
 /* What the bytes at a position of a block are, before any checksum: the
@@ -106,18 +142,13 @@ LLOG_HOT_INLINE llog_region llog_header_region(const uint8_t *types,
                                                int final, llog_header *h) {
     if (left < LLOG_HEADER_SIZE)
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-    h->masked_crc = llog_load32(p);
-    h->length = (size_t)p[4] | (size_t)p[5] << 8;
-    h->type = p[6];
+    llog_header_fields(p, h);
     size_t size = LLOG_HEADER_SIZE;
     if (types != NULL) {
-        size = h->header_size = (size_t)(types[p[6]] >> 3);
+        size = h->header_size = (size_t)(types[h->type] >> 3);
         if (size > left)
             return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
-        if (size > LLOG_HEADER_SIZE)
-            h->log_number = llog_load32(p + LLOG_HEADER_SIZE);
-        if (size == LLOG_SYNC_HEADER_SIZE)
-            h->synced = llog_load64(p + LLOG_RECYCLABLE_HEADER_SIZE);
+        llog_header_long_fields(p, size, h);
     }
     if (size + h->length > left)
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
@@ -178,14 +209,50 @@ static inline int llog_header_pebble_trailer(llog_dialect dialect,
 }
 
 /*
+ * Learns the log's number from a header (h, whole) when it is not known
+ * yet (*has_log_number 0) and h is a longer one: the number it carries, or
+ * one less for Pebble's trailer (the next log's number). Returns 1 when it
+ * learnt it. The reader, the region walker and detection learn it so.
+ */
+static inline int llog_header_learn_log_number(llog_dialect dialect,
+                                               const llog_header *h,
+                                               int *has_log_number,
+                                               uint64_t *log_number) {
+    if (*has_log_number || h->header_size == LLOG_HEADER_SIZE)
+        return 0;
+    *log_number = llog_header_pebble_trailer(dialect, h, 0, 0)
+                      ? (uint32_t)(h->log_number - 1)
+                      : h->log_number;
+    *has_log_number = 1;
+    return 1;
+}
+
+/*
  * RocksDB's compression record (type LLOG_RDB_SET_COMPRESSION, 7-byte
  * header): its payload is the 4-byte compression type of every data record
  * of the log. Returns that type (LLOG_RDB_ZSTD, or LLOG_RDB_NO_COMPRESSION,
  * or another RocksDB refuses), or -1 when the payload (n bytes at p) is no
  * such record's.
  */
-static inline int64_t llog_header_compression(const uint8_t *p, size_t n) {
+static inline int64_t llog_compression_record_type(const uint8_t *p,
+                                                   size_t n) {
     return n == 4 ? (int64_t)llog_load32(p) : -1;
+}
+
+/* An entry of RocksDB's timestamp-size records (LLOG_RDB_TIMESTAMP_SIZE):
+ * a column family and the size of its user-defined timestamps, in
+ * LLOG_RDB_TIMESTAMP_ENTRY bytes. */
+#define LLOG_RDB_TIMESTAMP_ENTRY 6
+typedef struct llog_timestamp_entry {
+    uint32_t family;
+    unsigned size;
+} llog_timestamp_entry;
+
+/* Decodes the entry at p (LLOG_RDB_TIMESTAMP_ENTRY bytes, any alignment). */
+static inline llog_timestamp_entry llog_timestamp_entry_at(const uint8_t *p) {
+    llog_timestamp_entry e = {llog_load32(p),
+                              (unsigned)p[4] | (unsigned)p[5] << 8};
+    return e;
 }
 
 /* 1 when the log's first bytes (len of them at p) are a whole, intact

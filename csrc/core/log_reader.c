@@ -587,13 +587,6 @@ static int only_middles(llog_dialect d, const uint8_t *b, size_t len) {
     return 1;
 }
 
-/*
- * One probe of the look-back. Beginning at a block with `resync` gives the
- * true state at its end whenever something other than MIDDLE fragments
- * follows its leading fragments: every other physical record (FULL, FIRST,
- * LAST, damage, zero fill, unknown type) leaves a state that does not depend
- * on the state before it. Reports about bytes before `start` are filtered.
- */
 /* 1 when what a block begins with is reported the same whether or not a
  * record is open before it (for reports at or after the block's start): a
  * FULL or FIRST that fits (only the open record, before us, is dropped),
@@ -617,6 +610,13 @@ static int starts_fresh(llog_dialect d, const uint8_t *b, size_t len) {
     return 0;
 }
 
+/*
+ * One probe of the look-back. Beginning at a block with `resync` gives the
+ * true state at its end whenever something other than MIDDLE fragments
+ * follows its leading fragments: every other physical record (FULL, FIRST,
+ * LAST, damage, zero fill, unknown type) leaves a state that does not depend
+ * on the state before it. Reports about bytes before `start` are filtered.
+ */
 static void sync_step(llog_reader *r) {
     const uint8_t *b = r->block;
     if (r->phase == PHASE_SYNC_START) {
@@ -670,13 +670,12 @@ LLOG_HOT_INLINE int read_step(llog_reader *r, llog_event *ev,
 }
 
 /* Records a run gathers, checks and copies at a time: RUN_BATCH, or only
- * RUN_SHORT when those hold RUN_SHORT_MIN to RUN_SHORT_MAX bytes. Records
- * of about 64 to 256 bytes are checksummed at the CPU's full rate, and a
- * short batch's checksums then fit the CPU's window of work in flight
- * together with the chain of loads that finds the next batch's headers,
- * which is faster than batches of RUN_BATCH (bench/README.md, "The Arrow
- * rows"). Shorter records gain more from fewer, longer batches, and longer
- * ones from fetching further ahead of the copies. */
+ * RUN_SHORT when those hold RUN_SHORT_MIN to RUN_SHORT_MAX bytes. For
+ * records of that middling size a short batch's checksums and the chain of
+ * loads finding the next batch's headers are in flight together, which
+ * beats longer batches (bench/README.md, "The Arrow rows"); shorter records
+ * gain from fewer, longer batches, and longer ones from fetching further
+ * ahead of the copies. */
 #define RUN_BATCH 48
 #define RUN_SHORT 12
 #define RUN_SHORT_MIN (RUN_SHORT * 64)
@@ -712,8 +711,9 @@ static size_t run_gather(const llog_reader *r, const llog_run *run,
     for (;;) { /* RUN_SHORT records, then the batch's size if they ask */
         while (k < lim && bytes < budget && at < end) {
             const uint8_t *q = block + at;
-            size_t n = (size_t)q[4] | (size_t)q[5] << 8;
-            if (q[6] != LLOG_FULL || n > size - at - LLOG_HEADER_SIZE)
+            llog_header h = llog_header_decode(q);
+            size_t n = h.length;
+            if (h.type != LLOG_FULL || n > size - at - LLOG_HEADER_SIZE)
                 break; /* not a whole FULL record in the block */
             __builtin_prefetch(q + RUN_PREFETCH); /* never faults */
             p[k] = q + LLOG_HEADER_SIZE;
@@ -747,7 +747,9 @@ static uint64_t run_take(const llog_reader *r, llog_run *run, uint64_t pos,
     size_t at = run->data_len, n = run->n;
     for (size_t i = 0; i < k; i++) {
         if (check &&
-            llog_unmask_crc(llog_load32(p[i] - LLOG_HEADER_SIZE)) != crc[i])
+            llog_unmask_crc(
+                llog_header_decode(p[i] - LLOG_HEADER_SIZE).masked_crc) !=
+                crc[i])
             break; /* the general path reports it */
         at += len[i];
         run->offsets[n] = pos;

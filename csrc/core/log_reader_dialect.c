@@ -12,12 +12,13 @@
 /* ---- recyclable records: the log number, old records -------------------- */
 
 /* Sets the log number recyclable records must carry, and the checksums of
- * their headers' covered bytes (type, log number) for types 5-8. */
+ * their headers' covered bytes (type, log number) for the recyclable
+ * fragments' types. */
 void llog_reader_learn_log_number(llog_reader *r, uint64_t number) {
     uint8_t covered[5];
     llog_store32(covered + 1, (uint32_t)number);
-    for (unsigned i = 0; i < 4; i++) {
-        covered[0] = (uint8_t)(5 + i);
+    for (unsigned i = 0; i < RECYCLABLE_TYPES; i++) {
+        covered[0] = (uint8_t)(LLOG_RECYCLABLE_FULL + i);
         r->recyclable_crc[i] = llog_crc32c_extend(0, covered, sizeof covered);
     }
     r->have_log_number = 1;
@@ -80,12 +81,9 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
 /* The recyclable-header checks, before the checksum: STEP_CONTINUE when
  * the record is the current log's. */
 static int is_old(llog_reader *r, const llog_header *h) {
-    /* (a trailer first says the log's number is one less) */
-    if (!r->have_log_number)
-        llog_reader_learn_log_number(
-            r, llog_header_pebble_trailer(r->opt.dialect, h, 0, 0)
-                   ? (uint32_t)(h->log_number - 1)
-                   : h->log_number);
+    if (llog_header_learn_log_number(r->opt.dialect, h, &r->have_log_number,
+                                     &r->log_number))
+        llog_reader_learn_log_number(r, r->log_number);
     r->recycled = 1;
     return h->log_number != (uint32_t)r->log_number;
 }
@@ -119,7 +117,7 @@ static void on_compression(llog_reader *r, uint64_t at, const uint8_t *p,
     if (records_read(r))
         llog_reader_report(r, at, size,
                            "SetCompressionType not the first record");
-    int64_t kind = llog_header_compression(p, n);
+    int64_t kind = llog_compression_record_type(p, n);
     if (kind != LLOG_RDB_ZSTD) { /* none, or one RocksDB refuses */
         if (kind != LLOG_RDB_NO_COMPRESSION)
             llog_reader_report(r, at, size,
@@ -144,10 +142,11 @@ static int family_known(const llog_reader *r, uint32_t family) {
 /* The text of what is wrong with the entry at p, or NULL. */
 static const char *timestamp_size_error(const llog_reader *r,
                                         const uint8_t *p) {
-    if ((p[4] | p[5]) == 0)
+    llog_timestamp_entry e = llog_timestamp_entry_at(p);
+    if (e.size == 0)
         return "User-defined timestamp size record contains zero "
                "timestamp size.";
-    if (family_known(r, llog_load32(p)))
+    if (family_known(r, e.family))
         return "User-defined timestamp size record contains update to "
                "recorded column family.";
     return NULL;
@@ -156,8 +155,8 @@ static const char *timestamp_size_error(const llog_reader *r,
 /* Records the column families of the entries at p (n bytes, whole ones);
  * 0 when out of memory. */
 static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
-    if (r->ts_count + n / 6 > r->ts_cap) {
-        size_t cap = r->ts_cap * 2 + n / 6;
+    if (r->ts_count + n / LLOG_RDB_TIMESTAMP_ENTRY > r->ts_cap) {
+        size_t cap = r->ts_cap * 2 + n / LLOG_RDB_TIMESTAMP_ENTRY;
         uint32_t *grown = realloc(r->ts_families, cap * sizeof *grown);
         if (grown == NULL) {
             r->failure = LLOG_ERR_NOMEM;
@@ -166,8 +165,8 @@ static int record_families(llog_reader *r, const uint8_t *p, size_t n) {
         r->ts_families = grown;
         r->ts_cap = cap;
     }
-    for (size_t i = 0; i < n; i += 6)
-        r->ts_families[r->ts_count++] = llog_load32(p + i);
+    for (size_t i = 0; i < n; i += LLOG_RDB_TIMESTAMP_ENTRY)
+        r->ts_families[r->ts_count++] = llog_timestamp_entry_at(p + i).family;
     return 1;
 }
 
@@ -180,15 +179,16 @@ static void on_timestamp_sizes(llog_reader *r, unsigned type, uint64_t at,
             "user-defined timestamp size record interspersed partial "
             "record");
     r->in_record = 0;
-    const char *error = n % 6 != 0 ? "could not decode user-defined "
-                                     "timestamp size record"
-                                   : NULL;
+    const char *error = n % LLOG_RDB_TIMESTAMP_ENTRY != 0
+                            ? "could not decode user-defined "
+                              "timestamp size record"
+                            : NULL;
     size_t good = 0;
     while (error == NULL && good < n &&
            (error = timestamp_size_error(r, p + good)) == NULL) {
-        if (!record_families(r, p + good, 6))
+        if (!record_families(r, p + good, LLOG_RDB_TIMESTAMP_ENTRY))
             return;
-        good += 6;
+        good += LLOG_RDB_TIMESTAMP_ENTRY;
     }
     if (good > 0 && in_range(r, at))
         emit_meta(r, type, at, p, good);
@@ -275,11 +275,12 @@ static void on_fragment_dialect(llog_reader *r, unsigned role, unsigned type,
  * recyclable fragment's type and (matching) log number. */
 LLOG_HOT_INLINE int checksum_ok(const llog_reader *r, const uint8_t *p,
                                 const llog_header *h, const uint8_t *payload) {
-    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE || h->type < 5 ||
-        h->type > 8)
+    if (h->header_size != LLOG_RECYCLABLE_HEADER_SIZE ||
+        h->type < LLOG_RECYCLABLE_FULL || h->type > LLOG_RECYCLABLE_LAST)
         return llog_checksum_ok_dialect(p, h, payload);
-    return llog_crc32c_extend(r->recyclable_crc[h->type - 5], payload,
-                              h->length) == llog_unmask_crc(h->masked_crc);
+    return llog_crc32c_extend(
+               r->recyclable_crc[h->type - LLOG_RECYCLABLE_FULL], payload,
+               h->length) == llog_unmask_crc(h->masked_crc);
 }
 
 enum step_result llog_reader_step_dialect(llog_reader *r) {
@@ -290,8 +291,9 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
     size_t left = r->block_len > in ? r->block_len - in : 0;
     int final = r->block_len < LLOG_BLOCK_SIZE;
     const uint8_t *p = left > 0 ? r->block + in : NULL;
-    if (!r->recycled && left >= LLOG_HEADER_SIZE &&
-        r->types[p[6]] >> 3 > LLOG_HEADER_SIZE) {
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
+    llog_region region = llog_header_region(r->types, p, left, final, &h);
+    if (!r->recycled && h.header_size > LLOG_HEADER_SIZE) {
         /* RocksDB checks this first: a recyclable record after legacy
          * ones is damage (RocksDB drops it silently) */
         if (r->rocksdb && records_read(r))
@@ -299,8 +301,7 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
                 r, left, "recyclable record after legacy records");
         r->recycled = 1;
     }
-    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
-    switch (llog_header_region(r->types, p, left, final, &h)) {
+    switch (region) {
     case LLOG_REGION_TRAILER:
         next_block(r);
         return STEP_CONTINUE;
@@ -351,11 +352,11 @@ static int prologue_walk(llog_reader *r) {
     size_t at = 0;
     llog_header h;
     while (b != NULL) {
-        if (r->block_len - at >= LLOG_HEADER_SIZE &&
-            r->types[b[at + 6]] >> 3 > LLOG_HEADER_SIZE)
-            r->recycled = 1; /* as a whole read marks it, even if bad */
+        h.header_size = LLOG_HEADER_SIZE;
         llog_region k = llog_header_region(r->types, b + at, r->block_len - at,
                                            r->block_len < LLOG_BLOCK_SIZE, &h);
+        if (h.header_size > LLOG_HEADER_SIZE)
+            r->recycled = 1; /* as a whole read marks it, even if bad */
         if (k != LLOG_REGION_RECORD)
             return 0; /* the rest of the block is skipped */
         unsigned role = r->types[h.type] & 7;

@@ -30,6 +30,9 @@ enum phase {
 
 enum step_result { STEP_CONTINUE, STEP_NEED_BLOCK, STEP_EOF };
 
+/* The recyclable fragments' types, LLOG_RECYCLABLE_FULL to _LAST. */
+#define RECYCLABLE_TYPES (LLOG_RECYCLABLE_LAST - LLOG_RECYCLABLE_FULL + 1)
+
 /* One step queues at most a report, a report, a record. */
 #define QUEUE_MAX 3
 
@@ -81,7 +84,7 @@ struct llog_reader {
      * and the checksum of types 5-8 with the log number, from which a
      * recyclable record's checksum goes on over its payload. */
     uint8_t types[256];
-    uint32_t recyclable_crc[4];
+    uint32_t recyclable_crc[RECYCLABLE_TYPES];
     uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
     uint64_t ended_at;    /* 1 + where an older log's record ended it */
 };

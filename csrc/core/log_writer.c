@@ -84,8 +84,9 @@ LLOG_HOT_INLINE void fragment(llog_writer *w, const uint8_t *data,
     int last = (n == remaining);
     unsigned type = first ? (last ? LLOG_FULL : LLOG_FIRST)
                           : (last ? LLOG_LAST : LLOG_MIDDLE);
-    /* Recyclable types are LevelDB's + 4, walSync ones + 8. */
-    type += hs == LLOG_HEADER_SIZE ? 0 : hs == LLOG_SYNC_HEADER_SIZE ? 8 : 4;
+    type += hs == LLOG_HEADER_SIZE        ? 0
+            : hs == LLOG_SYNC_HEADER_SIZE ? LLOG_SYNC_FULL - LLOG_FULL
+                                          : LLOG_RECYCLABLE_FULL - LLOG_FULL;
     put_header(w, out->prefix + pad, hs, type, data, n, ahead);
 
     out->prefix_len = pad + hs;

@@ -135,7 +135,7 @@ size_t llog_writer_pebble_trailer(llog_writer *w, uint8_t *dst);
 size_t llog_writer_compression_record(llog_writer *w, uint8_t *dst);
 
 /*
- * A resumed log whose damage stays (llog_append_result.fresh_block) gets
+ * A resumed log whose damage stays (llog_resume_result.fresh_block) gets
  * its next record at a block boundary, never sharing a block with the
  * damage: llog_writer_fresh_block is the zero fill to write first (0 at a
  * boundary), and llog_writer_padded says it was written.

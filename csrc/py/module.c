@@ -10,6 +10,7 @@
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "llpy_io.h"
 #include "lock.h"
+#include "log_options.h"
 #include "reader.h"
 #include "writer.h"
 
@@ -121,6 +122,18 @@ static int parse_u32(PyObject *arg, uint32_t *out) {
     return 0;
 }
 
+int llpy_get_bytes(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
+        return 0;
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "a bytes-like object is required, not '%.100s'",
+                     Py_TYPE(obj)->tp_name);
+    }
+    return -1;
+}
+
 static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
                             Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
@@ -132,15 +145,8 @@ static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
         return NULL;
     if (value != NULL && parse_u32(value, &crc) < 0)
         return NULL;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "a bytes-like object is required, not '%.100s'",
-                         Py_TYPE(data)->tp_name);
-        }
+    if (llpy_get_bytes(data, &view) < 0)
         return NULL;
-    }
     if (view.len >= LLPY_GIL_THRESHOLD) {
         /* The export pins the buffer's memory while the GIL is released. */
         Py_BEGIN_ALLOW_THREADS
@@ -199,6 +205,8 @@ static PyMethodDef module_methods[] = {
      METH_FASTCALL, LLPY_DOC__scan_block},
     {"_detect_dialect", (PyCFunction)(void (*)(void))llpy_detect_dialect,
      METH_FASTCALL, LLPY_DOC__detect_dialect},
+    {"_log_options", (PyCFunction)(void (*)(void))llpy_log_options,
+     METH_FASTCALL, LLPY_DOC__log_options},
     {"_tail_end", (PyCFunction)(void (*)(void))llpy_tail_end, METH_FASTCALL,
      LLPY_DOC__tail_end},
     {NULL, NULL, 0, NULL}};
@@ -255,10 +263,25 @@ static int add_stolen(PyObject *module, const char *name, PyObject *value) {
     return rc;
 }
 
-/* RECORD_TYPES (type byte -> name) and RECOVERY_MODES (names, in order),
- * from the core's lists (log_format.h). RecordType (__init__.py) and the
- * stubs' Recovery spell them out again; tests/api/test_module.py checks that
- * they agree. */
+/* A tuple of a core list's names, name_of(0) to name_of(count - 1), as
+ * the module's attribute `attr`; 0, or -1. */
+static int add_name_list(PyObject *module, const char *attr,
+                         const char *(*name_of)(unsigned), unsigned count) {
+    PyObject *names = PyTuple_New(count);
+    for (unsigned i = 0; names != NULL && i < count; i++) {
+        PyObject *name = PyUnicode_FromString(name_of(i));
+        if (name == NULL)
+            Py_CLEAR(names);
+        else
+            PyTuple_SET_ITEM(names, i, name);
+    }
+    return add_stolen(module, attr, names);
+}
+
+/* RECORD_TYPES (type byte -> name), RECOVERY_MODES and _DIALECTS (names,
+ * in order), from the core's lists (log_format.h). RecordType
+ * (__init__.py) and the stubs' Recovery and Dialect spell them out again
+ * for type checkers; tests check that they agree. */
 static int add_names(PyObject *module) {
     PyObject *types = PyDict_New();
     for (unsigned t = 0; types != NULL && t < 256; t++) {
@@ -270,17 +293,12 @@ static int add_names(PyObject *module) {
         Py_XDECREF(key);
         Py_XDECREF(value);
     }
-    if (add_stolen(module, "RECORD_TYPES", types) < 0)
+    if (add_stolen(module, "RECORD_TYPES", types) < 0 ||
+        add_name_list(module, "RECOVERY_MODES", llog_recovery_name,
+                      LLOG_RECOVERY_COUNT) < 0)
         return -1;
-    PyObject *modes = PyTuple_New(LLOG_RECOVERY_COUNT);
-    for (unsigned m = 0; modes != NULL && m < LLOG_RECOVERY_COUNT; m++) {
-        PyObject *name = PyUnicode_FromString(llog_recovery_name(m));
-        if (name == NULL)
-            Py_CLEAR(modes);
-        else
-            PyTuple_SET_ITEM(modes, m, name);
-    }
-    return add_stolen(module, "RECOVERY_MODES", modes);
+    return add_name_list(module, "_DIALECTS", llog_dialect_name,
+                         LLOG_DIALECT_COUNT);
 }
 
 /* The objects the module keeps from other modules. */

@@ -16,7 +16,9 @@
  *                      writer_arrow.c)
  *   reader.h           the Reader as other files see it: opaque, accessors
  *   reader_internal.h  the Reader's fields, for its own files alone
- *   reader_dialect.h   the dialect options and the Reader's metadata state
+ *   log_options.h      the options every reader and writer takes alike:
+ *                      dialect, log number, recovery mode (log_options.c)
+ *   reader_dialect.h   the Reader's metadata state
  *   writer.h           the Writer as other files see it
  *   writer_internal.h  the Writer's fields and its files' functions, for
  *                      writer*.c alone
@@ -114,11 +116,14 @@ int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out);
 /* A flag argument, True or False only: TypeError naming `what` for anything
  * else (a string such as "no" would be true). 0, or -1. */
 int llpy_parse_flag(PyObject *obj, const char *what, int *out);
+/* A simple buffer of a bytes-like object (release it); 0, or -1 with a
+ * TypeError naming obj's type. */
+int llpy_get_bytes(PyObject *obj, Py_buffer *view);
 
 /* ---- what module.c registers ------------------------------------------ */
 
-/* The types (reader.c, writer.c), _scan_block (scan.c) and _tail_end
- * (tail.c). */
+/* The types (reader.c, writer.c), _scan_block (scan.c), _detect_dialect
+ * (detect.c), _log_options (log_options.c) and _tail_end (tail.c). */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
 PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);

@@ -1,6 +1,6 @@
 /*
  * reader_dialect.c - the Reader's RocksDB and Pebble side (docs/rocksdb.md):
- * the dialect and log_number options, what metadata records state
+ * what metadata records state
  * (compression, timestamp sizes, the predecessor WAL), and decoding the
  * records of a zstd-compressed WAL for the core, one fragment at a time.
  * Its state is an llpy_meta (reader_dialect.h), which the Reader holds:
@@ -10,92 +10,6 @@
 #include "module.h"
 
 #include <string.h>
-
-static int parse_dialect(PyObject *obj, llog_dialect *out) {
-    if (!PyUnicode_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "dialect must be a str, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    for (unsigned i = 0; i < LLOG_DIALECT_COUNT; i++) {
-        if (PyUnicode_CompareWithASCIIString(obj, llog_dialect_name(i)) == 0) {
-            *out = (llog_dialect)i;
-            return 0;
-        }
-    }
-    PyErr_Format(PyExc_ValueError,
-                 "dialect must be 'leveldb', 'rocksdb' or 'pebble', not %R",
-                 obj);
-    return -1;
-}
-
-/* The file name at the end of a path. A slash or a backslash ends a
- * directory on every system: no engine puts a backslash in a WAL's name,
- * and a POSIX file named db\000123.log is a Windows path unpacked as one
- * name (by an unzip, say), whose WAL is 000123.log. */
-static const char *base_name(const char *path) {
-    const char *base = path;
-    for (const char *p = path; *p != '\0'; p++)
-        if (*p == '/' || *p == '\\')
-            base = p + 1;
-    return base;
-}
-
-/* The number in a WAL's file name, "000123.log" or Pebble's
- * "000123-001.log" (a segment of log 123); 0 when the name is another. */
-static int number_in_name(const char *name, uint64_t *out) {
-    const char *base = base_name(name);
-    uint64_t n = 0;
-    const char *p = base;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (n > (UINT64_MAX - 9) / 10)
-            return 0;
-        n = n * 10 + (uint64_t)(*p - '0');
-    }
-    if (p == base)
-        return 0;
-    if (*p == '-') { /* a segment index */
-        const char *q = ++p;
-        while (*p >= '0' && *p <= '9')
-            p++;
-        if (p == q)
-            return 0;
-    }
-    if (strcmp(p, ".log") != 0)
-        return 0;
-    *out = n;
-    return 1;
-}
-
-/* opt's log number from a path source's file name, when it has one. */
-static int log_number_of_path(PyObject *source, llog_reader_options *opt) {
-    PyObject *bytes = NULL;
-    if (!PyUnicode_FSConverter(source, &bytes))
-        return -1;
-    opt->has_log_number =
-        number_in_name(PyBytes_AS_STRING(bytes), &opt->log_number);
-    Py_DECREF(bytes);
-    return 0;
-}
-
-int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
-                         PyObject *path, llog_reader_options *opt) {
-    if (dialect != NULL && parse_dialect(dialect, &opt->dialect) < 0)
-        return -1;
-    if (log_number != NULL && log_number != Py_None) {
-        if (opt->dialect == LLOG_DIALECT_LEVELDB) {
-            PyErr_SetString(PyExc_ValueError,
-                            "log_number needs dialect 'rocksdb' or 'pebble': "
-                            "LevelDB's records carry no log number");
-            return -1;
-        }
-        opt->has_log_number = 1;
-        return llpy_parse_offset(log_number, "log_number", &opt->log_number);
-    }
-    if (path != NULL && opt->dialect != LLOG_DIALECT_LEVELDB)
-        return log_number_of_path(path, opt);
-    return 0;
-}
 
 /* ---- decoding compressed records ------------------------------------- */
 
@@ -178,10 +92,11 @@ static int on_compression(llpy_meta *self) {
 }
 
 static int on_timestamp_sizes(llpy_meta *self, const llog_event *ev) {
-    for (size_t i = 0; i + 6 <= ev->len; i += 6) {
-        const uint8_t *e = ev->data + i;
-        PyObject *family = PyLong_FromUnsignedLong(llog_load32(e));
-        PyObject *size = PyLong_FromUnsignedLong(e[4] | (unsigned)e[5] << 8);
+    for (size_t i = 0; i + LLOG_RDB_TIMESTAMP_ENTRY <= ev->len;
+         i += LLOG_RDB_TIMESTAMP_ENTRY) {
+        llog_timestamp_entry e = llog_timestamp_entry_at(ev->data + i);
+        PyObject *family = PyLong_FromUnsignedLong(e.family);
+        PyObject *size = PyLong_FromUnsignedLong(e.size);
         int rc = family && size
                      ? PyDict_SetItem(self->timestamp_sizes, family, size)
                      : -1;

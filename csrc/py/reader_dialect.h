@@ -1,20 +1,15 @@
 /*
  * reader_dialect.h - the Reader's RocksDB and Pebble side (reader_dialect.c):
- * the dialect and log_number options (which the Writer and scan parse the
- * same way), and what a reader learns from a log's metadata records and
- * needs to decode a compressed WAL, kept in a struct of its own that the
- * Reader holds.
+ * what a reader learns from a log's metadata records and needs to decode a
+ * compressed WAL, kept in a struct of its own that the Reader holds. The
+ * dialect and log_number options are log_options.h's.
  */
 #ifndef LLPY_READER_DIALECT_H
 #define LLPY_READER_DIALECT_H
 
+#include "log_options.h"
 #include "module.h"
 
-/* Fills opt's dialect and log number from the options (either may be NULL)
- * and a path source's file name (path, or NULL); 0, or -1 with an
- * exception set. */
-int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
-                         PyObject *path, llog_reader_options *opt);
 /* Loads a zstd binding (leveldb_log._zstd.require); 0, or -1 with the
  * error that names the extra to install. */
 int llpy_zstd_require(void);

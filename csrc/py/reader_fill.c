@@ -278,12 +278,9 @@ static ssize_t in_place_read(llpy_reader *self, uint64_t want, uint8_t *dst,
  * each: those are fed split. */
 static size_t in_place_run(llpy_reader *self, size_t n, size_t total) {
     size_t k = 0;
-    while (k < n && total >= (k + 1) * LLOG_BLOCK_SIZE) {
-        llog_header h = llog_header_decode(self->in_place_head[k]);
-        if (h.type != LLOG_MIDDLE || h.length != LLOG_MAX_FRAGMENT)
-            break;
+    while (k < n && total >= (k + 1) * LLOG_BLOCK_SIZE &&
+           llog_header_whole_middle(self->in_place_head[k]))
         k++;
-    }
     return k;
 }
 

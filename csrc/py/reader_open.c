@@ -16,26 +16,6 @@
 #include <unistd.h>
 #endif
 
-static int parse_recovery(PyObject *obj, llog_recovery *out) {
-    if (!PyUnicode_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "recovery must be a str, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    for (unsigned i = 0; i < LLOG_RECOVERY_COUNT; i++) {
-        if (PyUnicode_CompareWithASCIIString(obj, llog_recovery_name(i)) ==
-            0) {
-            *out = (llog_recovery)i;
-            return 0;
-        }
-    }
-    PyErr_Format(PyExc_ValueError,
-                 "recovery must be 'skip', 'tolerate_tail', 'point_in_time' "
-                 "or 'absolute', not %R",
-                 obj);
-    return -1;
-}
-
 static int reader_open_file(llpy_reader *self, PyObject *file) {
     self->kind = LLPY_SRC_FILE;
     self->file = Py_NewRef(file);
@@ -72,7 +52,7 @@ static int reader_options(llpy_reader *self, PyObject *recovery, int verify,
                                  .reserve_ctx = self};
     self->recovery = LLOG_RECOVER_SKIP;
     self->verify_checksums = verify;
-    if (recovery != NULL && parse_recovery(recovery, &self->recovery) < 0)
+    if (recovery != NULL && llpy_parse_recovery(recovery, &self->recovery) < 0)
         return -1;
     if (start != NULL && llpy_parse_offset(start, "start", &opt->start) < 0)
         return -1;

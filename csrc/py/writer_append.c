@@ -1,6 +1,6 @@
 /*
  * writer_append.c - what mode "a" does on open: ask the core's append module
- * (csrc/core/log_append.h, which holds the policy) where the log resumes,
+ * (csrc/core/log_resume.h, which holds the policy) where the log resumes,
  * reading the spans it asks for, then cut back what lies after that point;
  * or refuse, leaving the file as it was. Also _append_point, the same
  * decision without the cut, for the command line.
@@ -17,12 +17,12 @@
 #include <unistd.h>
 #endif
 
-#include "log_append.h"
+#include "log_resume.h"
 
 /* Feeds the append module from fd; 0 and *out, or -1 with an exception. */
 static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
-                  llog_append_result *out) {
-    llog_append *t = llog_append_new(
+                  llog_resume_result *out) {
+    llog_resume *t = llog_resume_new(
         size, dialect->dialect, dialect->has_log_number, dialect->log_number);
     if (t == NULL) {
         PyErr_NoMemory();
@@ -32,15 +32,15 @@ static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
     size_t len;
     uint8_t *into;
     int rc = 0;
-    while (rc == 0 && llog_append_want(t, &at, &len, &into)) {
+    while (rc == 0 && llog_resume_want(t, &at, &len, &into)) {
         Py_ssize_t got = llpy_fd_read_full(fd, 1, into, len, at);
         if (got < 0)
             rc = -1;
         else
-            llog_append_got(t, (size_t)got);
+            llog_resume_got(t, (size_t)got);
     }
-    llog_status status = rc == 0 ? llog_append_decision(t, out) : LLOG_OK;
-    llog_append_free(t);
+    llog_status status = rc == 0 ? llog_resume_decision(t, out) : LLOG_OK;
+    llog_resume_free(t);
     if (status != LLOG_OK) {
         llpy_raise_status(status);
         rc = -1;
@@ -52,7 +52,7 @@ static int decide(int fd, uint64_t size, const llog_reader_options *dialect,
  * CorruptionError naming `name`. */
 static int resume_point(llpy_state *st, int fd, PyObject *name, uint64_t size,
                         const llog_reader_options *dialect,
-                        llog_append_result *out) {
+                        llog_resume_result *out) {
     if (decide(fd, size, dialect, out) < 0)
         return -1;
     if (out->refusal == NULL)
@@ -110,7 +110,7 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
         size = 0;
         errno = 0;
     }
-    llog_append_result r = {.cut = (uint64_t)size};
+    llog_resume_result r = {.cut = (uint64_t)size};
     if (size > 0 &&
         resume_point(st, fd, name, (uint64_t)size, dialect, &r) < 0)
         return -1;
@@ -123,7 +123,7 @@ int llpy_append_open(llpy_state *st, int fd, PyObject *name,
 
 /* (damaged_at, intact_at) when the decision found a torn-looking record
  * before intact ones, else None. */
-static PyObject *damage_of(const llog_append_result *r) {
+static PyObject *damage_of(const llog_resume_result *r) {
     if (r->intact_at == 0)
         Py_RETURN_NONE;
     return Py_BuildValue("(KK)", (unsigned long long)r->damaged_at,
@@ -151,7 +151,7 @@ PyObject *llpy_append_point(PyObject *module, PyObject *args,
     if (fd < 0)
         return NULL;
     int64_t size = file_size(fd);
-    llog_append_result r = {0};
+    llog_resume_result r = {0};
     int rc = size < 0 ? -1 : 0;
     if (rc < 0)
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);

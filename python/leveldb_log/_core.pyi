@@ -21,6 +21,7 @@ crc32c_implementation: str
 crc32c_implementations: tuple[str, ...]
 RECORD_TYPES: dict[int, str]
 RECOVERY_MODES: tuple[str, ...]
+_DIALECTS: tuple[Dialect, ...]
 _REASON_BAD_LENGTH: str
 _REASON_CHECKSUM: str
 
@@ -161,23 +162,26 @@ def _scan_block(
     dialect: Dialect = "leveldb",
     log_number: int | None = None,
     /,
-) -> list[
-    tuple[
-        int,
-        Literal["record", "trailer", "zero", "garbage", "truncated", "end"],
-        int | None,
-        int,
-        bool | None,
-        str | None,
-        int,
-        int | None,
-    ]
+) -> tuple[
+    list[
+        tuple[
+            int,
+            Literal["record", "trailer", "zero", "garbage", "truncated", "end"],
+            int | None,
+            int,
+            bool | None,
+            str | None,
+            int,
+            int | None,
+        ]
+    ],
+    int | None,
 ]:
-    """The regions of one block, by the reader's rules (for _scan.py).
+    """The regions of one block, by the core's walker (for _scan.py).
 
     Returns
-      A list of (position, kind, type, length, checksum_ok, reason,
-      header_size, log_number).
+      (a list of (position, kind, type, length, checksum_ok, reason,
+      header_size, log_number), the log's number after the block or None).
     """
 
 def _detect_dialect(
@@ -187,6 +191,13 @@ def _detect_dialect(
 
     Returns
       (dialect or None when unknown, the reason).
+    """
+
+def _log_options(dialect: Dialect, log_number: int | None = None, /) -> tuple[Dialect, int | None]:
+    """The dialect and log number, checked as a Reader checks them (for scan.py).
+
+    Returns
+      (the dialect's name, the log number or None).
     """
 
 def _tail_end(

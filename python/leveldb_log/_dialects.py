@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple, TypeAlias
 
+from leveldb_log import _core
+
 __all__ = ["DIALECTS", "Dialect", "Predecessor"]
 
+# For type checkers only: the names come from the core's list (tests check they agree).
 Dialect: TypeAlias = Literal["leveldb", "rocksdb", "pebble"]
 
-DIALECTS: tuple[Dialect, ...] = ("leveldb", "rocksdb", "pebble")
+DIALECTS: tuple[Dialect, ...] = _core._DIALECTS
 
 
 class Predecessor(NamedTuple):

@@ -13,7 +13,9 @@ kind                  region
                       ``length`` payload bytes.
                       ``checksum_ok`` is False for a CRC mismatch, None when checksums
                       are not verified. Its type may be any byte value.
-``"trailer"``         the last 1 to 6 bytes of a full block, too short for a header.
+``"trailer"``         the last bytes of a full block, too few for a header there: 1 to 6
+                      in LevelDB's dialect, up to 18 in RocksDB's and Pebble's (their
+                      longer headers, docs/rocksdb.md).
 ``"zero"``            a header with type 0 and length 0 (preallocated space) and the
                       rest of its block, which the reader skips silently.
 ``"garbage"``         bytes the reader drops as damage: from a header whose length runs
@@ -53,7 +55,7 @@ from typing import (
 
 from leveldb_log import _core, _storage
 from leveldb_log._core import BLOCK_SIZE, HEADER_SIZE
-from leveldb_log._dialects import DIALECTS, Dialect
+from leveldb_log._dialects import Dialect
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -78,8 +80,9 @@ class PhysicalRecord(NamedTuple):
     """One region of a log file, as scan() yields it (a NamedTuple).
 
     offset: where the region begins in the file.
-    kind: "record" (a header and its payload), "trailer" (the last 1 to 6
-      bytes of a block), "zero" (preallocated space: a type 0, length 0 header
+    kind: "record" (a header and its payload), "trailer" (the last bytes of
+      a block, too few for a header: 1 to 6 in LevelDB's dialect, up to 18 in
+      the others), "zero" (preallocated space: a type 0, length 0 header
       and the rest of its block), "garbage" (bytes a reader drops as damage),
       "truncated" (a torn tail: the cut-short end of the file) or "end"
       (Pebble's trailer of a closed log, and the rest of its block).
@@ -126,6 +129,7 @@ def scan(
     payloads: bool = False,
     verify_checksums: bool = True,
     dialect: Dialect = "leveldb",
+    log_number: int | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> Iterator[PhysicalRecord]:
     """Every region of the log in source, in file order: a map of its bytes.
@@ -149,6 +153,9 @@ def scan(
       dialect: 'leveldb', 'rocksdb' or 'pebble': which header sizes the
         types have (RocksDB's metadata records are listed as records, with
         their type), as with Reader(dialect=...).
+      log_number: the number the log's recyclable records carry (dialect
+        'rocksdb' or 'pebble'), as with Reader(log_number=...): Pebble's
+        trailer is told by it. None takes the first recyclable record's.
       storage_options: for a URL, the file system's options (as for Reader);
         None for none.
 
@@ -158,16 +165,17 @@ def scan(
     Raises
       FileNotFoundError, OSError: the path cannot be opened (at the call) or
         read (while iterating).
-      TypeError: a source that is none of the above, or a flag that is not
-        a bool (at the call).
-      ValueError: an unknown dialect, or storage_options with a source that
-        is no URL (at the call).
+      TypeError: a source that is none of the above, a flag that is not a
+        bool, or a log_number that is not an int (at the call).
+      ValueError: an unknown dialect, a log_number that is negative or given
+        with dialect 'leveldb', or storage_options with a source that is no
+        URL (at the call).
       ImportError: a URL without fsspec (the message names the extra).
     """
     opts = _Options(
         _check_flag("payloads", payloads),
         _check_flag("verify_checksums", verify_checksums),
-        _check_dialect(dialect),
+        *_core._log_options(dialect, log_number),
     )
     return _scan_source(source, storage_options, opts)
 
@@ -200,6 +208,7 @@ class _Options(NamedTuple):
     payloads: bool
     verify: bool
     dialect: Dialect
+    log_number: int | None
 
 
 def _check_flag(name: str, value: object) -> bool:
@@ -207,15 +216,6 @@ def _check_flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
     return value
-
-
-def _check_dialect(dialect: object) -> Dialect:
-    if not isinstance(dialect, str):
-        raise TypeError(f"dialect must be a str, not {type(dialect).__name__}")
-    for known in DIALECTS:
-        if dialect == known:
-            return known
-    raise ValueError(f"dialect must be 'leveldb', 'rocksdb' or 'pebble', not {dialect!r}")
 
 
 def _scan_path(f: BinaryIO, opts: _Options) -> Iterator[PhysicalRecord]:
@@ -250,33 +250,18 @@ def _scan_blocks(
     blocks: Iterator[bytes] | Iterator[memoryview], opts: _Options
 ) -> Iterator[PhysicalRecord]:
     base = 0
-    log_number: list[int] = []  # the log's, once a recyclable record has said it
+    log_number = opts.log_number  # the log's: given, or learnt by the core's walker
     for block in blocks:
         # Only the final block can be short, and only there does a cut-short record mean
         # a torn tail rather than damage.
-        yield from _scan_block(base, block, len(block) < BLOCK_SIZE, opts, log_number)
+        short = len(block) < BLOCK_SIZE
+        regions, log_number = _core._scan_block(block, short, opts.verify, opts.dialect, log_number)
+        for position, kind, rtype, length, ok, reason, header_size, number in regions:
+            data = None
+            if opts.payloads and kind == "record":
+                start = position + header_size
+                data = bytes(block[start : start + length])
+            yield PhysicalRecord(
+                base + position, kind, rtype, length, ok, data, reason, header_size, number
+            )
         base += len(block)
-
-
-def _scan_block(
-    base: int, block: bytes | memoryview, short: bool, opts: _Options, log_number: list[int]
-) -> Iterator[PhysicalRecord]:
-    """The regions of one block starting at file offset ``base``.
-
-    The C core classifies them with the reader's own decoder and rules; ``short`` is True
-    for the final, short block, where a cut-short record is a torn tail, not damage.
-    ``log_number`` holds the log's number once a record has said it (the first recyclable
-    one, as the reader learns it): Pebble's trailer is told by it.
-    """
-    known = log_number[0] if log_number else None
-    regions = _core._scan_block(block, short, opts.verify, opts.dialect, known)
-    for position, kind, rtype, length, ok, reason, header_size, number in regions:
-        if kind == "record" and number is not None and not log_number:
-            log_number.append(number)
-        data = None
-        if opts.payloads and kind == "record":
-            start = position + header_size
-            data = bytes(block[start : start + length])
-        yield PhysicalRecord(
-            base + position, kind, rtype, length, ok, data, reason, header_size, number
-        )

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 
-from leveldb_log import _storage
+from leveldb_log import _core, _storage
 from leveldb_log._core import RECORD_TYPES, Reader
 from leveldb_log._dialects import Dialect
 from leveldb_log._scan import PhysicalRecord, _check_flag, scan
@@ -58,7 +58,8 @@ class LogStats:
         fragment_types: ``(name, count)`` pairs of the physical records' types, sorted by
             name; names from ``_core.RECORD_TYPES``, else ``"type N"`` for an unknown byte.
         bad_checksums: physical records whose CRC does not match (0 without verification).
-        trailer_bytes: the 1 to 6 zero bytes at the end of full blocks.
+        trailer_bytes: the bytes at the end of full blocks too few for a header there (1
+            to 6 in LevelDB's dialect, up to 18 with RocksDB's and Pebble's longer headers).
         zero_bytes: preallocated space (a type 0, length 0 header and the rest of its block).
         garbage_bytes: bytes dropped as damage after a bad length or a bad checksum.
         torn_tail_bytes: the incomplete end of the file, from the first header of the record
@@ -175,10 +176,11 @@ Source: TypeAlias = "str | os.PathLike[str] | Buffer | LogFile"
 
 
 class _Opts(NamedTuple):
-    """How both passes read: checksums verified or not, and the dialect."""
+    """How both passes read: checksums verified or not, the dialect and log number."""
 
     verify: bool
     dialect: Dialect
+    log_number: int | None
 
 
 def stats(
@@ -186,6 +188,7 @@ def stats(
     *,
     verify_checksums: bool = True,
     dialect: Dialect = "leveldb",
+    log_number: int | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> LogStats:
     """The statistics of the log in source: what ``leveldb-log stats`` prints.
@@ -204,6 +207,9 @@ def stats(
       verify_checksums: False checks no CRC, as with
         Reader(verify_checksums=False).
       dialect: 'leveldb', 'rocksdb' or 'pebble', as with Reader(dialect=...).
+      log_number: the number the log's recyclable records carry, as with
+        Reader(log_number=...); None: the reader takes it from a WAL's file
+        name, else both passes from the first recyclable record.
       storage_options: for a URL, the file system's options (as for Reader);
         None for none.
 
@@ -213,11 +219,16 @@ def stats(
 
     Raises
       FileNotFoundError, OSError: the file cannot be opened or read.
-      TypeError: verify_checksums is not a bool.
-      ValueError: storage_options with a source that is no URL.
+      TypeError: verify_checksums is not a bool, or log_number not an int.
+      ValueError: an unknown dialect, a log_number that is negative or given
+        with dialect 'leveldb', or storage_options with a source that is no
+        URL.
       ImportError: a URL without fsspec (the message names the extra).
     """
-    opts = _Opts(_check_flag("verify_checksums", verify_checksums), dialect)
+    opts = _Opts(
+        _check_flag("verify_checksums", verify_checksums),
+        *_core._log_options(dialect, log_number),
+    )
     opened = _storage.reading(source, storage_options)
     if isinstance(opened, (str, os.PathLike)):
         return _of(opened, opts)
@@ -269,7 +280,10 @@ def _of_seekable(stream: _SeekableFile, opts: _Opts) -> LogStats:
 def _layout(source: Source, opts: _Opts) -> _Layout:
     """Tally the regions `scan` finds in ``source``."""
     layout = _Layout()
-    for region in scan(source, verify_checksums=opts.verify, dialect=opts.dialect):
+    regions = scan(
+        source, verify_checksums=opts.verify, dialect=opts.dialect, log_number=opts.log_number
+    )
+    for region in regions:
         layout.add(region)
     return layout
 
@@ -287,6 +301,7 @@ def _read(source: Source, opts: _Opts) -> _Reading:
         recovery="skip",
         verify_checksums=opts.verify,
         dialect=opts.dialect,
+        log_number=opts.log_number,
         on_corruption=count,
     ) as reader:
         for record in reader:
@@ -300,16 +315,18 @@ def _read(source: Source, opts: _Opts) -> _Reading:
     return reading
 
 
-def _torn_tail(layout: _Layout, position: int) -> int:
+def torn_tail_bytes(file_bytes: int, position: int, ends_in_zero_fill: bool) -> int:
     """Bytes of the torn tail: what the reader left unconsumed at the end of the file.
 
-    The reader does not consume an incomplete record at the end (it may yet be completed),
-    so it stops at its first header; nor zero-fill in the final block, which is not torn.
-    After a bad checksum in the final block it goes on from the block's end, past the file's.
+    The one count of it, for `stats` and ``leveldb-log verify``. The reader does not consume
+    an incomplete record at the end (it may yet be completed), so it stops at its first
+    header (``position``); nor zero fill in the final block (scan's last region ``"zero"``),
+    which is not torn. After a bad checksum in the final block it goes on from the block's
+    end, past the file's.
     """
-    if layout.last_kind == "zero" or position >= layout.file_bytes:
+    if ends_in_zero_fill or position >= file_bytes:
         return 0
-    return layout.file_bytes - position
+    return file_bytes - position
 
 
 def _bucket(bits: int, count: int) -> SizeBucket:
@@ -332,7 +349,9 @@ def _combine(layout: _Layout, reading: _Reading) -> LogStats:
         trailer_bytes=layout.trailer_bytes,
         zero_bytes=layout.zero_bytes,
         garbage_bytes=layout.garbage_bytes,
-        torn_tail_bytes=_torn_tail(layout, reading.position),
+        torn_tail_bytes=torn_tail_bytes(
+            layout.file_bytes, reading.position, layout.last_kind == "zero"
+        ),
         dropped_bytes=reading.dropped_bytes,
         record_sizes=tuple(_bucket(b, reading.sizes[b]) for b in sorted(reading.sizes)),
         corruptions=reading.corruptions,

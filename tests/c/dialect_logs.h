@@ -8,7 +8,7 @@
  * The suites: tests/c/test_dialects_reading.c (whole logs in every recovery
  * mode, Pebble's chunks and trailer, ranges), test_dialects_metadata.c
  * (metadata and compressed records), test_dialects_writer.c (the writer's
- * headers, chunks, metadata and trailer; log_append in every dialect).
+ * headers, chunks, metadata and trailer; log_resume in every dialect).
  */
 #ifndef LLOG_TESTS_DIALECT_LOGS_H
 #define LLOG_TESTS_DIALECT_LOGS_H

@@ -49,7 +49,8 @@
     X(peer_log_test)                                                          \
     X(header)                                                                 \
     X(recovery)                                                               \
-    X(tail)
+    X(tail)                                                                   \
+    X(regions)
 
 #define HARNESS_DECLARE_SUITE(name) void suite_##name(void);
 HARNESS_SUITES(HARNESS_DECLARE_SUITE)

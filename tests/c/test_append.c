@@ -1,5 +1,5 @@
 /*
- * test_append.c - where an append resumes (log_append.h): every ending a
+ * test_append.c - where an append resumes (log_resume.h): every ending a
  * crashed or preallocating writer leaves, and damage, on logs built with the
  * record encoder of harness.h. Expected cuts are the offsets the encoder
  * gave, never values computed by the module under test.
@@ -8,42 +8,42 @@
 #include <string.h>
 
 #include "harness.h"
-#include "log_append.h"
+#include "log_resume.h"
 
 /* Runs the module over log[0..len), as if the file ended at `shrunk` once
  * it is asked for bytes past it (len: it never shrinks). Checks every span
  * asked for. Returns the status; *out the decision. */
 static llog_status decide_shrunk(const buf *log, size_t shrunk,
-                                 llog_append_result *out) {
-    llog_append *t = llog_append_new(log->len, LLOG_DIALECT_LEVELDB, 0, 0);
+                                 llog_resume_result *out) {
+    llog_resume *t = llog_resume_new(log->len, LLOG_DIALECT_LEVELDB, 0, 0);
     CHECK(t != NULL);
-    llog_append_result early;
-    CHECK_EQ(llog_append_decision(t, &early), LLOG_ERR_ARG); /* not yet */
+    llog_resume_result early;
+    CHECK_EQ(llog_resume_decision(t, &early), LLOG_ERR_ARG); /* not yet */
     uint64_t at;
     size_t len, calls = 0;
     uint8_t *into;
-    while (llog_append_want(t, &at, &len, &into)) {
+    while (llog_resume_want(t, &at, &len, &into)) {
         if (!CHECK(++calls < 1000)) /* a hang */
             break;
         CHECK(len > 0 && len <= B && at + len <= log->len);
         size_t got = at >= shrunk ? 0 : at + len > shrunk ? shrunk - at : len;
         memcpy(into, log->p + at, got);
-        llog_append_got(t, got);
+        llog_resume_got(t, got);
     }
-    llog_status st = llog_append_decision(t, out);
-    llog_append_free(t);
+    llog_status st = llog_resume_decision(t, out);
+    llog_resume_free(t);
     return st;
 }
 
-static llog_append_result decide(const buf *log) {
-    llog_append_result r = {0};
+static llog_resume_result decide(const buf *log) {
+    llog_resume_result r = {0};
     CHECK_EQ(decide_shrunk(log, log->len, &r), LLOG_OK);
     return r;
 }
 
 #define CHECK_DECISION(log, cut_, fresh_, clean_)                             \
     do {                                                                      \
-        llog_append_result r_ = decide(log);                                  \
+        llog_resume_result r_ = decide(log);                                  \
         CHECK(r_.refusal == NULL);                                            \
         CHECK_EQ(r_.cut, cut_);                                               \
         CHECK_EQ(r_.fresh_block, fresh_);                                     \
@@ -53,7 +53,7 @@ static llog_append_result decide(const buf *log) {
 /* The module refuses at `at`, for this reason. */
 #define CHECK_REFUSED(log, at_, why_)                                         \
     do {                                                                      \
-        llog_append_result r_ = decide(log);                                  \
+        llog_resume_result r_ = decide(log);                                  \
         if (CHECK(r_.refusal != NULL)) {                                      \
             CHECK_STR(r_.refusal, why_);                                      \
             CHECK_EQ(r_.refused_at, at_);                                     \
@@ -191,7 +191,7 @@ static void test_damage_stays_and_new_records_start_a_block(void) {
  * the record at damaged_at that looked torn. */
 #define CHECK_DAMAGE(log, cut_, clean_, damaged_, intact_)                    \
     do {                                                                      \
-        llog_append_result r_ = decide(log);                                  \
+        llog_resume_result r_ = decide(log);                                  \
         CHECK(r_.refusal == NULL);                                            \
         CHECK_EQ(r_.cut, cut_);                                               \
         CHECK_EQ(r_.fresh_block, 1);                                          \
@@ -374,7 +374,7 @@ static void test_a_file_that_shrinks_meanwhile_is_taken_as_it_ends(void) {
     add(&log, 100);
     size_t second = log.len;
     add(&log, B);
-    llog_append_result r;
+    llog_resume_result r;
     CHECK_EQ(decide_shrunk(&log, second + 20, &r), LLOG_OK);
     CHECK_EQ(r.cut, second);
     CHECK_EQ(r.clean_end, second);

@@ -2,14 +2,14 @@
  * test_dialects_writer.c - writing RocksDB's and Pebble's dialects
  * (docs/rocksdb.md) with the core: the writer's longer headers, chunks,
  * metadata records and Pebble's trailer, byte for byte against logs built
- * here (dialect_logs.h), and log_append's decision (where appending resumes)
+ * here (dialect_logs.h), and log_resume's decision (where appending resumes)
  * in every dialect.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dialect_logs.h"
-#include "log_append.h"
+#include "log_resume.h"
 
 /* ---- the writer --------------------------------------------------------- */
 
@@ -193,32 +193,32 @@ static void test_writer_pebble_trailer(void) {
     }
 }
 
-/* ---- log_append in every dialect ---------------------------------------- */
+/* ---- log_resume in every dialect ---------------------------------------- */
 
-static llog_append_result decide_d(const buf *log, llog_dialect d, int has,
+static llog_resume_result decide_d(const buf *log, llog_dialect d, int has,
                                    uint64_t log_number) {
-    llog_append_result out = {0};
-    llog_append *t = llog_append_new(log->len, d, has, log_number);
+    llog_resume_result out = {0};
+    llog_resume *t = llog_resume_new(log->len, d, has, log_number);
     if (!CHECK(t != NULL))
         return out;
     uint64_t at;
     size_t len, calls = 0;
     uint8_t *into;
-    while (llog_append_want(t, &at, &len, &into)) {
+    while (llog_resume_want(t, &at, &len, &into)) {
         if (!CHECK(++calls < 1000))
             break;
         CHECK(len > 0 && len <= B && at + len <= log->len);
         memcpy(into, log->p + at, len);
-        llog_append_got(t, len);
+        llog_resume_got(t, len);
     }
-    CHECK_EQ(llog_append_decision(t, &out), LLOG_OK);
-    llog_append_free(t);
+    CHECK_EQ(llog_resume_decision(t, &out), LLOG_OK);
+    llog_resume_free(t);
     return out;
 }
 
 #define CHECK_CUT(log, d, cut_, fresh_)                                       \
     do {                                                                      \
-        llog_append_result r_ = decide_d((log), (d), 0, 0);                   \
+        llog_resume_result r_ = decide_d((log), (d), 0, 0);                   \
         if (!CHECK(r_.refusal == NULL))                                       \
             note("%s: refused at %llu: %s", dialect_ctx,                      \
                  (unsigned long long)r_.refused_at, r_.refusal);              \
@@ -226,7 +226,7 @@ static llog_append_result decide_d(const buf *log, llog_dialect d, int has,
         CHECK_EQ(r_.fresh_block, fresh_);                                     \
     } while (0)
 
-/* The endings of log_append.h in a dialect, on logs of recyclable records
+/* The endings of log_resume.h in a dialect, on logs of recyclable records
  * (long: one log, its endings written over its end in turn). */
 static void tail_cases(llog_dialect d, const uint8_t *p) {
     buf log = {0};
@@ -234,7 +234,7 @@ static void tail_cases(llog_dialect d, const uint8_t *p) {
     put11(&log, 6, p, B - 12 - RB, 7);
     put11(&log, 8, p, 100, 7);
     size_t clean = log.len;
-    llog_append_result r0;
+    llog_resume_result r0;
     CHECK_CUT(&log, d, clean, 0); /* a clean log */
     /* torn tails: a cut header, a cut payload, an open record */
     put11(&log, 5, p, 500, 7);
@@ -277,7 +277,7 @@ static void tail_cases(llog_dialect d, const uint8_t *p) {
     put11(&log, 5, p, 40, 4);
     /* the log number given: 7's records are the old ones, and the log's
      * own after them are never cut */
-    llog_append_result r = decide_d(&log, d, 1, 4);
+    llog_resume_result r = decide_d(&log, d, 1, 4);
     CHECK(r.refusal == NULL && r.cut == log.len && r.fresh_block);
     /* damage in the middle stays; appends start at a fresh block */
     log.len = clean;

@@ -181,10 +181,10 @@ static void test_compression_record(void) {
     uint8_t b[64], zstd[4], none[4], five[5] = {7, 0, 0, 0, 0};
     put_u32(zstd, LLOG_RDB_ZSTD);
     put_u32(none, LLOG_RDB_NO_COMPRESSION);
-    CHECK_EQ(llog_header_compression(zstd, 4), LLOG_RDB_ZSTD);
-    CHECK_EQ(llog_header_compression(none, 4), LLOG_RDB_NO_COMPRESSION);
-    CHECK_EQ(llog_header_compression(five, 5), -1);
-    CHECK_EQ(llog_header_compression(zstd, 3), -1);
+    CHECK_EQ(llog_compression_record_type(zstd, 4), LLOG_RDB_ZSTD);
+    CHECK_EQ(llog_compression_record_type(none, 4), LLOG_RDB_NO_COMPRESSION);
+    CHECK_EQ(llog_compression_record_type(five, 5), -1);
+    CHECK_EQ(llog_compression_record_type(zstd, 3), -1);
     size_t n = put_record(b, H, LLOG_RDB_SET_COMPRESSION, 0, zstd, 4);
     CHECK(llog_header_starts_compressed(b, n));
     CHECK(!llog_header_starts_compressed(b, n - 1)); /* cut short */

@@ -1,5 +1,5 @@
 /*
- * fuzz_append.c - where an append resumes (log_append), on arbitrary logs.
+ * fuzz_append.c - where an append resumes (log_resume), on arbitrary logs.
  *
  * Input, when bit 7 of byte 0 is clear (any bytes as a log):
  *   byte 0      how many records to append (1 + byte % 3)
@@ -30,8 +30,8 @@
  * its first fragment is whole (no valid record at all), and it is cut back
  * to the end of the last record wholly written.
  * The same bytes are decided on in RocksDB's and Pebble's dialects too
- * (llog_append_new_dialect): no hang, and a cut inside the log, never before
- * the last complete record.
+ * (llog_resume_new with a dialect): no hang, and a cut inside the log, never
+ * before the last complete record.
  *
  * The same bytes also go to log_tail (where a growing log's last complete
  * record ends), in each dialect: a few spans asked, all inside the log; a
@@ -40,7 +40,7 @@
  * its block's trailer when the cut is past the block).
  */
 #include "fuzz_common.h"
-#include "log_append.h"
+#include "log_resume.h"
 #include "log_tail.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -87,9 +87,9 @@ static void check_tail(const uint8_t *log, size_t len) {
 }
 
 /* Runs the append module of a dialect over log[0..len). */
-static llog_append_result decide_in(llog_dialect d, const uint8_t *log,
+static llog_resume_result decide_in(llog_dialect d, const uint8_t *log,
                                     size_t len) {
-    llog_append *t = llog_append_new(len, d, 0, 0);
+    llog_resume *t = llog_resume_new(len, d, 0, 0);
     FUZZ_CHECK(t != NULL);
     uint64_t at;
     size_t n, calls = 0;
@@ -99,19 +99,19 @@ static llog_append_result decide_in(llog_dialect d, const uint8_t *log,
     size_t blocks = len / LLOG_BLOCK_SIZE + 2, scans = 2;
     while ((size_t)1 << scans < blocks)
         scans++;
-    while (llog_append_want(t, &at, &n, &into)) {
+    while (llog_resume_want(t, &at, &n, &into)) {
         FUZZ_CHECK(++calls < 4 * blocks * (scans + 1)); /* no hang */
         FUZZ_CHECK(n > 0 && n <= LLOG_BLOCK_SIZE && at + n <= len);
         memcpy(into, log + at, n);
-        llog_append_got(t, n);
+        llog_resume_got(t, n);
     }
-    llog_append_result res;
-    FUZZ_CHECK(llog_append_decision(t, &res) == LLOG_OK);
-    llog_append_free(t);
+    llog_resume_result res;
+    FUZZ_CHECK(llog_resume_decision(t, &res) == LLOG_OK);
+    llog_resume_free(t);
     return res;
 }
 
-static llog_append_result decide(const uint8_t *log, size_t len) {
+static llog_resume_result decide(const uint8_t *log, size_t len) {
     return decide_in(LLOG_DIALECT_LEVELDB, log, len);
 }
 
@@ -141,7 +141,7 @@ static size_t valid_at(llog_dialect d, const uint8_t *log, size_t len,
  * fragments (FIRST, MIDDLEs filling their blocks) an unfinished record
  * left, and the zero trailers between them. */
 static void check_nothing_valid_cut(llog_dialect d, const uint8_t *log,
-                                    size_t len, llog_append_result res,
+                                    size_t len, llog_resume_result res,
                                     const seen_log *s) {
     size_t at = (size_t)res.cut, size;
     int open = 0;
@@ -170,7 +170,7 @@ static void check_nothing_valid_cut(llog_dialect d, const uint8_t *log,
  * valid cut. */
 static void decide_other_dialects(const uint8_t *log, size_t len) {
     for (int d = LLOG_DIALECT_ROCKSDB; d <= LLOG_DIALECT_PEBBLE; d++) {
-        llog_append_result res = decide_in((llog_dialect)d, log, len);
+        llog_resume_result res = decide_in((llog_dialect)d, log, len);
         if (res.refusal != NULL) {
             FUZZ_CHECK(res.refused_at <= len);
             continue;
@@ -188,7 +188,7 @@ static void decide_other_dialects(const uint8_t *log, size_t len) {
 
 /* old[0..cut), zero fill to a block boundary when asked, then `count`
  * records; their offsets go to offsets[]. Returns the new length. */
-static size_t append(uint8_t *out, const uint8_t *old, llog_append_result res,
+static size_t append(uint8_t *out, const uint8_t *old, llog_resume_result res,
                      int count, uint64_t seed, uint64_t *offsets) {
     size_t len = (size_t)res.cut;
     memcpy(out, old, len);
@@ -229,13 +229,13 @@ static const seen_event *nth_record(const seen_log *s, size_t i) {
 /* 1 when the append module found damage there (a record that looked torn,
  * with a valid one after it): the new log's reader may report it now that
  * records follow. */
-static int found_by_tail(llog_append_result res, const seen_event *e) {
+static int found_by_tail(llog_resume_result res, const seen_event *e) {
     return res.intact_at > 0 && e->offset >= res.damaged_at &&
            e->offset < res.cut;
 }
 
 static void check_new_log(const seen_log *old, const seen_log *now,
-                          llog_append_result res, const uint64_t *offsets,
+                          llog_resume_result res, const uint64_t *offsets,
                           int count) {
     FUZZ_CHECK(!now->torn);
     size_t old_records = 0, records = 0;
@@ -281,7 +281,7 @@ static void crash_case(const uint8_t *data, size_t size) {
     }
     size_t cut = cut_spec % (len + 1), zeros = (size_t)data[4] * 1000;
     memset(log + cut, 0, zeros);
-    llog_append_result res = decide(log, cut + zeros);
+    llog_resume_result res = decide(log, cut + zeros);
     size_t nonzero = 0;
     for (size_t i = 0; i < cut; i++)
         nonzero |= log[i];
@@ -321,7 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_tail(log, len);
     seen_log old = {0};
     read_all(&whole, log, len, &old);
-    llog_append_result res = decide(log, len);
+    llog_resume_result res = decide(log, len);
     if (res.refusal != NULL) { /* nothing is cut or appended */
         FUZZ_CHECK(res.refused_at <= len);
         seen_free(&old);

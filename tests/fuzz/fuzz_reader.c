@@ -42,6 +42,7 @@
  */
 #include "fuzz_common.h"
 #include "log_detect.h"
+#include "log_regions.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
@@ -134,6 +135,35 @@ static void check_split(const llog_reader_options *opt, const uint8_t *log,
     seen_free(&b);
 }
 
+/* The region walker (log_regions.h) tiles every block: regions follow one
+ * another to the block's end, a record covers its header and payload, and
+ * only a record (of this log or another) is followed by more. */
+static void check_regions(const llog_reader_options *opt, const uint8_t *log,
+                          size_t len) {
+    llog_regions w;
+    llog_regions_init(&w, opt->dialect, opt->verify_checksums,
+                      opt->has_log_number, opt->log_number);
+    for (size_t at = 0; at < len; at += LLOG_BLOCK_SIZE) {
+        size_t n = len - at < LLOG_BLOCK_SIZE ? len - at : LLOG_BLOCK_SIZE;
+        llog_regions_feed(&w, log + at, n, n < LLOG_BLOCK_SIZE);
+        llog_region_info r;
+        size_t next = 0;
+        int ended = 0;
+        while (llog_regions_next(&w, &r)) {
+            FUZZ_CHECK(!ended && r.at == next && r.size > 0 &&
+                       r.size <= n - r.at);
+            int record =
+                r.kind == LLOG_KIND_RECORD || r.kind == LLOG_KIND_OTHER_LOG;
+            FUZZ_CHECK(!record || r.size == r.h.header_size + r.h.length);
+            FUZZ_CHECK(record || r.at + r.size == n);
+            FUZZ_CHECK(r.kind != LLOG_KIND_TORN || n < LLOG_BLOCK_SIZE);
+            ended = !record;
+            next = r.at + r.size;
+        }
+        FUZZ_CHECK(next == n);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cursor c = {data, size};
     unsigned flags = (unsigned)take(&c, 1);
@@ -158,6 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llog_detection det =
         llog_detect_dialect(log, len, opt.has_log_number, opt.log_number);
     FUZZ_CHECK(det.reason != NULL && det.dialect <= LLOG_DIALECT_COUNT);
+    check_regions(&opt, log, len);
 
     seen_log whole = {0};
     read_all(&opt, log, len, &whole);

@@ -12,6 +12,7 @@ from leveldb_log._core import _append_point
 from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log._public import module_dir
 from leveldb_log.cli import _datastore
+from leveldb_log._stats import torn_tail_bytes
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -146,12 +147,15 @@ def _note_torn_tail(
     """Say where a torn tail begins, if the read stopped before the end of the file."""
     # The reader stops before a torn tail; other modes may have stopped earlier (at damage).
     finished = args.recovery == "skip" or not damage.found
-    torn = args.end is None and size is not None and position is not None and position < size
-    if torn and finished and ends_in_zero_fill(args.log):  # (stats counts it as zero-fill)
+    if not finished or args.end is not None or size is None or position is None:
+        return
+    if position >= size:
+        return
+    torn = torn_tail_bytes(size, position, ends_in_zero_fill(args.log))
+    if torn == 0:  # (stats counts it as zero fill, too)
         print("note: the log ends in zero fill (preallocated space)")
-    elif torn and finished:
-        assert size is not None and position is not None  # for mypy: torn says so
-        print(f"note: the log ends in a torn tail at offset {position} ({size - position} bytes)")
+    else:
+        print(f"note: the log ends in a torn tail at offset {position} ({torn} bytes)")
 
 
 def _summary(log: str, damage: Damage, count: int) -> int:

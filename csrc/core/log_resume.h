@@ -1,5 +1,5 @@
 /*
- * log_append.h - where an append to an existing log resumes.
+ * log_resume.h - where an append to an existing log resumes.
  *
  * A writer that died (or a file preallocated with zeros) leaves the end of a
  * log unfinished: a torn physical record, fragments of a record that never
@@ -45,19 +45,19 @@
  * Like the reader, it does no I/O: it asks for spans of the log by offset
  * and the caller reads them into a buffer the module owns.
  *
- *   llog_append *t = llog_append_new(size, LLOG_DIALECT_LEVELDB, 0, 0);
+ *   llog_resume *t = llog_resume_new(size, LLOG_DIALECT_LEVELDB, 0, 0);
  *   uint64_t at; size_t len; uint8_t *into;
- *   while (llog_append_want(t, &at, &len, &into))
- *       llog_append_got(t, pread(fd, into, len, at));   // bytes actually read
- *   llog_append_decision(t, &result);
- *   llog_append_free(t);
+ *   while (llog_resume_want(t, &at, &len, &into))
+ *       llog_resume_got(t, pread(fd, into, len, at));   // bytes actually read
+ *   llog_resume_decision(t, &result);
+ *   llog_resume_free(t);
  */
-#ifndef LLOG_LOG_APPEND_H
-#define LLOG_LOG_APPEND_H
+#ifndef LLOG_LOG_RESUME_H
+#define LLOG_LOG_RESUME_H
 
 #include "log_format.h"
 
-typedef struct llog_append_result {
+typedef struct llog_resume_result {
     uint64_t cut;    /* the log's new length: truncate to it, append there */
     int fresh_block; /* 1: damage stays before `cut`; the next record must
                         start at a block boundary (zero-fill up to it) */
@@ -70,9 +70,9 @@ typedef struct llog_append_result {
     uint64_t damaged_at; /* when intact_at > 0: where the part taken for a
                             torn tail began, until ... */
     uint64_t intact_at;  /* ... a valid record was found here after it */
-} llog_append_result;
+} llog_resume_result;
 
-typedef struct llog_append llog_append;
+typedef struct llog_resume llog_resume;
 
 /*
  * Starts deciding for a log of `size` bytes in a dialect (docs/rocksdb.md),
@@ -81,18 +81,18 @@ typedef struct llog_append llog_append;
  * be an older log's records, and Pebble ends a closed log with a trailer:
  * both are cut like a torn tail. NULL when out of memory.
  */
-llog_append *llog_append_new(uint64_t size, llog_dialect dialect,
+llog_resume *llog_resume_new(uint64_t size, llog_dialect dialect,
                              int has_log_number, uint64_t log_number);
 
-void llog_append_free(llog_append *t);
+void llog_resume_free(llog_resume *t);
 
 /*
  * Returns 1 when the module needs the log's bytes [*offset, *offset + *len)
  * (*len <= LLOG_BLOCK_SIZE, never past `size`): read them into *into, then
- * call llog_append_got. Returns 0 when the result is ready (or the module has
- * failed: llog_append_decision says which).
+ * call llog_resume_got. Returns 0 when the result is ready (or the module has
+ * failed: llog_resume_decision says which).
  */
-int llog_append_want(llog_append *t, uint64_t *offset, size_t *len,
+int llog_resume_want(llog_resume *t, uint64_t *offset, size_t *len,
                      uint8_t **into);
 
 /*
@@ -100,14 +100,14 @@ int llog_append_want(llog_append *t, uint64_t *offset, size_t *len,
  * than *len means the file ended there (it shrank since `size` was taken),
  * and the module carries on as if the log ended at that point.
  */
-void llog_append_got(llog_append *t, size_t got);
+void llog_resume_got(llog_resume *t, size_t got);
 
 /*
- * The decision, once llog_append_want has returned 0: LLOG_OK and *out, or
+ * The decision, once llog_resume_want has returned 0: LLOG_OK and *out, or
  * the status that stopped the module (LLOG_ERR_NOMEM; LLOG_ERR_ARG when
  * asked before the decision is made).
  */
-llog_status llog_append_decision(const llog_append *t,
-                                 llog_append_result *out);
+llog_status llog_resume_decision(const llog_resume *t,
+                                 llog_resume_result *out);
 
-#endif /* LLOG_LOG_APPEND_H */
+#endif /* LLOG_LOG_RESUME_H */

@@ -1,5 +1,5 @@
 /*
- * log_append.c - where an append resumes (the rule is in log_append.h).
+ * log_resume.c - where an append resumes (the rule is in log_resume.h).
  *
  * Three steps, each fed by the caller:
  * 1. A scan of the log's end with a reader: from the last block, going
@@ -18,12 +18,13 @@
  * records from there on are stepped over (resync_got) and what follows them
  * is checked in the same way.
  */
-#include "log_append.h"
+#include "log_resume.h"
 
 #include <assert.h>
 #include <stdlib.h>
 
 #include "log_reader.h"
+#include "log_regions.h"
 
 enum tail_phase {
     PHASE_SCAN,
@@ -42,7 +43,7 @@ typedef struct scan_result {
     int damaged;        /* damage other than a torn tail after clean_end */
 } scan_result;
 
-struct llog_append {
+struct llog_resume {
     uint64_t size;
     enum tail_phase phase;
     llog_status status;
@@ -81,13 +82,13 @@ struct llog_append {
     llog_dialect dialect;
     int has_log_number;
     uint64_t log_number;
-    llog_append_result result;
+    llog_resume_result result;
     uint8_t buf[LLOG_BLOCK_SIZE];
 };
 
 /* Asks for the bytes from `at` to the end of its block, or to `limit` if
  * that comes first: returns 1 (for the *_step functions). */
-static int want_rest_of_block(llog_append *t, uint64_t at, uint64_t limit) {
+static int want_rest_of_block(llog_resume *t, uint64_t at, uint64_t limit) {
     uint64_t block_end = at - at % LLOG_BLOCK_SIZE + LLOG_BLOCK_SIZE;
     uint64_t end = block_end < limit ? block_end : limit;
     t->want_at = at;
@@ -95,7 +96,7 @@ static int want_rest_of_block(llog_append *t, uint64_t at, uint64_t limit) {
     return 1;
 }
 
-static void fail(llog_append *t, llog_status status) {
+static void fail(llog_resume *t, llog_status status) {
     llog_reader_free(t->reader);
     t->reader = NULL;
     t->status = status;
@@ -103,7 +104,7 @@ static void fail(llog_append *t, llog_status status) {
 }
 
 /* Looks for the last non-zero byte in [floor, size), from the end. */
-static void find_last_written(llog_append *t, uint64_t floor, int checking) {
+static void find_last_written(llog_resume *t, uint64_t floor, int checking) {
     t->above = t->size;
     t->floor = floor;
     t->checking = checking;
@@ -111,8 +112,8 @@ static void find_last_written(llog_append *t, uint64_t floor, int checking) {
 }
 
 /* The cut is decided; check what it would remove before saying so. */
-static void finish(llog_append *t, uint64_t cut, int fresh, uint64_t clean) {
-    t->result = (llog_append_result){cut, fresh, clean, 0, NULL, 0, 0, 0};
+static void finish(llog_resume *t, uint64_t cut, int fresh, uint64_t clean) {
+    t->result = (llog_resume_result){cut, fresh, clean, 0, NULL, 0, 0, 0};
     find_last_written(t, cut, 1);
 }
 
@@ -120,7 +121,7 @@ static const char no_record[] = "no valid record in a file that is not empty";
 
 /* The part to be cut is not what a crashed writer leaves: refuse. With no
  * valid record seen at all, the file is no log, whatever else is wrong. */
-static void refuse_for_good(llog_append *t, uint64_t at, const char *why) {
+static void refuse_for_good(llog_resume *t, uint64_t at, const char *why) {
     int no_log = t->result.clean_end == 0 && !t->walk_valid;
     t->result.refused_at = no_log ? 0 : at;
     t->result.refusal = no_log ? no_record : why;
@@ -128,13 +129,13 @@ static void refuse_for_good(llog_append *t, uint64_t at, const char *why) {
     t->phase = PHASE_DONE;
 }
 
-static void search_from(llog_append *t, uint64_t at);
-static void damage_found(llog_append *t, uint64_t intact_at);
+static void search_from(llog_resume *t, uint64_t at);
+static void damage_found(llog_resume *t, uint64_t intact_at);
 
 /* What would be cut is not what a crashed writer leaves: unless a valid
  * record of the log follows (then it is damage, and the log goes on: a
  * write lost before one that persisted leaves such a hole), refuse. */
-static void refuse(llog_append *t, uint64_t at, const char *why) {
+static void refuse(llog_resume *t, uint64_t at, const char *why) {
     t->refusing = 1;
     t->refusing_at = at;
     t->refusing_why = why;
@@ -143,7 +144,7 @@ static void refuse(llog_append *t, uint64_t at, const char *why) {
 
 /* Starts a scan of the log as if it ended at `end`, from `start` (a block
  * boundary) on. */
-static void scan_from(llog_append *t, uint64_t start, uint64_t end) {
+static void scan_from(llog_resume *t, uint64_t start, uint64_t end) {
     /* Other dialects: an older log's record ends the log, as in RocksDB's
      * point-in-time recovery; damage is reported all the same. */
     llog_reader_options opt = {.start = start,
@@ -167,15 +168,15 @@ static void scan_from(llog_append *t, uint64_t start, uint64_t end) {
 }
 
 /* Scans the log as if it ended at `end`, from its last block. */
-static void scan_end(llog_append *t, uint64_t end) {
+static void scan_end(llog_resume *t, uint64_t end) {
     uint64_t last = end > 0 ? end - 1 : 0;
     scan_from(t, last - last % LLOG_BLOCK_SIZE, end);
 }
 
-static void decide(llog_append *t, scan_result scan);
+static void decide(llog_resume *t, scan_result scan);
 
 /* The reader reached the end of the data: was it far enough back? */
-static void scan_finished(llog_append *t) {
+static void scan_finished(llog_resume *t) {
     uint64_t clean_end = llog_reader_clean_end(t->reader);
     if (!t->has_log_number) /* learnt from the first recyclable record */
         t->has_log_number = llog_reader_log_number(t->reader, &t->log_number);
@@ -199,7 +200,7 @@ static void scan_finished(llog_append *t) {
 }
 
 /* Runs the reader until it needs bytes (1) or the scan is over (0). */
-static int scan_step(llog_append *t) {
+static int scan_step(llog_resume *t) {
     llog_event ev;
     for (;;) {
         llog_reader_next(t->reader, &ev);
@@ -237,7 +238,7 @@ static int scan_step(llog_append *t) {
 }
 
 /* Steps 2 and 3, after a scan. */
-static void decide(llog_append *t, scan_result scan) {
+static void decide(llog_resume *t, scan_result scan) {
     if (t->rescan) { /* step 3: cut there if only a torn tail is left */
         if (scan.damaged)
             finish(t, t->first.torn_at, 1, t->first.clean_end);
@@ -251,10 +252,10 @@ static void decide(llog_append *t, scan_result scan) {
     }
 }
 
-static void walk_from(llog_append *t, uint64_t written);
+static void walk_from(llog_resume *t, uint64_t written);
 
 /* Step 2 found the last non-zero byte just before `written`. */
-static void written_up_to(llog_append *t, uint64_t written) {
+static void written_up_to(llog_resume *t, uint64_t written) {
     if (t->checking) {
         walk_from(t, written);
     } else if (written < t->size) {
@@ -266,7 +267,7 @@ static void written_up_to(llog_append *t, uint64_t written) {
 }
 
 /* Asks for the block-sized span below `above`, or ends step 2. */
-static int last_written_step(llog_append *t) {
+static int last_written_step(llog_resume *t) {
     uint64_t floor = t->floor;
     if (t->above <= floor) {
         written_up_to(t, floor);
@@ -279,7 +280,7 @@ static int last_written_step(llog_append *t) {
     return 1;
 }
 
-static void last_written_got(llog_append *t, size_t got) {
+static void last_written_got(llog_resume *t, size_t got) {
     size_t i = got;
     while (i > 0 && t->buf[i - 1] == 0)
         i--;
@@ -300,7 +301,7 @@ static int all_zero(const uint8_t *p, size_t n) {
 
 /* A header of a fragment a writer of one record can have written next
  * (role: the type's, llog_type_role). */
-static int in_sequence(const llog_append *t, unsigned role) {
+static int in_sequence(const llog_resume *t, unsigned role) {
     if (t->walk_open)
         return role == LLOG_ROLE_MIDDLE || role == LLOG_ROLE_LAST;
     return role == LLOG_ROLE_FULL || role == LLOG_ROLE_FIRST;
@@ -308,19 +309,15 @@ static int in_sequence(const llog_append *t, unsigned role) {
 
 /* The header at b (at least LLOG_HEADER_SIZE of `have` bytes) in the
  * log's dialect; its log number when the longer header is whole. */
-static llog_header header_at(const llog_append *t, const uint8_t *b,
+static llog_header header_at(const llog_resume *t, const uint8_t *b,
                              size_t have) {
-    llog_header h = llog_header_decode(b);
-    h.header_size = llog_type_header_size(t->dialect, h.type);
-    if (h.header_size > LLOG_HEADER_SIZE && have >= h.header_size)
-        h.log_number = llog_load32(b + LLOG_HEADER_SIZE);
-    return h;
+    return llog_header_decode_in(llog_header_types(t->dialect), b, have);
 }
 
 /* 1 when a recyclable header (whole, in h; `have` bytes at it) belongs to
  * another log: an older log's record in a recycled file, or Pebble's
  * trailer. The log ends before it; it is cut with what follows. */
-static int older_log(const llog_append *t, size_t have, const llog_header *h) {
+static int older_log(const llog_resume *t, size_t have, const llog_header *h) {
     if (h->header_size == LLOG_HEADER_SIZE || have < h->header_size)
         return 0;
     return t->has_log_number && h->log_number != (uint32_t)t->log_number;
@@ -328,7 +325,7 @@ static int older_log(const llog_append *t, size_t have, const llog_header *h) {
 
 /* 1 when b[0..have) starts Pebble's end-of-log trailer
  * (llog_header_pebble_trailer) outside an open record. */
-static int pebble_trailer(const llog_append *t, const uint8_t *b, size_t have,
+static int pebble_trailer(const llog_resume *t, const uint8_t *b, size_t have,
                           int open) {
     if (open || have < LLOG_HEADER_SIZE)
         return 0;
@@ -344,7 +341,7 @@ static int pebble_trailer(const llog_append *t, const uint8_t *b, size_t have,
  * bytes it covers, or 0 when the walk is over (refused, or the last thing
  * written reached).
  */
-static size_t walk_one(llog_append *t, const uint8_t *b, size_t have) {
+static size_t walk_one(llog_resume *t, const uint8_t *b, size_t have) {
     uint64_t p = t->walk_at;
     size_t room = LLOG_BLOCK_SIZE - (size_t)(p % LLOG_BLOCK_SIZE);
     if (room < LLOG_HEADER_SIZE) { /* a trailer: the writer zeroes it */
@@ -367,16 +364,15 @@ static size_t walk_one(llog_append *t, const uint8_t *b, size_t have) {
         return 0;
     }
     unsigned role = llog_type_role(t->dialect, h.type);
-    if (role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST ||
-        !in_sequence(t, role)) {
-        refuse(t, p,
-               role < LLOG_ROLE_FULL || role > LLOG_ROLE_LAST
-                   ? "a record type no writer writes"
-                   : "a fragment out of sequence");
+    int fragment = role >= LLOG_ROLE_FULL && role <= LLOG_ROLE_LAST;
+    if (fragment && !in_sequence(t, role)) {
+        refuse(t, p, "a fragment out of sequence");
         return 0;
     }
-    if (h.header_size + h.length > room) {
-        refuse(t, p, "a record length that cannot fit its block");
+    if (llog_torn_implausible(t->dialect, &h, LLOG_BLOCK_SIZE - room)) {
+        refuse(t, p,
+               fragment ? "a record length that cannot fit its block"
+                        : "a record type no writer writes");
         return 0;
     }
     size_t size = h.header_size + h.length;
@@ -399,7 +395,7 @@ static size_t walk_one(llog_append *t, const uint8_t *b, size_t have) {
 }
 
 /* The bytes [want_at, want_at + got) of the part to be cut arrived. */
-static void walk_got(llog_append *t, size_t got) {
+static void walk_got(llog_resume *t, size_t got) {
     size_t i = 0, step = 1;
     while (i < got && step > 0) {
         step = walk_one(t, t->buf + i, got - i);
@@ -416,29 +412,29 @@ static void walk_got(llog_append *t, size_t got) {
 /* ---- the search after the record the walk stopped at ----------------- */
 
 /* The size of the physical record of this log that b[0..have) starts, if
- * its checksum matches and it fits in the `room` left in its block; else 0.
- * *role is its type's. */
-static size_t valid_record_at(const llog_append *t, const uint8_t *b,
+ * the region walker finds it whole, of a known type, with a matching
+ * checksum, in the `room` left in its block; else 0. *role is its type's. */
+static size_t valid_record_at(const llog_resume *t, const uint8_t *b,
                               size_t have, size_t room, unsigned *role) {
-    if (have < LLOG_HEADER_SIZE || room < LLOG_HEADER_SIZE)
+    llog_regions w;
+    llog_region_info r;
+    llog_regions_init(&w, t->dialect, 1, t->has_log_number, t->log_number);
+    llog_regions_feed(&w, b, have < room ? have : room, 1);
+    if (!llog_regions_next(&w, &r) || r.kind != LLOG_KIND_RECORD ||
+        r.checksum != 1)
         return 0;
-    llog_header h = header_at(t, b, have);
-    *role = llog_type_role(t->dialect, h.type);
-    size_t size = h.header_size + h.length;
-    if (*role == LLOG_ROLE_UNKNOWN || size > room || size > have ||
-        older_log(t, have, &h))
-        return 0;
-    return llog_checksum_ok_dialect(b, &h, b + h.header_size) ? size : 0;
+    *role = llog_type_role(t->dialect, r.h.type);
+    return *role == LLOG_ROLE_UNKNOWN ? 0 : r.size;
 }
 
-static void search_from(llog_append *t, uint64_t at) {
+static void search_from(llog_resume *t, uint64_t at) {
     t->search_at = at;
     t->phase = PHASE_SEARCH;
 }
 
 /* Asks for the rest of the block holding search_at: records start before
  * the last written byte but may end in zeros after it. */
-static int search_step(llog_append *t) {
+static int search_step(llog_resume *t) {
     if (t->search_at >= t->written) {
         if (t->refusing)
             refuse_for_good(t, t->refusing_at, t->refusing_why);
@@ -455,7 +451,7 @@ static int search_step(llog_append *t) {
  * what follows the last of them is checked as the part to be cut, as
  * before. New records start a fresh block, never sharing one with the
  * damage. */
-static void damage_found(llog_append *t, uint64_t intact_at) {
+static void damage_found(llog_resume *t, uint64_t intact_at) {
     if (t->stopped_at_trailer) { /* every reader stops at the trailer */
         refuse_for_good(t, t->stopped_at,
                         "records of the log after its trailer");
@@ -482,7 +478,7 @@ static void damage_found(llog_append *t, uint64_t intact_at) {
     t->phase = PHASE_RESYNC;
 }
 
-static void search_got(llog_append *t, size_t got) {
+static void search_got(llog_resume *t, size_t got) {
     size_t room = LLOG_BLOCK_SIZE - (size_t)(t->want_at % LLOG_BLOCK_SIZE);
     size_t starts = t->written - t->want_at < got
                         ? (size_t)(t->written - t->want_at)
@@ -502,12 +498,12 @@ static void search_got(llog_append *t, size_t got) {
 
 /* The records of the log end at `at` (or the one open there began at
  * open_at): the part to be cut starts there. */
-static uint64_t records_end(const llog_append *t, uint64_t at) {
+static uint64_t records_end(const llog_resume *t, uint64_t at) {
     return t->open_at != LLOG_NO_END ? t->open_at : at;
 }
 
 /* The pass is over: check what follows the last record as before. */
-static void resync_done(llog_append *t) {
+static void resync_done(llog_resume *t) {
     t->result.cut = t->searching ? t->last_stop : records_end(t, t->skip_at);
     t->walk_open = 0;
     if (t->result.cut >= t->written)
@@ -516,7 +512,7 @@ static void resync_done(llog_append *t) {
         walk_from(t, t->written);
 }
 
-static int resync_step(llog_append *t) {
+static int resync_step(llog_resume *t) {
     if (t->skip_at >= t->size || (t->searching && t->skip_at >= t->written)) {
         resync_done(t);
         return 0;
@@ -526,7 +522,7 @@ static int resync_step(llog_append *t) {
 
 /* Steps over the span's records of the log (and zero trailers) from i, as
  * the writer laid them out: returns where that stops. */
-static size_t step_over(llog_append *t, size_t i, size_t got, size_t room) {
+static size_t step_over(llog_resume *t, size_t i, size_t got, size_t room) {
     size_t size;
     unsigned role;
     while (i < got) {
@@ -548,7 +544,7 @@ static size_t step_over(llog_append *t, size_t i, size_t got, size_t room) {
 /* One pass over the rest of the log, a span at a time: records are stepped
  * over; where they stop, the offsets after are searched for the next valid
  * one (a record cannot start in the zeros after the last written byte). */
-static void resync_got(llog_append *t, size_t got) {
+static void resync_got(llog_resume *t, size_t got) {
     size_t room = LLOG_BLOCK_SIZE - (size_t)(t->want_at % LLOG_BLOCK_SIZE);
     size_t i = 0;
     unsigned role;
@@ -580,8 +576,8 @@ static void resync_got(llog_append *t, size_t got) {
         resync_done(t);
 }
 
-static void walk_done(llog_append *t) {
-    const llog_append_result *r = &t->result;
+static void walk_done(llog_resume *t) {
+    const llog_resume_result *r = &t->result;
     /* A log holds a record, or a valid fragment of one; zeros alone are a
      * preallocated log never written. */
     if (r->clean_end == 0 && !t->walk_valid && (r->cut > 0 || t->written > 0))
@@ -593,7 +589,7 @@ static void walk_done(llog_append *t) {
 }
 
 /* Asks for the rest of the walk's block, up to the last written byte. */
-static int walk_step(llog_append *t) {
+static int walk_step(llog_resume *t) {
     if (t->walk_at >= t->written) {
         walk_done(t);
         return 0;
@@ -601,7 +597,7 @@ static int walk_step(llog_append *t) {
     return want_rest_of_block(t, t->walk_at, t->written);
 }
 
-static void walk_from(llog_append *t, uint64_t written) {
+static void walk_from(llog_resume *t, uint64_t written) {
     t->written = written;
     t->walk_at = t->result.cut;
     t->stopped_at = LLOG_NO_END;
@@ -609,9 +605,9 @@ static void walk_from(llog_append *t, uint64_t written) {
     t->phase = PHASE_WALK;
 }
 
-llog_append *llog_append_new(uint64_t size, llog_dialect dialect,
+llog_resume *llog_resume_new(uint64_t size, llog_dialect dialect,
                              int has_log_number, uint64_t log_number) {
-    llog_append *t = calloc(1, sizeof *t);
+    llog_resume *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
     t->size = size;
@@ -622,14 +618,14 @@ llog_append *llog_append_new(uint64_t size, llog_dialect dialect,
     return t;
 }
 
-void llog_append_free(llog_append *t) {
+void llog_resume_free(llog_resume *t) {
     if (t != NULL) {
         llog_reader_free(t->reader);
         free(t);
     }
 }
 
-int llog_append_want(llog_append *t, uint64_t *offset, size_t *len,
+int llog_resume_want(llog_resume *t, uint64_t *offset, size_t *len,
                      uint8_t **into) {
     int want = 0;
     while (!want && t->phase != PHASE_DONE && t->phase != PHASE_FAILED)
@@ -647,7 +643,7 @@ int llog_append_want(llog_append *t, uint64_t *offset, size_t *len,
     return want;
 }
 
-void llog_append_got(llog_append *t, size_t got) {
+void llog_resume_got(llog_resume *t, size_t got) {
     if (got > t->want_len)
         got = t->want_len; /* a caller bug; never read past the buffer */
     if (t->phase == PHASE_LAST_WRITTEN) {
@@ -675,8 +671,8 @@ void llog_append_got(llog_append *t, size_t got) {
     llog_reader_feed(t->reader, t->buf, got);
 }
 
-llog_status llog_append_decision(const llog_append *t,
-                                 llog_append_result *out) {
+llog_status llog_resume_decision(const llog_resume *t,
+                                 llog_resume_result *out) {
     if (t->phase == PHASE_FAILED)
         return t->status;
     if (t->phase != PHASE_DONE)
