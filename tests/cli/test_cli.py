@@ -14,6 +14,7 @@ import leveldb_log
 import pytest
 from support import model
 from support.cli import run_cli_asserting_no_traceback
+from support.warned import READS_DAMAGE
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
@@ -156,6 +157,7 @@ def test_dump_start_end_select_records_by_first_header(logs: dict[str, pathlib.P
     assert int(tail[0].split("\t")[0]) >= 65536
 
 
+@READS_DAMAGE
 def test_dump_of_a_corrupt_log_reports_to_stderr_and_exits_1(
     logs: dict[str, pathlib.Path],
 ) -> None:
@@ -474,6 +476,7 @@ def test_stats_of_the_format_md_worked_example(tmp_path: pathlib.Path) -> None:
     assert "record sizes:\n" in text
 
 
+@READS_DAMAGE
 def test_stats_of_a_corrupt_log_agree_with_the_reader(logs: dict[str, pathlib.Path]) -> None:
     with leveldb_log.Reader(logs["corrupt"]) as r:
         n = len(list(r))
