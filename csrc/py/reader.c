@@ -243,17 +243,17 @@ static PyObject *Reader_iter(PyObject *op) {
 static PyObject *Reader_repr(PyObject *op) {
     llpy_reader *self = (llpy_reader *)op;
     const char *state = self->closed ? " closed" : "";
-    if (self->name == NULL)
+    if (self->source == NULL)
         return PyUnicode_FromFormat("<%s uninitialized>",
                                     Py_TYPE(op)->tp_name);
     if (self->kind == LLPY_SRC_BUFFER)
         return PyUnicode_FromFormat(
             "<leveldb_log.Reader over %.100s recovery='%s'%s>",
-            Py_TYPE(self->name)->tp_name, llog_recovery_name(self->recovery),
+            Py_TYPE(self->source)->tp_name, llog_recovery_name(self->recovery),
             state);
     return PyUnicode_FromFormat("<leveldb_log.Reader %R recovery='%s'%s>",
-                                self->name, llog_recovery_name(self->recovery),
-                                state);
+                                self->source,
+                                llog_recovery_name(self->recovery), state);
 }
 
 /* Counters change while another thread iterates: read them under the lock
@@ -339,17 +339,25 @@ static PyObject *Reader_get_end(PyObject *op, void *closure) {
     return PyLong_FromUnsignedLongLong(self->end);
 }
 
+/* Where reading goes on is the file's: a closed reader has none (io's
+ * rule), while its options and counters stay readable. */
 static PyObject *Reader_get_position(PyObject *op, void *closure) {
     (void)closure;
     llpy_reader *self = (llpy_reader *)op;
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
-    int known = self->core != NULL; /* close() frees the core */
-    uint64_t position = known ? llog_reader_position(self->core) : 0;
+    int open = llpy_reader_check_open(self) == 0;
+    uint64_t position = open ? llog_reader_position(self->core) : 0;
     llpy_lock_release(&self->lock);
-    if (!known)
-        Py_RETURN_NONE;
+    if (!open)
+        return NULL;
     return PyLong_FromUnsignedLongLong(position);
+}
+
+static PyObject *Reader_get_name(PyObject *op, void *closure) {
+    (void)closure;
+    PyObject *name = ((llpy_reader *)op)->name;
+    return Py_NewRef(name != NULL ? name : Py_None);
 }
 
 static PyObject *Reader_get_dialect(PyObject *op, void *closure) {
@@ -412,8 +420,10 @@ int llpy_reader_acquire(llpy_reader *self) {
 void llpy_reader_release(llpy_reader *self) { llpy_lock_release(&self->lock); }
 
 int llpy_reader_check_open(llpy_reader *self) {
-    if (self->closed) {
-        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+    if (self->closed || self->core == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        self->closed ? "I/O operation on closed Reader"
+                                     : "Reader is not initialized");
         return -1;
     }
     return 0;
@@ -439,7 +449,7 @@ void llpy_reader_set_arrow_spent(llpy_reader *self) { self->arrow_spent = 1; }
 int llpy_reader_state_of(llpy_reader *self, llpy_reader_state *out) {
     if (llpy_lock_acquire(&self->lock) < 0)
         return -1;
-    *out = (llpy_reader_state){.name = self->name,
+    *out = (llpy_reader_state){.name = self->source,
                                .on_corruption = self->on_corruption,
                                .storage_options = self->storage_options,
                                .over_path = self->kind == LLPY_SRC_FD ||
@@ -484,6 +494,7 @@ int llpy_reader_set_progress(llpy_reader *self, int has_last, uint64_t last,
 static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
     llpy_reader *self = (llpy_reader *)op;
     Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->source);
     Py_VISIT(self->name);
     Py_VISIT(self->on_corruption);
     Py_VISIT(self->file);
@@ -494,11 +505,13 @@ static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
 
 static int Reader_clear(PyObject *op) {
     llpy_reader *self = (llpy_reader *)op;
+    Py_CLEAR(self->source);
     Py_CLEAR(self->name);
     Py_CLEAR(self->on_corruption);
     Py_CLEAR(self->file);
     llpy_meta_clear(&self->meta);
     Py_CLEAR(self->storage_options);
+    Py_CLEAR(self->abs_path);
     return 0;
 }
 
@@ -524,6 +537,8 @@ static PyMethodDef Reader_methods[] = {
     {"__arrow_c_stream__",
      (PyCFunction)(void (*)(void))llpy_reader_arrow_stream,
      METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Reader___arrow_c_stream__},
+    {"to_arrow", (PyCFunction)(void (*)(void))llpy_reader_to_arrow,
+     METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Reader_to_arrow},
     {"_restore", llpy_reader_restore, METH_VARARGS, LLPY_DOC_Reader__restore},
     {NULL, NULL, 0, NULL}};
 
@@ -542,6 +557,7 @@ static PyGetSetDef Reader_getset[] = {
      LLPY_DOC_Reader_last_record_offset, NULL},
     {"dropped_bytes", Reader_get_dropped, NULL, LLPY_DOC_Reader_dropped_bytes,
      NULL},
+    {"name", Reader_get_name, NULL, LLPY_DOC_Reader_name, NULL},
     {"closed", Reader_get_closed, NULL, LLPY_DOC_Reader_closed, NULL},
     {"recovery", Reader_get_recovery, NULL, LLPY_DOC_Reader_recovery, NULL},
     {"verify_checksums", Reader_get_verify, NULL,

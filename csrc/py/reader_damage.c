@@ -20,10 +20,10 @@ static PyObject *reader_warn(llpy_reader *self, PyObject *c,
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     /* A path by its repr; a buffer or file object by its type alone. */
     PyObject *source =
-        llpy_is_path(self->name)
-            ? PyObject_Repr(self->name)
+        llpy_is_path(self->source)
+            ? PyObject_Repr(self->source)
             : PyUnicode_FromFormat("a %.100s source",
-                                   Py_TYPE(self->name)->tp_name);
+                                   Py_TYPE(self->source)->tp_name);
     /* The same text for every corruption of a source: the warnings filter
      * then shows it once per place; the corruption rides along. */
     PyObject *text =
@@ -85,10 +85,16 @@ static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
         Py_DECREF(c);
         return -1;
     }
-    PyObject *r = reader_warn(self, c,
-                              "ends in bytes no writer of this format leaves: "
-                              "not a log? (filter CorruptionWarning to "
-                              "silence this)");
+    /* bytes given for a path is the likely mistake: say how a file opens */
+    PyObject *r = reader_warn(
+        self, c,
+        self->kind == LLPY_SRC_BUFFER
+            ? "ends in bytes no writer of this format leaves: not a log? A "
+              "bytes-like source is read as the log itself: to open a file, "
+              "pass its path as a str or os.PathLike (filter "
+              "CorruptionWarning to silence this)"
+            : "ends in bytes no writer of this format leaves: not a log? "
+              "(filter CorruptionWarning to silence this)");
     callback_leave(self, &saved);
     Py_DECREF(c);
     Py_XDECREF(r);
@@ -169,8 +175,51 @@ int llpy_reader_on_damage(llpy_reader *self, llpy_state *st,
     return rc;
 }
 
+/* A followed file that shrank below the position or was replaced: said
+ * once, as a RuntimeWarning (the reader goes on, and finds nothing more in
+ * what it has open); 0, or -1 with an exception set. */
+static int reader_warn_changed(llpy_reader *self) {
+    uint64_t size = 0;
+    enum llpy_source_change change;
+    if (self->warned_gone ||
+        (change = llpy_reader_source_change(self, &size)) == LLPY_SOURCE_SAME)
+        return 0;
+    self->warned_gone = 1;
+    PyObject *text =
+        change == LLPY_SOURCE_SHRANK
+            ? PyUnicode_FromFormat(
+                  "%R shrank to %llu bytes, below the reader's position "
+                  "%llu: it was truncated or rewritten, and this reader "
+                  "returns nothing more from it (open a new Reader to read "
+                  "it again)",
+                  self->source, (unsigned long long)size,
+                  (unsigned long long)llog_reader_position(self->core))
+            : PyUnicode_FromFormat(
+                  "%R was replaced: another file is at that path now, and "
+                  "this reader goes on with the file it opened (open a new "
+                  "Reader to read the new one)",
+                  self->source);
+    PyObject *warning =
+        text ? PyObject_CallOneArg(PyExc_RuntimeWarning, text) : NULL;
+    Py_XDECREF(text);
+    if (warning == NULL)
+        return -1;
+    redirect_saved saved;
+    if (callback_enter(self, &saved) < 0) {
+        Py_DECREF(warning);
+        return -1;
+    }
+    PyObject *r = llpy_warn(warning);
+    callback_leave(self, &saved);
+    Py_DECREF(warning);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
 void llpy_reader_on_end(llpy_reader *self, llpy_state *st,
                         const llog_event *ev) {
+    if (reader_warn_changed(self) < 0)
+        return;
     if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
         return;
     if (ev->torn && ev->verdict != LLOG_READ_ON) {

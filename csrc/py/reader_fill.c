@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #ifndef _WIN32
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #endif
@@ -346,6 +347,8 @@ static int fill_in_place(llpy_reader *self, uint64_t want) {
     ssize_t got = in_place_read(self, want, dst, n, tail, bounce);
     if (got < 0)
         return -1;
+    if (got > 0 && want + (uint64_t)got > self->seen_end)
+        self->seen_end = want + (uint64_t)got;
     size_t k = in_place_run(self, n, (size_t)got);
     in_place_rest(self, want, dst, n, tail, (size_t)got, k);
     if (k == 0) {
@@ -390,6 +393,8 @@ static int fill_path(llpy_reader *self, uint64_t want) {
             llpy_fd_read_full(self->fd, 1, self->block, LLPY_READ_CHUNK, want);
         if (got < 0)
             return -1;
+        if (got > 0 && want + (uint64_t)got > self->seen_end)
+            self->seen_end = want + (uint64_t)got;
         self->block_offset = want;
         self->block_len = (size_t)got;
     }
@@ -417,4 +422,33 @@ int llpy_reader_fill(llpy_reader *self) {
         break;
     }
     return fill_block(self, want, file_read_at);
+}
+
+/* ---- a followed file ---------------------------------------------------- */
+
+/* Asked at the end of the data, where a follower waits for more: a file that
+ * now ends before the reader's position lost what it read (truncated or
+ * rewritten); another file at the path (a new inode) means the log was
+ * replaced, as by a rename, and this one will likely not grow again. A
+ * file cut back only past the position (an append cutting a torn tail) is
+ * the same log. */
+enum llpy_source_change llpy_reader_source_change(llpy_reader *self,
+                                                  uint64_t *size) {
+#ifndef _WIN32
+    struct stat now, there;
+    if (self->kind != LLPY_SRC_FD || !self->seekable || self->fd < 0 ||
+        self->core == NULL || fstat(self->fd, &now) != 0)
+        return LLPY_SOURCE_SAME;
+    *size = (uint64_t)now.st_size;
+    if (*size < self->seen_end && *size < llog_reader_position(self->core))
+        return LLPY_SOURCE_SHRANK;
+    if (self->abs_path != NULL &&
+        stat(PyBytes_AS_STRING(self->abs_path), &there) == 0 &&
+        (there.st_dev != now.st_dev || there.st_ino != now.st_ino))
+        return LLPY_SOURCE_REPLACED;
+#else
+    (void)self;
+    (void)size;
+#endif
+    return LLPY_SOURCE_SAME;
 }

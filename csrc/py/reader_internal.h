@@ -32,7 +32,8 @@ struct llpy_reader {
     llog_recovery recovery;
     int verify_checksums;
     uint64_t start, end;
-    PyObject *name;          /* the path or source object, for repr */
+    PyObject *source; /* the source as given: repr, warnings, pickling */
+    PyObject *name;   /* Reader.name: the path, a file's name, or None */
     PyObject *on_corruption; /* callable or NULL */
     Py_buffer view;          /* SRC_BUFFER, while view.obj != NULL */
     int fd;                  /* SRC_FD */
@@ -45,6 +46,7 @@ struct llpy_reader {
     uint64_t block_offset;
     int finished;    /* no more records, ever */
     int warned_tail; /* a torn tail no writer leaves was warned of */
+    int warned_gone; /* a followed file shrank or was replaced: warned */
     int arrow_spent; /* an Arrow stream export was read to the end */
     int in_callback; /* on_corruption is running (events still queued) */
     int closed;
@@ -83,6 +85,11 @@ struct llpy_reader {
      * for pickling; a file object opened for it is then the reader's own,
      * closed with it. NULL for every other source. */
     PyObject *storage_options;
+    /* SRC_FD over a path: the path made absolute (bytes, NULL for a URL), to
+     * tell whether another file is there now; and how far into the file
+     * data was read, to tell whether it shrank (llpy_reader_source_change). */
+    PyObject *abs_path;
+    uint64_t seen_end;
 };
 
 /* reader.c: no more records, ever (a buffer source is let go). */
@@ -118,5 +125,15 @@ void llpy_assembly_free(llpy_reader *self);
 /* reader_fill.c: feeds the core the block it wants (llog_reader_wanted);
  * 0, or -1 with an exception set. */
 int llpy_reader_fill(llpy_reader *self);
+/* reader_fill.c: what became of a followed file at its end: the same,
+ * shrunk below the reader's position (*size its size now), or replaced by
+ * another file at its path. */
+enum llpy_source_change {
+    LLPY_SOURCE_SAME,
+    LLPY_SOURCE_SHRANK,
+    LLPY_SOURCE_REPLACED
+};
+enum llpy_source_change llpy_reader_source_change(llpy_reader *self,
+                                                  uint64_t *size);
 
 #endif /* LLPY_READER_INTERNAL_H */

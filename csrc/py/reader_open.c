@@ -113,6 +113,32 @@ static int reader_open_path(llpy_reader *self, llpy_state *st,
     return 0;
 }
 
+/* The path made absolute as bytes, so that a later change of directory
+ * does not change which file it names (NULL when that fails: the reader
+ * then only misses telling a replaced file). */
+static PyObject *absolute_path(PyObject *path) {
+#ifdef _WIN32
+    (void)path;
+    return NULL;
+#else
+    PyObject *bytes = NULL;
+    char cwd[4096];
+    if (!PyUnicode_FSConverter(path, &bytes)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (PyBytes_AS_STRING(bytes)[0] == '/')
+        return bytes;
+    PyObject *abs =
+        getcwd(cwd, sizeof cwd) != NULL
+            ? PyBytes_FromFormat("%s/%s", cwd, PyBytes_AS_STRING(bytes))
+            : NULL;
+    PyErr_Clear();
+    Py_DECREF(bytes);
+    return abs;
+#endif
+}
+
 /* A URL, opened by leveldb_log._storage: a local file system's path is read
  * as a path; any other store's file object is the reader's own. */
 static int reader_open_url(llpy_reader *self, PyObject *url,
@@ -148,6 +174,7 @@ static int reader_open_source(llpy_reader *self, PyObject *source,
         if (reader_open_path(self, llpy_state_of(Py_TYPE(self)), source) < 0)
             return -1;
         opt->sequential = !self->seekable;
+        self->abs_path = absolute_path(source);
     } else if (PyObject_CheckBuffer(source)) {
         self->kind = LLPY_SRC_BUFFER;
         return PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE);
@@ -170,6 +197,38 @@ static int reader_open_source(llpy_reader *self, PyObject *source,
         return -1;
     }
     return 0;
+}
+
+/* A path's os.fspath, as str (a bytes one decoded as os.fsdecode does). */
+static PyObject *path_str(PyObject *path) {
+    PyObject *s = PyOS_FSPath(path);
+    if (s == NULL || PyUnicode_Check(s))
+        return s;
+    PyObject *text = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(s),
+                                                      PyBytes_GET_SIZE(s));
+    Py_DECREF(s);
+    return text;
+}
+
+/* What Reader.name says: a path or URL as given, a file object's own name
+ * when it is a path, else None (a buffer, a file object with no such name,
+ * as one opened on a descriptor). */
+static PyObject *reader_name(PyObject *source, int is_path) {
+    if (is_path)
+        return path_str(source);
+    PyObject *name = NULL;
+    if (PyObject_CheckBuffer(source) ||
+        (name = PyObject_GetAttrString(source, "name")) == NULL) {
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_AttributeError))
+            return NULL;
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
+    PyObject *text = llpy_is_path(name) || PyBytes_Check(name)
+                         ? path_str(name)
+                         : Py_NewRef(Py_None);
+    Py_DECREF(name);
+    return text;
 }
 
 /* The options of other dialects (reader_dialect.c). */
@@ -210,7 +269,10 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         reader_dialect(self, dialect, log_number, source, &opt) < 0 ||
         reader_open_source(self, source, storage_options, &opt) < 0)
         return -1;
-    self->name = Py_NewRef(source);
+    self->name = reader_name(source, llpy_is_path(source));
+    if (self->name == NULL)
+        return -1;
+    self->source = Py_NewRef(source);
     self->on_corruption =
         on_corruption == Py_None ? NULL : Py_NewRef(on_corruption);
     self->core = llog_reader_new(&opt);
