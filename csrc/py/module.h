@@ -124,5 +124,9 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs);
 PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
                         Py_ssize_t nargs);
+/* The Reader's test hooks, _test_blocks_in_place and _test_blocks_bounced
+ * (reader_testing.c). */
+PyObject *llpy_test_blocks_in_place(PyObject *module, PyObject *arg);
+PyObject *llpy_test_blocks_bounced(PyObject *module, PyObject *arg);
 
 #endif /* LLPY_MODULE_H */

@@ -260,7 +260,7 @@ static PyObject *Reader_repr(PyObject *op) {
  * (free-threaded builds have no GIL to make a plain read safe). */
 typedef struct {
     int has_last;
-    uint64_t last, dropped, in_place, bounced;
+    uint64_t last, dropped;
 } reader_counts;
 
 static int reader_counters(PyObject *op, reader_counts *out) {
@@ -270,8 +270,6 @@ static int reader_counters(PyObject *op, reader_counts *out) {
     out->has_last = self->has_last;
     out->last = self->last_record_offset;
     out->dropped = self->dropped_bytes;
-    out->in_place = self->blocks_in_place;
-    out->bounced = self->blocks_bounced;
     llpy_lock_release(&self->lock);
     return 0;
 }
@@ -292,22 +290,6 @@ static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
     if (reader_counters(op, &c) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(c.dropped);
-}
-
-static PyObject *Reader_get_in_place(PyObject *op, void *closure) {
-    (void)closure;
-    reader_counts c;
-    if (reader_counters(op, &c) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(c.in_place);
-}
-
-static PyObject *Reader_get_bounced(PyObject *op, void *closure) {
-    (void)closure;
-    reader_counts c;
-    if (reader_counters(op, &c) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(c.bounced);
 }
 
 static PyObject *Reader_get_closed(PyObject *op, void *closure) {
@@ -446,6 +428,15 @@ int llpy_reader_arrow_spent(llpy_reader *self) { return self->arrow_spent; }
 
 void llpy_reader_set_arrow_spent(llpy_reader *self) { self->arrow_spent = 1; }
 
+int llpy_reader_blocks_of(llpy_reader *self, llpy_reader_blocks *out) {
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return -1;
+    out->in_place = self->blocks_in_place;
+    out->bounced = self->blocks_bounced;
+    llpy_lock_release(&self->lock);
+    return 0;
+}
+
 int llpy_reader_state_of(llpy_reader *self, llpy_reader_state *out) {
     if (llpy_lock_acquire(&self->lock) < 0)
         return -1;
@@ -565,10 +556,6 @@ static PyGetSetDef Reader_getset[] = {
     {"start", Reader_get_start, NULL, LLPY_DOC_Reader_start, NULL},
     {"end", Reader_get_end, NULL, LLPY_DOC_Reader_end, NULL},
     {"position", Reader_get_position, NULL, LLPY_DOC_Reader_position, NULL},
-    {"_blocks_in_place", Reader_get_in_place, NULL,
-     LLPY_DOC_Reader__blocks_in_place, NULL},
-    {"_blocks_bounced", Reader_get_bounced, NULL,
-     LLPY_DOC_Reader__blocks_bounced, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(Reader_doc, LLPY_DOC_Reader);

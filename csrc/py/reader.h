@@ -54,6 +54,18 @@ int llpy_reader_redirect_end(llpy_reader *self);
 int llpy_reader_arrow_spent(llpy_reader *self);
 void llpy_reader_set_arrow_spent(llpy_reader *self);
 
+/* ---- test hooks (reader_testing.c) --------------------------------------
+ */
+
+/* How many blocks were read in place (their payload straight into the
+ * record being assembled), and of those, through the block buffer. */
+typedef struct llpy_reader_blocks {
+    uint64_t in_place, bounced;
+} llpy_reader_blocks;
+
+/* Fills *out under the lock; 0, or -1 with an exception set. */
+int llpy_reader_blocks_of(llpy_reader *self, llpy_reader_blocks *out);
+
 /* ---- pickling (reader_pickle.c) ------------------------------------------
  */
 

@@ -197,6 +197,17 @@ def _tail_end(
       ValueError, TypeError: bad arguments.
     """
 
+def _test_blocks_in_place(reader: Reader, /) -> int:
+    """Blocks whose payload reader read from its file straight into a
+    record (a test hook: leveldb_log._testing.blocks_in_place).
+    """
+
+def _test_blocks_bounced(reader: Reader, /) -> int:
+    """Of those, blocks read through the block buffer instead, as the
+    kernel would have copied them slowly in place (a test hook:
+    leveldb_log._testing.blocks_bounced).
+    """
+
 class _ArrowStream(Protocol):
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
 
@@ -727,16 +738,6 @@ class Reader(Iterator[bytes]):
         returns exactly the records this reader has yet to return.
         ValueError once closed (as io's position methods): the options
         and counters stay readable.
-        """
-    @property
-    def _blocks_in_place(self) -> int:
-        """Blocks whose payload was read from the file straight into a
-        record (internal: for tests and benchmarks).
-        """
-    @property
-    def _blocks_bounced(self) -> int:
-        """Of those, blocks read through the block buffer instead, as the
-        kernel would have copied them slowly in place (internal: for tests).
         """
     def _restore(self, last: int | None, dropped: int, finished: bool, /) -> None:
         """Set the progress counters of an unpickled reader (internal).

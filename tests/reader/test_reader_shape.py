@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import leveldb_log
-import pyarrow as pa
 import pytest
-from leveldb_log import CorruptionWarning, Reader, Writer
+from leveldb_log import CorruptionWarning, Reader, Writer, _testing
 
 RECORDS = [b"alpha", b"b" * 40_000, b"", b"gamma"]
 TEXT = b"# A README\n\nSome notes, not a log at all.\n"  # less than a block: a torn tail
@@ -65,6 +64,7 @@ def test_name_stays_readable_once_closed(log: Path) -> None:
 
 
 def test_to_arrow_is_the_table_pyarrow_makes_of_the_reader(log: Path) -> None:
+    pa = pytest.importorskip("pyarrow")  # the sanitized build has none
     table = Reader(log).to_arrow()
     assert table.equals(pa.table(Reader(log)))
     assert table.column("data").to_pylist() == RECORDS
@@ -72,6 +72,7 @@ def test_to_arrow_is_the_table_pyarrow_makes_of_the_reader(log: Path) -> None:
 
 
 def test_to_arrow_takes_iter_batches_column_types(log: Path) -> None:
+    pa = pytest.importorskip("pyarrow")  # the sanitized build has none
     table = Reader(log).to_arrow(offset_type="int64", data_type="binary")
     assert table.schema.types == [pa.int64(), pa.binary()]
     assert table.column("data").to_pylist() == RECORDS
@@ -84,6 +85,7 @@ def test_to_arrow_takes_iter_batches_column_types(log: Path) -> None:
 
 
 def test_to_arrow_reads_the_rest_and_advances_the_reader(log: Path) -> None:
+    pytest.importorskip("pyarrow")
     r = Reader(log)
     assert next(r) == RECORDS[0]
     assert r.to_arrow().column("data").to_pylist() == RECORDS[1:]
@@ -149,7 +151,7 @@ CALLS_NEEDING_THE_FILE: dict[str, Any] = {
     "iter_batches": lambda r: r.iter_batches(),
     "to_arrow": lambda r: r.to_arrow(),
     "__arrow_c_stream__": lambda r: r.__arrow_c_stream__(),
-    "pa.table": pa.table,
+    "pa.table": lambda r: pytest.importorskip("pyarrow").table(r),
     "pickle": pickle.dumps,
 }
 
@@ -253,3 +255,17 @@ def test_the_warning_can_be_an_error_and_the_reader_stays_usable(log: Path) -> N
             next(r)
     assert list(r) == []
     assert leveldb_log.Reader(log).position == 0
+
+
+# ---- test hooks live off the type -----------------------------------------------------------
+
+
+def test_the_reader_type_carries_no_test_hooks(log: Path) -> None:
+    assert [name for name in dir(Reader) if "blocks" in name or "test" in name] == []
+    r = Reader(log)
+    assert list(r) == RECORDS
+    assert _testing.blocks_in_place(r) >= _testing.blocks_bounced(r) >= 0
+    with pytest.raises(TypeError, match="takes a Reader"):
+        _testing.blocks_in_place(log.read_bytes())
+    with pytest.raises(AttributeError, match="no hook"):
+        _testing.blocks_nowhere  # noqa: B018
