@@ -58,7 +58,9 @@ static inline void PyErr_SetRaisedException(PyObject *exc) {
 
 /* Records and buffers at least this large release the GIL while encoded or
  * checksummed (crc32c(), Writer): below it, taking the GIL back costs more
- * than it frees. */
+ * than it frees. The Reader checksums one physical record at a time, never
+ * longer than a block and so below this: it has its own threshold
+ * (reader.c). */
 #define LLPY_GIL_THRESHOLD (64 * 1024)
 
 /* ---- module state ----------------------------------------------------- */

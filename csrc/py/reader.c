@@ -15,7 +15,10 @@
 
 #include <string.h>
 
-/* Physical records at least this long are checksummed without the GIL. */
+/* Physical records at least this long are checksummed without the GIL.
+ * It is not LLPY_GIL_THRESHOLD: the core checks one physical record at a
+ * time, and none is longer than a block, so only a share of a block can be
+ * worth releasing the GIL for. */
 #define GIL_FRAGMENT (16 * 1024)
 
 /* ---- iteration ---------------------------------------------------------- */

@@ -7,8 +7,9 @@
  * (tp_init: options and source), reader_damage.c (reports, and the core's
  * verdicts on damage acted on), reader_assembly.c (fragmented records
  * built into bytes objects or Arrow batches), reader_fill.c (feeding the
- * core blocks); and, through this header, reader_dialect.c,
- * reader_pickle.c and reader_arrow.c.
+ * core blocks); and, through this header, reader_pickle.c, reader_arrow.c,
+ * reader_testing.c and module.c. (reader_dialect.c, the dialect options
+ * and metadata state, knows no Reader: reader_dialect.h.)
  */
 #ifndef LLPY_READER_H
 #define LLPY_READER_H
@@ -16,8 +17,6 @@
 #include "module.h"
 
 typedef struct llpy_reader llpy_reader;
-
-extern PyType_Spec llpy_reader_spec;
 
 /* The reader's lock (0, or -1 with an exception set), and giving it up. */
 int llpy_reader_acquire(llpy_reader *self);
