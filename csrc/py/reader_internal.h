@@ -74,7 +74,7 @@ struct llpy_reader {
     uint64_t in_place_offset; /* file offset of the next one */
     uint8_t *in_place_body;   /* its payload */
 #endif
-    uint64_t blocks_in_place; /* fed so, for tests (_blocks_in_place) */
+    uint64_t blocks_in_place; /* fed so, for tests (reader_testing.c) */
     uint64_t blocks_bounced;  /* of those, read through the block buffer */
     /* Other dialects */
     llog_dialect dialect;
