@@ -269,3 +269,12 @@ def test_the_reader_type_carries_no_test_hooks(log: Path) -> None:
         _testing.blocks_in_place(log.read_bytes())
     with pytest.raises(AttributeError, match="no hook"):
         _testing.blocks_nowhere  # noqa: B018
+
+
+def test_a_reader_never_initialized_raises_instead_of_crashing() -> None:
+    r = Reader.__new__(Reader)  # __init__ skipped (a subclass may forget to call it)
+    for call in (next, iter, lambda r: r.position, lambda r: r.iter_batches()):
+        with pytest.raises(ValueError, match="not initialized"):
+            call(r)
+    assert r.name is None
+    assert "uninitialized" in repr(r)
