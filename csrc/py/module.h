@@ -13,7 +13,8 @@
  *   arrow.h            the Arrow C interfaces (reader_arrow.c,
  *                      writer_arrow.c)
  *   reader.h           the Reader as other files see it: opaque, accessors
- *   reader_internal.h  the Reader's fields, for its own files alone
+ *   reader_internal.h  what the Reader's own files ask of each other
+ *                      (each keeps its fields in its .c file)
  *   reader_dialect.h   the dialect options and the Reader's metadata state
  *   writer.h           the Writer as other files see it
  *   writer_internal.h  the Writer's fields and its files' functions, for

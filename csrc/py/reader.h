@@ -1,7 +1,8 @@
 /*
  * reader.h - the Reader (reader.c) as the binding's other files use it:
- * an opaque object and the accessors they need. Only the Reader's own
- * files (reader_internal.h) see its fields.
+ * an opaque object and the accessors they need. Its fields are reader.c's
+ * alone; the Reader's own files ask each other through
+ * reader_internal.h.
  *
  * The Reader's files: reader.c (the type and its iteration), reader_open.c
  * (tp_init: options and source), reader_damage.c (reports, and the core's
