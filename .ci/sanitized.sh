@@ -24,7 +24,7 @@ default_tests=(tests/writer/test_writer.py tests/writer/test_writer_modes.py tes
                tests/format/test_differential.py tests/format/test_corruption.py tests/format/test_model.py
                tests/faults/test_faults.py tests/faults/test_threads_stress.py tests/reader/test_in_place.py
                tests/dialects/test_dialects.py tests/dialects/test_dialect_api.py tests/reader/test_arrow.py
-               tests/writer/test_write_many_arrow.py)
+               tests/writer/test_write_many_arrow.py tests/reader/test_reader_shape.py)
 if [ $# -eq 0 ]; then
     for t in "${default_tests[@]}"; do
         [ -e "$t" ] && set -- "$@" "$t"

@@ -73,6 +73,9 @@ PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
 /* Reader.__arrow_c_stream__(requested_schema=None). */
 PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
                                    PyObject *kwds);
+/* Reader.to_arrow(offset_type="uint64", data_type="large_binary"). */
+PyObject *llpy_reader_to_arrow(PyObject *reader, PyObject *args,
+                               PyObject *kwds);
 
 /* ---- import (writer_arrow.c) ------------------------------------------ */
 

@@ -209,6 +209,11 @@ static PyMethodDef module_methods[] = {
      METH_FASTCALL, LLPY_DOC__log_options},
     {"_tail_end", (PyCFunction)(void (*)(void))llpy_tail_end, METH_FASTCALL,
      LLPY_DOC__tail_end},
+    /* the Reader's test hooks (reader_testing.c) */
+    {"_test_blocks_in_place", llpy_test_blocks_in_place, METH_O,
+     LLPY_DOC__test_blocks_in_place},
+    {"_test_blocks_bounced", llpy_test_blocks_bounced, METH_O,
+     LLPY_DOC__test_blocks_bounced},
     {NULL, NULL, 0, NULL}};
 
 /* Appends the name of CRC-32C implementation i; -1 with an exception set. */

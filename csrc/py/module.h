@@ -15,7 +15,8 @@
  *   arrow.h            the Arrow C interfaces (reader_arrow.c,
  *                      writer_arrow.c)
  *   reader.h           the Reader as other files see it: opaque, accessors
- *   reader_internal.h  the Reader's fields, for its own files alone
+ *   reader_internal.h  what the Reader's own files ask of each other
+ *                      (each keeps its fields in its .c file)
  *   log_options.h      the options every reader and writer takes alike:
  *                      dialect, log number, recovery mode (log_options.c)
  *   reader_dialect.h   the Reader's metadata state
@@ -62,7 +63,9 @@ static inline void PyErr_SetRaisedException(PyObject *exc) {
 
 /* Records and buffers at least this large release the GIL while encoded or
  * checksummed (crc32c(), Writer): below it, taking the GIL back costs more
- * than it frees. */
+ * than it frees. The Reader checksums one physical record at a time, never
+ * longer than a block and so below this: it has its own threshold
+ * (reader.c). */
 #define LLPY_GIL_THRESHOLD (64 * 1024)
 
 /* ---- module state ----------------------------------------------------- */
@@ -131,5 +134,9 @@ PyObject *llpy_scan_block(PyObject *module, PyObject *const *args,
                           Py_ssize_t nargs);
 PyObject *llpy_tail_end(PyObject *module, PyObject *const *args,
                         Py_ssize_t nargs);
+/* The Reader's test hooks, _test_blocks_in_place and _test_blocks_bounced
+ * (reader_testing.c). */
+PyObject *llpy_test_blocks_in_place(PyObject *module, PyObject *arg);
+PyObject *llpy_test_blocks_bounced(PyObject *module, PyObject *arg);
 
 #endif /* LLPY_MODULE_H */

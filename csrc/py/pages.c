@@ -3,14 +3,15 @@
  * system has them: the columns of Arrow batches (reader_arrow.c).
  *
  * Memory a process touches for the first time costs a page fault per page,
- * which can cost more than writing the bytes there; huge pages take one
- * fault where small pages take hundreds (bench/README.md, "Fresh memory",
- * has the figures). An Arrow batch is mostly fresh memory: every batch a
- * consumer keeps (pyarrow.table(reader) keeps them all) is a new one. So
- * buffers of at least LLPY_PAGES_MIN bytes are mapped here and asked for in
- * huge pages (madvise, Linux; elsewhere, and when the system has none, they
- * come in small pages), and grow by mremap, which moves pages instead of
- * copying bytes. Smaller ones stay with malloc.
+ * which can cost more than writing the bytes there; a huge page takes one
+ * fault for a range that small pages take one each for (bench/README.md,
+ * "Fresh memory", has the measurements). An Arrow batch is mostly fresh
+ * memory: every batch a consumer keeps (pyarrow.table(reader) keeps them
+ * all) is a new one. So buffers of at least LLPY_PAGES_MIN bytes are
+ * mapped here and asked for in huge pages (madvise, Linux; elsewhere, and
+ * when the system has none, they come in small pages), and grow by mremap,
+ * which moves pages instead of copying bytes. Smaller ones stay with
+ * malloc.
  *
  * Only pages touched count, and a huge page counts whole; a batch fills
  * its buffer to near its end. A huge page only fills a whole aligned 2 MiB

@@ -1,11 +1,12 @@
 /*
- * reader.c - the Reader type: its slots, properties, methods and
+ * reader.c - the Reader type: its fields, slots, properties, methods and
  * docstring, and iteration (the per-record hot path, in this one file so
- * that the compiler can inline it). Only the Reader's own files see its
- * fields (reader_internal.h): making it is reader_open.c's, what damage
- * does (reports, and the core's verdicts acted on) reader_damage.c's,
- * building fragmented records reader_assembly.c's, and feeding the core
- * blocks reader_fill.c's; the rest of the binding uses reader.h.
+ * that the compiler can inline it). The fields are this file's alone; the
+ * Reader's other files use functions (reader_internal.h): making it is
+ * reader_open.c's, what damage does (reports, and the core's verdicts
+ * acted on) reader_damage.c's, building fragmented records
+ * reader_assembly.c's, and feeding the core blocks reader_fill.c's; the
+ * rest of the binding uses reader.h.
  */
 #include "arrow.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
@@ -15,15 +16,49 @@
 
 #include <string.h>
 
-/* Physical records at least this long are checksummed without the GIL. */
+/* Physical records at least this long are checksummed without the GIL.
+ * It is not LLPY_GIL_THRESHOLD: the core checks one physical record at a
+ * time, and none is longer than a block, so only a share of a block can be
+ * worth releasing the GIL for. */
 #define GIL_FRAGMENT (16 * 1024)
+
+struct llpy_reader {
+    PyObject_HEAD llog_reader *core;
+    llpy_lock lock;
+    llpy_feed *feed;         /* the source, read (reader_fill.c) */
+    llpy_assembly *assembly; /* fragmented records built (reader_assembly.c) */
+    llog_recovery recovery;
+    int verify_checksums;
+    uint64_t start, end;
+    PyObject *source; /* the source as given: repr, warnings, pickling */
+    PyObject *name;   /* Reader.name: the path, a file's name, or None */
+    PyObject *on_corruption; /* callable or NULL */
+    /* A source given as a URL: its storage_options (None or a mapping), kept
+     * for pickling; a file object opened for it is then the reader's own,
+     * closed with it. NULL for every other source. */
+    PyObject *storage_options;
+    int finished;    /* no more records, ever */
+    unsigned warned; /* enum llpy_reader_warning flags */
+    int arrow_spent; /* an Arrow stream export was read to the end */
+    int in_callback; /* on_corruption is running (events still queued) */
+    int closed;
+    int has_last;
+    uint64_t last_record_offset;
+    uint64_t dropped_bytes;
+    PyThreadState *released; /* the GIL's saved state while the core runs
+                                without it, else NULL */
+    /* Other dialects */
+    llog_dialect dialect;
+    int has_log_number, recycled; /* the core's, kept when it is freed */
+    uint64_t log_number;
+    llpy_meta meta; /* what metadata records said (reader_dialect.c) */
+};
 
 /* ---- iteration ---------------------------------------------------------- */
 
 void llpy_reader_finish(llpy_reader *self) {
     self->finished = 1;
-    if (self->kind == LLPY_SRC_BUFFER && self->view.obj != NULL)
-        PyBuffer_Release(&self->view); /* exhausted: let the buffer go */
+    llpy_feed_finished(self->feed); /* exhausted: a buffer is let go */
 }
 
 /* The core's next event. A long checksum runs without the GIL, letting
@@ -44,7 +79,7 @@ static void reader_step(llpy_reader *self, llog_event *ev) {
 static PyObject *reader_record(llpy_reader *self, const llog_event *ev) {
     PyObject *rec;
     if (ev->assembled) {
-        rec = llpy_assembly_take(self, ev->len);
+        rec = llpy_assembly_take(self->assembly, ev->len);
     } else {
         rec = PyBytes_FromStringAndSize((const char *)ev->data,
                                         (Py_ssize_t)ev->len);
@@ -61,7 +96,7 @@ static PyObject *reader_record(llpy_reader *self, const llog_event *ev) {
  * grown since (a record completed after it; RocksDB's reader re-reads in
  * the same case). The core asks for the same block again. */
 static int reader_eof_stale(const llpy_reader *self, int *fed) {
-    if (*fed || self->kind == LLPY_SRC_BUFFER)
+    if (*fed || llpy_feed_kind(self->feed) == LLPY_SRC_BUFFER)
         return 0;
     *fed = 1;
     return 1;
@@ -84,7 +119,7 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
             break;
         case LLOG_EV_NEED_BLOCK:
             fed = 1;
-            if (llpy_reader_fill(self) < 0)
+            if (llpy_feed_fill(self->feed) < 0)
                 return NULL;
             break;
         case LLOG_EV_EOF:
@@ -118,7 +153,7 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
         switch (ev->kind) {
         case LLOG_EV_RECORD:
             if (ev->assembled)
-                llpy_assembly_view(self, ev);
+                llpy_assembly_view(self->assembly, ev);
             self->has_last = 1;
             self->last_record_offset = ev->offset;
             return 1;
@@ -130,7 +165,7 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
         }
         case LLOG_EV_NEED_BLOCK:
             fed = 1;
-            if (llpy_reader_fill(self) < 0)
+            if (llpy_feed_fill(self->feed) < 0)
                 return -1;
             break;
         case LLOG_EV_EOF:
@@ -165,51 +200,29 @@ static PyObject *Reader_iternext(PyObject *op) {
 
 /* ---- the type: slots and properties ------------------------------------ */
 
-/* Lets the source go: a buffer is released, a descriptor or a URL's file
- * object the reader opened is closed, the block buffer freed. */
-static void reader_release_source(llpy_reader *self) {
-    if (self->view.obj != NULL)
-        PyBuffer_Release(&self->view);
-    if (self->kind == LLPY_SRC_FD && self->fd >= 0) {
-        llpy_close_fd(self->fd);
-        self->fd = -1;
-    }
-    if (self->file != NULL && self->storage_options != NULL) {
-        /* a URL's file object is the reader's own */
-        PyObject *r = PyObject_CallMethod(self->file, "close", NULL);
-        if (r == NULL)
-            PyErr_WriteUnraisable(self->file);
-        Py_XDECREF(r);
-    }
-    Py_CLEAR(self->file);
-    llpy_io_free(self->block);
-    self->block = NULL;
-}
-
 static PyObject *Reader_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    return llpy_lock_new_object(type, offsetof(llpy_reader, lock),
-                                offsetof(llpy_reader, fd));
+    PyObject *self = type->tp_alloc(type, 0);
+    if (self != NULL && llpy_lock_init(&((llpy_reader *)self)->lock) < 0)
+        Py_CLEAR(self);
+    return self;
 }
 
 static void reader_close_locked(llpy_reader *self) {
     if (self->closed)
         return;
     self->closed = 1;
-    reader_release_source(self);
-    if (self->core != NULL) { /* what the getters still say */
+    llpy_feed_close(self->feed); /* the source let go */
+    if (self->core != NULL) {    /* what the getters still say */
         self->has_log_number =
             llog_reader_log_number(self->core, &self->log_number);
         self->recycled = llog_reader_recycled(self->core);
     }
     llog_reader_free(self->core);
     self->core = NULL;
-#ifdef LLPY_IN_PLACE_BLOCKS
-    self->in_place_left = 0; /* their payloads were in what goes now */
-#endif
-    llpy_assembly_free(self);
+    llpy_assembly_clear(self->assembly);
 }
 
 static PyObject *Reader_close(PyObject *op, PyObject *unused) {
@@ -246,24 +259,24 @@ static PyObject *Reader_iter(PyObject *op) {
 static PyObject *Reader_repr(PyObject *op) {
     llpy_reader *self = (llpy_reader *)op;
     const char *state = self->closed ? " closed" : "";
-    if (self->name == NULL)
+    if (self->source == NULL)
         return PyUnicode_FromFormat("<%s uninitialized>",
                                     Py_TYPE(op)->tp_name);
-    if (self->kind == LLPY_SRC_BUFFER)
+    if (llpy_feed_kind(self->feed) == LLPY_SRC_BUFFER)
         return PyUnicode_FromFormat(
             "<leveldb_log.Reader over %.100s recovery='%s'%s>",
-            Py_TYPE(self->name)->tp_name, llog_recovery_name(self->recovery),
+            Py_TYPE(self->source)->tp_name, llog_recovery_name(self->recovery),
             state);
     return PyUnicode_FromFormat("<leveldb_log.Reader %R recovery='%s'%s>",
-                                self->name, llog_recovery_name(self->recovery),
-                                state);
+                                self->source,
+                                llog_recovery_name(self->recovery), state);
 }
 
 /* Counters change while another thread iterates: read them under the lock
  * (free-threaded builds have no GIL to make a plain read safe). */
 typedef struct {
     int has_last;
-    uint64_t last, dropped, in_place, bounced;
+    uint64_t last, dropped;
 } reader_counts;
 
 static int reader_counters(PyObject *op, reader_counts *out) {
@@ -273,8 +286,6 @@ static int reader_counters(PyObject *op, reader_counts *out) {
     out->has_last = self->has_last;
     out->last = self->last_record_offset;
     out->dropped = self->dropped_bytes;
-    out->in_place = self->blocks_in_place;
-    out->bounced = self->blocks_bounced;
     llpy_lock_release(&self->lock);
     return 0;
 }
@@ -295,22 +306,6 @@ static PyObject *Reader_get_dropped(PyObject *op, void *closure) {
     if (reader_counters(op, &c) < 0)
         return NULL;
     return PyLong_FromUnsignedLongLong(c.dropped);
-}
-
-static PyObject *Reader_get_in_place(PyObject *op, void *closure) {
-    (void)closure;
-    reader_counts c;
-    if (reader_counters(op, &c) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(c.in_place);
-}
-
-static PyObject *Reader_get_bounced(PyObject *op, void *closure) {
-    (void)closure;
-    reader_counts c;
-    if (reader_counters(op, &c) < 0)
-        return NULL;
-    return PyLong_FromUnsignedLongLong(c.bounced);
 }
 
 static PyObject *Reader_get_closed(PyObject *op, void *closure) {
@@ -342,17 +337,25 @@ static PyObject *Reader_get_end(PyObject *op, void *closure) {
     return PyLong_FromUnsignedLongLong(self->end);
 }
 
+/* Where reading goes on is the file's: a closed reader has none (io's
+ * rule), while its options and counters stay readable. */
 static PyObject *Reader_get_position(PyObject *op, void *closure) {
     (void)closure;
     llpy_reader *self = (llpy_reader *)op;
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
-    int known = self->core != NULL; /* close() frees the core */
-    uint64_t position = known ? llog_reader_position(self->core) : 0;
+    int open = llpy_reader_check_open(self) == 0;
+    uint64_t position = open ? llog_reader_position(self->core) : 0;
     llpy_lock_release(&self->lock);
-    if (!known)
-        Py_RETURN_NONE;
+    if (!open)
+        return NULL;
     return PyLong_FromUnsignedLongLong(position);
+}
+
+static PyObject *Reader_get_name(PyObject *op, void *closure) {
+    (void)closure;
+    PyObject *name = ((llpy_reader *)op)->name;
+    return Py_NewRef(name != NULL ? name : Py_None);
 }
 
 static PyObject *Reader_get_dialect(PyObject *op, void *closure) {
@@ -415,15 +418,18 @@ int llpy_reader_acquire(llpy_reader *self) {
 void llpy_reader_release(llpy_reader *self) { llpy_lock_release(&self->lock); }
 
 int llpy_reader_check_open(llpy_reader *self) {
-    if (self->closed) {
-        PyErr_SetString(PyExc_ValueError, "I/O operation on closed reader");
+    if (self->closed || self->core == NULL) {
+        PyErr_SetString(PyExc_ValueError,
+                        self->closed ? "I/O operation on closed Reader"
+                                     : "Reader is not initialized");
         return -1;
     }
     return 0;
 }
 
 int llpy_reader_runs_possible(const llpy_reader *self) {
-    return !self->finished && !self->closed && !self->in_redirect;
+    return !self->finished && !self->closed &&
+           !llpy_assembly_redirecting(self->assembly);
 }
 
 size_t llpy_reader_next_run(llpy_reader *self, llog_run *run) {
@@ -435,18 +441,48 @@ size_t llpy_reader_next_run(llpy_reader *self, llog_run *run) {
     return n;
 }
 
+void llpy_reader_redirect(llpy_reader *self, llog_reserve_fn fn, void *ctx) {
+    llpy_assembly_redirect(self->assembly, fn, ctx);
+}
+
+int llpy_reader_redirect_end(llpy_reader *self) {
+    uint8_t **pending = NULL; /* payloads read in place, moved with it */
+    size_t len = self->feed ? llpy_feed_pending(self->feed, &pending) : 0;
+    if (self->assembly == NULL ||
+        llpy_assembly_redirect_end(self->assembly, self->core, pending, len) ==
+            0)
+        return 0;
+    llpy_reader_finish(self); /* the core's bytes are going away */
+    return -1;
+}
+
 int llpy_reader_arrow_spent(llpy_reader *self) { return self->arrow_spent; }
 
 void llpy_reader_set_arrow_spent(llpy_reader *self) { self->arrow_spent = 1; }
 
+int llpy_reader_blocks_of(llpy_reader *self, llpy_reader_blocks *out) {
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return -1;
+    *out = (llpy_reader_blocks){0, 0};
+    if (self->feed != NULL)
+        llpy_feed_blocks(self->feed, &out->in_place, &out->bounced);
+    llpy_lock_release(&self->lock);
+    return 0;
+}
+
+/* A path or URL: it can be opened again. */
+static int reader_over_path(const llpy_reader *self) {
+    return self->storage_options != NULL ||
+           (self->feed != NULL && llpy_feed_kind(self->feed) == LLPY_SRC_FD);
+}
+
 int llpy_reader_state_of(llpy_reader *self, llpy_reader_state *out) {
     if (llpy_lock_acquire(&self->lock) < 0)
         return -1;
-    *out = (llpy_reader_state){.name = self->name,
+    *out = (llpy_reader_state){.name = self->source,
                                .on_corruption = self->on_corruption,
                                .storage_options = self->storage_options,
-                               .over_path = self->kind == LLPY_SRC_FD ||
-                                            self->storage_options,
+                               .over_path = reader_over_path(self),
                                .closed = self->closed,
                                .in_callback = self->in_callback,
                                .finished = self->finished,
@@ -482,24 +518,111 @@ int llpy_reader_set_progress(llpy_reader *self, int has_last, uint64_t last,
     return 0;
 }
 
+/* ---- what the Reader's own files use (reader_internal.h) ---------------- */
+
+int llpy_reader_initialized(const llpy_reader *self) {
+    return self->core != NULL || self->closed;
+}
+
+int llpy_reader_adopt(llpy_reader *self, llog_reader_options *opt,
+                      llpy_feed *feed, PyObject *source, PyObject *name,
+                      PyObject *on_corruption, PyObject *storage_options) {
+    llpy_feed_free(self->feed); /* of an earlier tp_init that failed */
+    self->feed = feed;
+    Py_XSETREF(self->name, name);
+    Py_XSETREF(self->source, Py_NewRef(source));
+    Py_XSETREF(self->on_corruption, Py_XNewRef(on_corruption));
+    Py_XSETREF(self->storage_options, Py_XNewRef(storage_options));
+    self->recovery = opt->recovery;
+    self->verify_checksums = opt->verify_checksums;
+    self->start = opt->start;
+    self->end = opt->end;
+    self->dialect = opt->dialect;
+    if (self->assembly == NULL)
+        self->assembly =
+            llpy_assembly_new(llpy_state_of(Py_TYPE(self)), &self->released);
+    llpy_meta_clear(&self->meta);
+    if (self->assembly == NULL || llpy_meta_init(&self->meta, opt) < 0)
+        return -1;
+    opt->reserve = llpy_assembly_reserve;
+    opt->reserve_ctx = self->assembly;
+    self->core = llog_reader_new(opt);
+    if (self->core == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    llpy_feed_attach(feed, self->core, self->assembly);
+    return 0;
+}
+
+PyObject *llpy_reader_source(const llpy_reader *self) { return self->source; }
+
+PyObject *llpy_reader_on_corruption(const llpy_reader *self) {
+    return self->on_corruption;
+}
+
+llog_reader *llpy_reader_core(const llpy_reader *self) { return self->core; }
+
+int llpy_reader_over_buffer(const llpy_reader *self) {
+    return llpy_feed_kind(self->feed) == LLPY_SRC_BUFFER;
+}
+
+int llpy_reader_closed(const llpy_reader *self) { return self->closed; }
+
+void llpy_reader_count_dropped(llpy_reader *self, uint64_t n) {
+    self->dropped_bytes += n;
+}
+
+int llpy_reader_warned(const llpy_reader *self, enum llpy_reader_warning w) {
+    return (self->warned & (unsigned)w) != 0;
+}
+
+void llpy_reader_set_warned(llpy_reader *self, enum llpy_reader_warning w) {
+    self->warned |= (unsigned)w;
+}
+
+int llpy_reader_callback_enter(llpy_reader *self, llog_reserve_fn *fn,
+                               void **ctx) {
+    *fn = llpy_assembly_redirect_of(self->assembly, ctx);
+    if (*fn != NULL && llpy_reader_redirect_end(self) < 0)
+        return -1;
+    self->in_callback++;
+    llpy_lock_release(&self->lock);
+    return 0;
+}
+
+void llpy_reader_callback_leave(llpy_reader *self, llog_reserve_fn fn,
+                                void *ctx) {
+    (void)llpy_lock_acquire(&self->lock);
+    self->in_callback--;
+    if (fn != NULL)
+        llpy_reader_redirect(self, fn, ctx);
+}
+
+enum llpy_source_change llpy_reader_source_change(llpy_reader *self,
+                                                  uint64_t *size) {
+    return llpy_feed_change(self->feed, size);
+}
+
 /* ---- the type: garbage collection, tables, docstring -------------------- */
 
 static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
     llpy_reader *self = (llpy_reader *)op;
     Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->source);
     Py_VISIT(self->name);
     Py_VISIT(self->on_corruption);
-    Py_VISIT(self->file);
     Py_VISIT(self->storage_options);
-    Py_VISIT(self->view.obj);
-    return llpy_meta_traverse(&self->meta, visit, arg);
+    int rc = llpy_feed_traverse(self->feed, visit, arg);
+    return rc ? rc : llpy_meta_traverse(&self->meta, visit, arg);
 }
 
 static int Reader_clear(PyObject *op) {
     llpy_reader *self = (llpy_reader *)op;
+    Py_CLEAR(self->source);
     Py_CLEAR(self->name);
     Py_CLEAR(self->on_corruption);
-    Py_CLEAR(self->file);
+    llpy_feed_clear(self->feed);
     llpy_meta_clear(&self->meta);
     Py_CLEAR(self->storage_options);
     return 0;
@@ -511,6 +634,8 @@ static void Reader_dealloc(PyObject *op) {
     PyObject_GC_UnTrack(op);
     reader_close_locked(self);
     Reader_clear(op);
+    llpy_feed_free(self->feed);
+    llpy_assembly_free(self->assembly);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);
@@ -527,6 +652,8 @@ static PyMethodDef Reader_methods[] = {
     {"__arrow_c_stream__",
      (PyCFunction)(void (*)(void))llpy_reader_arrow_stream,
      METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Reader___arrow_c_stream__},
+    {"to_arrow", (PyCFunction)(void (*)(void))llpy_reader_to_arrow,
+     METH_VARARGS | METH_KEYWORDS, LLPY_DOC_Reader_to_arrow},
     {"_restore", llpy_reader_restore, METH_VARARGS, LLPY_DOC_Reader__restore},
     {NULL, NULL, 0, NULL}};
 
@@ -545,6 +672,7 @@ static PyGetSetDef Reader_getset[] = {
      LLPY_DOC_Reader_last_record_offset, NULL},
     {"dropped_bytes", Reader_get_dropped, NULL, LLPY_DOC_Reader_dropped_bytes,
      NULL},
+    {"name", Reader_get_name, NULL, LLPY_DOC_Reader_name, NULL},
     {"closed", Reader_get_closed, NULL, LLPY_DOC_Reader_closed, NULL},
     {"recovery", Reader_get_recovery, NULL, LLPY_DOC_Reader_recovery, NULL},
     {"verify_checksums", Reader_get_verify, NULL,
@@ -552,10 +680,6 @@ static PyGetSetDef Reader_getset[] = {
     {"start", Reader_get_start, NULL, LLPY_DOC_Reader_start, NULL},
     {"end", Reader_get_end, NULL, LLPY_DOC_Reader_end, NULL},
     {"position", Reader_get_position, NULL, LLPY_DOC_Reader_position, NULL},
-    {"_blocks_in_place", Reader_get_in_place, NULL,
-     LLPY_DOC_Reader__blocks_in_place, NULL},
-    {"_blocks_bounced", Reader_get_bounced, NULL,
-     LLPY_DOC_Reader__blocks_bounced, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(Reader_doc, LLPY_DOC_Reader);

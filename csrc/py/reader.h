@@ -1,14 +1,16 @@
 /*
  * reader.h - the Reader (reader.c) as the binding's other files use it:
- * an opaque object and the accessors they need. Only the Reader's own
- * files (reader_internal.h) see its fields.
+ * an opaque object and the accessors they need. Its fields are reader.c's
+ * alone; the Reader's own files ask each other through
+ * reader_internal.h.
  *
  * The Reader's files: reader.c (the type and its iteration), reader_open.c
  * (tp_init: options and source), reader_damage.c (reports, and the core's
  * verdicts on damage acted on), reader_assembly.c (fragmented records
  * built into bytes objects or Arrow batches), reader_fill.c (feeding the
- * core blocks); and, through this header, reader_dialect.c,
- * reader_pickle.c and reader_arrow.c.
+ * core blocks); and, through this header, reader_pickle.c, reader_arrow.c,
+ * reader_testing.c and module.c. (reader_dialect.c, the dialect options
+ * and metadata state, knows no Reader: reader_dialect.h.)
  */
 #ifndef LLPY_READER_H
 #define LLPY_READER_H
@@ -16,8 +18,6 @@
 #include "module.h"
 
 typedef struct llpy_reader llpy_reader;
-
-extern PyType_Spec llpy_reader_spec;
 
 /* The reader's lock (0, or -1 with an exception set), and giving it up. */
 int llpy_reader_acquire(llpy_reader *self);
@@ -53,6 +53,18 @@ int llpy_reader_redirect_end(llpy_reader *self);
  * refused. */
 int llpy_reader_arrow_spent(llpy_reader *self);
 void llpy_reader_set_arrow_spent(llpy_reader *self);
+
+/* ---- test hooks (reader_testing.c) --------------------------------------
+ */
+
+/* How many blocks were read in place (their payload straight into the
+ * record being assembled), and of those, through the block buffer. */
+typedef struct llpy_reader_blocks {
+    uint64_t in_place, bounced;
+} llpy_reader_blocks;
+
+/* Fills *out under the lock; 0, or -1 with an exception set. */
+int llpy_reader_blocks_of(llpy_reader *self, llpy_reader_blocks *out);
 
 /* ---- pickling (reader_pickle.c) ------------------------------------------
  */

@@ -827,7 +827,36 @@ PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
         parse_type(data_type, "data_type", "large_binary", "binary",
                    TYPE_BINARY, &types) < 0)
         return NULL;
+    if (llpy_reader_check_open((llpy_reader *)reader) < 0)
+        return NULL;
     return batches_make(reader, max_records, max_bytes, types);
+}
+
+/* Reader.to_arrow(): the checks here, so that they are iter_batches' own;
+ * the table is made by leveldb_log._arrow_table, the one place that imports
+ * pyarrow, from the stream below in the types asked for. */
+PyObject *llpy_reader_to_arrow(PyObject *reader, PyObject *args,
+                               PyObject *kwds) {
+    static char *kwlist[] = {"offset_type", "data_type", NULL};
+    PyObject *offset_type = NULL, *data_type = NULL;
+    unsigned types = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OO:to_arrow", kwlist,
+                                     &offset_type, &data_type) ||
+        parse_type(offset_type, "offset_type", "uint64", "int64",
+                   TYPE_INT64_OFFSETS, &types) < 0 ||
+        parse_type(data_type, "data_type", "large_binary", "binary",
+                   TYPE_BINARY, &types) < 0 ||
+        llpy_reader_check_open((llpy_reader *)reader) < 0)
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("leveldb_log._arrow_table");
+    if (mod == NULL)
+        return NULL;
+    PyObject *table =
+        PyObject_CallMethod(mod, "reader_table", "Oss", reader,
+                            types & TYPE_INT64_OFFSETS ? "int64" : "uint64",
+                            types & TYPE_BINARY ? "binary" : "large_binary");
+    Py_DECREF(mod);
+    return table;
 }
 
 /* ---- the stream ------------------------------------------------------- */
@@ -943,7 +972,8 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
     static char *kwlist[] = LLPY_KWLIST_Reader___arrow_c_stream__;
     PyObject *requested;
     if (parse_requested(args, kwds, LLPY_FORMAT_Reader___arrow_c_stream__("O"),
-                        kwlist, &requested) < 0)
+                        kwlist, &requested) < 0 ||
+        llpy_reader_check_open((llpy_reader *)reader) < 0)
         return NULL;
     if (llpy_reader_arrow_spent((llpy_reader *)reader)) {
         /* As a spent pyarrow RecordBatchReader refuses: an empty table

@@ -9,6 +9,37 @@
 
 #include <string.h>
 
+/* What assembling needs beside the core: its buffers, the lengths of the
+ * last records as guesses of the next one's, and the redirect. */
+struct llpy_assembly {
+    llpy_state *st; /* the module's: guesses shared by every reader */
+    /* The reader's saved GIL state while the core runs without it (else
+     * NULL): the reserve callback takes the GIL back meanwhile. */
+    PyThreadState **released;
+    PyObject *bytes;  /* a fragmented record is built in this, */
+    uint8_t *scratch; /* or this, when in_scratch */
+    size_t scratch_cap;
+    int in_scratch;
+    size_t last_len, prev_len; /* the last two such records' lengths */
+    /* While an Arrow batch is filled (reader_arrow.c), records are built
+     * through redirect, in the batch's own buffer; in_redirect says the
+     * record being built is there. */
+    llog_reserve_fn redirect;
+    void *redirect_ctx;
+    int in_redirect;
+};
+
+llpy_assembly *llpy_assembly_new(llpy_state *st, PyThreadState **released) {
+    llpy_assembly *a = PyMem_RawCalloc(1, sizeof *a);
+    if (a == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    a->st = st;
+    a->released = released;
+    return a;
+}
+
 /* Lengths remembered of fragmented records are capped at this: a guess of
  * the next one's, sizing the bytes object it is assembled in. */
 #define ASSEMBLY_HINT_MAX ((size_t)64 << 20)
@@ -38,25 +69,25 @@ static void shared_size_set(Py_ssize_t *at, size_t value) {
 #endif
 }
 
-size_t llpy_reader_assembly_hint(llpy_reader *self) {
+size_t llpy_assembly_hint(const llpy_assembly *self) {
     if (self->last_len > 0)
         return self->last_len;
-    return shared_size(&llpy_state_of(Py_TYPE(self))->assembly_hint);
+    return shared_size(&self->st->assembly_hint);
 }
 
 /* The length the next fragmented record can be expected to have, when the
  * last two agree (else 0): it is then built in a bytes object that long. */
-static size_t assembly_expect(llpy_reader *self) {
+static size_t assembly_expect(const llpy_assembly *self) {
     if (self->prev_len > 0)
         return agreeing(self->last_len, self->prev_len);
-    return shared_size(&llpy_state_of(Py_TYPE(self))->assembly_expect);
+    return shared_size(&self->st->assembly_expect);
 }
 
-static void assembly_learn(llpy_reader *self, size_t len) {
+static void assembly_learn(llpy_assembly *self, size_t len) {
     if (len > ASSEMBLY_HINT_MAX)
         len = ASSEMBLY_HINT_MAX;
-    llpy_state *st = llpy_state_of(Py_TYPE(self));
-    size_t expect = agreeing(len, llpy_reader_assembly_hint(self));
+    llpy_state *st = self->st;
+    size_t expect = agreeing(len, llpy_assembly_hint(self));
     self->prev_len = self->last_len;
     self->last_len = len;
     shared_size_set(&st->assembly_hint, len);
@@ -64,7 +95,8 @@ static void assembly_learn(llpy_reader *self, size_t len) {
 }
 
 /* Room for `need` bytes in the scratch buffer, what it holds kept. */
-static uint8_t *scratch_reserve(llpy_reader *self, size_t need, size_t *cap) {
+static uint8_t *scratch_reserve(llpy_assembly *self, size_t need,
+                                size_t *cap) {
     if (need > self->scratch_cap) {
         size_t size = self->scratch_cap < 65536 ? 65536 : self->scratch_cap;
         while (size < need)
@@ -79,29 +111,28 @@ static uint8_t *scratch_reserve(llpy_reader *self, size_t need, size_t *cap) {
     return self->scratch;
 }
 
-/* Room for `need` bytes in self->assembly, a bytes object. NULL when out of
+/* Room for `need` bytes in self->bytes, a bytes object. NULL when out of
  * memory (an exception set), or when a record being built outgrows it
  * (`len` > 0: no exception; it then goes on in the scratch buffer). */
-static uint8_t *bytes_reserve(llpy_reader *self, size_t len, size_t need,
+static uint8_t *bytes_reserve(llpy_assembly *self, size_t len, size_t need,
                               size_t *cap) {
-    size_t have =
-        self->assembly ? (size_t)PyBytes_GET_SIZE(self->assembly) : 0;
+    size_t have = self->bytes ? (size_t)PyBytes_GET_SIZE(self->bytes) : 0;
     if (have < need && len > 0)
         return NULL; /* longer than expected */
     if (have < need) {
         size_t expect = assembly_expect(self);
         size_t size = expect > need ? expect : need;
-        Py_CLEAR(self->assembly);
-        self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-        if (self->assembly == NULL && size > need) {
+        Py_CLEAR(self->bytes);
+        self->bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+        if (self->bytes == NULL && size > need) {
             PyErr_Clear();
-            self->assembly = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
+            self->bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
         }
-        if (self->assembly == NULL)
+        if (self->bytes == NULL)
             return NULL;
     }
-    *cap = (size_t)PyBytes_GET_SIZE(self->assembly);
-    return (uint8_t *)PyBytes_AS_STRING(self->assembly);
+    *cap = (size_t)PyBytes_GET_SIZE(self->bytes);
+    return (uint8_t *)PyBytes_AS_STRING(self->bytes);
 }
 
 /*
@@ -118,8 +149,8 @@ static uint8_t *bytes_reserve(llpy_reader *self, size_t len, size_t need,
  */
 uint8_t *llpy_assembly_reserve(void *ctx, size_t len, size_t need,
                                size_t *cap) {
-    llpy_reader *self = ctx;
-    PyThreadState *released = self->released;
+    llpy_assembly *self = ctx;
+    PyThreadState *released = *self->released;
     if (released != NULL)
         PyEval_RestoreThread(released);
     uint8_t *buf = NULL;
@@ -127,7 +158,7 @@ uint8_t *llpy_assembly_reserve(void *ctx, size_t len, size_t need,
         self->in_redirect = self->redirect != NULL;
         self->in_scratch = !self->in_redirect && assembly_expect(self) == 0;
         if (self->in_scratch || self->in_redirect)
-            Py_CLEAR(self->assembly); /* what a dropped record left */
+            Py_CLEAR(self->bytes); /* what a dropped record left */
     }
     if (need > (size_t)PY_SSIZE_T_MAX) {
         /* no buffer that large */
@@ -135,32 +166,32 @@ uint8_t *llpy_assembly_reserve(void *ctx, size_t len, size_t need,
         buf = self->redirect(self->redirect_ctx, len, need, cap);
     } else if (!self->in_scratch) {
         buf = bytes_reserve(self, len, need, cap);
-        if (buf == NULL && len > 0) {       /* outgrown */
-            assert(self->assembly != NULL); /* it holds the first len */
+        if (buf == NULL && len > 0) {    /* outgrown */
+            assert(self->bytes != NULL); /* it holds the first len */
             self->in_scratch = 1;
             buf = scratch_reserve(self, need, cap);
             if (buf != NULL)
-                memcpy(buf, PyBytes_AS_STRING(self->assembly), len);
-            Py_CLEAR(self->assembly);
+                memcpy(buf, PyBytes_AS_STRING(self->bytes), len);
+            Py_CLEAR(self->bytes);
         }
     } else {
         buf = scratch_reserve(self, need, cap);
     }
     PyErr_Clear(); /* out of memory: the core reports LLOG_ERR_NOMEM */
     if (released != NULL)
-        self->released = PyEval_SaveThread();
+        *self->released = PyEval_SaveThread();
     return buf;
 }
 
-PyObject *llpy_assembly_take(llpy_reader *self, size_t len) {
+PyObject *llpy_assembly_take(llpy_assembly *self, size_t len) {
     assembly_learn(self, len);
     if (self->in_scratch) {
         assert(len <= self->scratch_cap);
         return PyBytes_FromStringAndSize((const char *)self->scratch,
                                          (Py_ssize_t)len);
     }
-    PyObject *rec = self->assembly;
-    self->assembly = NULL;
+    PyObject *rec = self->bytes;
+    self->bytes = NULL;
     assert(rec != NULL && (size_t)PyBytes_GET_SIZE(rec) >= len && len > 0);
     if ((size_t)PyBytes_GET_SIZE(rec) != len &&
         _PyBytes_Resize(&rec, (Py_ssize_t)len) < 0)
@@ -168,77 +199,92 @@ PyObject *llpy_assembly_take(llpy_reader *self, size_t len) {
     return rec;
 }
 
-void llpy_reader_redirect(llpy_reader *self, llog_reserve_fn fn, void *ctx) {
+void llpy_assembly_redirect(llpy_assembly *self, llog_reserve_fn fn,
+                            void *ctx) {
     assert(!self->in_redirect);
     self->redirect = fn;
     self->redirect_ctx = ctx;
 }
 
+llog_reserve_fn llpy_assembly_redirect_of(const llpy_assembly *self,
+                                          void **ctx) {
+    *ctx = self->redirect_ctx;
+    return self->redirect;
+}
+
+int llpy_assembly_redirecting(const llpy_assembly *self) {
+    return self->in_redirect;
+}
+
 /* Where the bytes of the reader's that lie in the redirect's buffer begin
  * and end: the record being assembled (where it begins in *open, else
- * NULL), then the payloads read in place for it and not yet fed (which may
- * outlive it: see reader_fill.c). */
-static int redirected_span(llpy_reader *self, uint8_t **open, uint8_t **from,
+ * NULL), then the payloads read in place for it and not yet fed (pending,
+ * which may outlive it: see reader_fill.c). */
+static int redirected_span(llog_reader *core, uint8_t *pending,
+                           size_t pending_len, uint8_t **open, uint8_t **from,
                            uint8_t **end) {
     size_t len;
     *open = *from = *end = NULL;
-    if (llog_reader_assembly(self->core, open, &len)) {
+    if (llog_reader_assembly(core, open, &len)) {
         *from = *open;
         *end = *open + len;
     }
-#ifdef LLPY_IN_PLACE_BLOCKS
-    if (self->in_place_left > 0) {
-        uint8_t *b = self->in_place_body;
-        uint8_t *e = b + (size_t)self->in_place_left * LLOG_MAX_FRAGMENT;
-        if (*from == NULL || b < *from)
-            *from = b;
+    if (pending != NULL && pending_len > 0) {
+        uint8_t *e = pending + pending_len;
+        if (*from == NULL || pending < *from)
+            *from = pending;
         if (*end == NULL || e > *end)
             *end = e;
     }
-#endif
     return *from != NULL;
 }
 
-int llpy_reader_redirect_end(llpy_reader *self) {
+int llpy_assembly_redirect_end(llpy_assembly *self, llog_reader *core,
+                               uint8_t **pending, size_t pending_len) {
     self->redirect = NULL;
     int was = self->in_redirect;
     self->in_redirect = 0;
     uint8_t *open, *from, *end;
     size_t cap;
-    if (!was || self->core == NULL ||
-        !redirected_span(self, &open, &from, &end))
+    if (!was || core == NULL ||
+        !redirected_span(core, pending ? *pending : NULL, pending_len, &open,
+                         &from, &end))
         return 0;
     uint8_t *to = scratch_reserve(self, (size_t)(end - from), &cap);
     if (to == NULL) {
-        llpy_reader_finish(self); /* the core's bytes are going away */
         PyErr_NoMemory();
         return -1;
     }
     memcpy(to, from, (size_t)(end - from));
     if (open != NULL)
-        llog_reader_assembly_moved(self->core, to + (open - from),
+        llog_reader_assembly_moved(core, to + (open - from),
                                    cap - (size_t)(open - from));
-#ifdef LLPY_IN_PLACE_BLOCKS
-    if (self->in_place_left > 0)
-        self->in_place_body = to + (self->in_place_body - from);
-#endif
+    if (pending != NULL && *pending != NULL && pending_len > 0)
+        *pending = to + (*pending - from);
     self->in_scratch = 1;
     return 0;
 }
 
-void llpy_assembly_view(llpy_reader *self, llog_event *ev) {
+void llpy_assembly_view(llpy_assembly *self, llog_event *ev) {
     assembly_learn(self, ev->len);
     if (self->in_redirect) /* (in the batch already) */
         self->in_redirect = 0;
     else
         ev->data = self->in_scratch
                        ? self->scratch
-                       : (uint8_t *)PyBytes_AS_STRING(self->assembly);
+                       : (uint8_t *)PyBytes_AS_STRING(self->bytes);
 }
 
-void llpy_assembly_free(llpy_reader *self) {
-    Py_CLEAR(self->assembly);
+void llpy_assembly_clear(llpy_assembly *self) {
+    if (self == NULL)
+        return;
+    Py_CLEAR(self->bytes);
     PyMem_RawFree(self->scratch);
     self->scratch = NULL;
     self->scratch_cap = 0;
+}
+
+void llpy_assembly_free(llpy_assembly *self) {
+    llpy_assembly_clear(self);
+    PyMem_RawFree(self);
 }

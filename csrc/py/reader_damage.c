@@ -19,11 +19,11 @@ static PyObject *reader_warn(llpy_reader *self, PyObject *c,
                              const char *what) {
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     /* A path by its repr; a buffer or file object by its type alone. */
+    PyObject *given = llpy_reader_source(self);
     PyObject *source =
-        llpy_is_path(self->name)
-            ? PyObject_Repr(self->name)
-            : PyUnicode_FromFormat("a %.100s source",
-                                   Py_TYPE(self->name)->tp_name);
+        llpy_is_path(given)
+            ? PyObject_Repr(given)
+            : PyUnicode_FromFormat("a %.100s source", Py_TYPE(given)->tp_name);
     /* The same text for every corruption of a source: the warnings filter
      * then shows it once per place; the corruption rides along. */
     PyObject *text =
@@ -44,36 +44,23 @@ typedef struct {
     void *ctx;
 } redirect_saved;
 
-/* Gives up the lock for a callback, which may use the reader, as may other
- * threads meanwhile (events may still be queued in the core): a redirect
- * ends first, so that nothing of the reader's stays in a batch being
- * filled. 0, or -1 with an exception set (the lock still held). */
+/* Around a callback: the lock given up, the redirect suspended (reader.c,
+ * llpy_reader_callback_enter). */
 static int callback_enter(llpy_reader *self, redirect_saved *saved) {
-    saved->fn = self->redirect;
-    saved->ctx = self->redirect_ctx;
-    if (saved->fn != NULL && llpy_reader_redirect_end(self) < 0)
-        return -1;
-    self->in_callback++;
-    llpy_lock_release(&self->lock);
-    return 0;
+    return llpy_reader_callback_enter(self, &saved->fn, &saved->ctx);
 }
 
-/* Takes the lock back after a callback (this cannot fail: this thread no
- * longer owns it), and the redirect up again. */
 static void callback_leave(llpy_reader *self, const redirect_saved *saved) {
-    (void)llpy_lock_acquire(&self->lock);
-    self->in_callback--;
-    if (saved->fn != NULL)
-        llpy_reader_redirect(self, saved->fn, saved->ctx);
+    llpy_reader_callback_leave(self, saved->fn, saved->ctx);
 }
 
 /* A torn tail no writer leaves: warned of once, in every mode and with or
  * without on_corruption (the records and reports stay LevelDB's, which end
  * a log there silently; this judgement is only a warning). */
 static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
-    if (self->warned_tail)
+    if (llpy_reader_warned(self, LLPY_WARNED_TAIL))
         return 0;
-    self->warned_tail = 1;
+    llpy_reader_set_warned(self, LLPY_WARNED_TAIL);
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     PyObject *c = PyObject_CallFunction(
         st->corruption_type, "KKs", (unsigned long long)ev->offset,
@@ -85,10 +72,16 @@ static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
         Py_DECREF(c);
         return -1;
     }
-    PyObject *r = reader_warn(self, c,
-                              "ends in bytes no writer of this format leaves: "
-                              "not a log? (filter CorruptionWarning to "
-                              "silence this)");
+    /* bytes given for a path is the likely mistake: say how a file opens */
+    PyObject *r = reader_warn(
+        self, c,
+        llpy_reader_over_buffer(self)
+            ? "ends in bytes no writer of this format leaves: not a log? A "
+              "bytes-like source is read as the log itself: to open a file, "
+              "pass its path as a str or os.PathLike (filter "
+              "CorruptionWarning to silence this)"
+            : "ends in bytes no writer of this format leaves: not a log? "
+              "(filter CorruptionWarning to silence this)");
     callback_leave(self, &saved);
     Py_DECREF(c);
     Py_XDECREF(r);
@@ -99,12 +92,13 @@ static int reader_warn_tail(llpy_reader *self, const llog_event *ev) {
  * lock, so the callback or a warning hook may use the reader). A failing
  * read needs no warning: its exception says it. */
 static int reader_notify(llpy_reader *self, PyObject *c, unsigned verdict) {
-    if (self->on_corruption == NULL && verdict == LLOG_FAIL)
+    PyObject *on_corruption = llpy_reader_on_corruption(self);
+    if (on_corruption == NULL && verdict == LLOG_FAIL)
         return 0;
     redirect_saved saved;
     if (callback_enter(self, &saved) < 0)
         return -1;
-    PyObject *cb = self->on_corruption ? Py_NewRef(self->on_corruption) : NULL;
+    PyObject *cb = on_corruption ? Py_NewRef(on_corruption) : NULL;
     PyObject *r = cb ? PyObject_CallOneArg(cb, c)
                      : reader_warn(self, c,
                                    verdict == LLOG_READ_ON
@@ -128,7 +122,7 @@ static int reader_report(llpy_reader *self, llpy_state *st,
                                (unsigned long long)ev->size, ev->reason);
     if (*c == NULL)
         return -1;
-    self->dropped_bytes += ev->size;
+    llpy_reader_count_dropped(self, ev->size);
     return reader_notify(self, *c, ev->verdict);
 }
 
@@ -148,8 +142,8 @@ int llpy_reader_on_damage(llpy_reader *self, llpy_state *st,
                           const llog_event *ev) {
     /* Asked before the callback runs: it may close the reader. */
     llog_event also;
-    int has_also =
-        self->core != NULL && llog_reader_torn_also(self->core, ev, &also);
+    llog_reader *core = llpy_reader_core(self);
+    int has_also = core != NULL && llog_reader_torn_also(core, ev, &also);
     PyObject *c;
     int rc = reader_report(self, st, ev, &c);
     if (c == NULL)
@@ -157,7 +151,8 @@ int llpy_reader_on_damage(llpy_reader *self, llpy_state *st,
     if (rc == 0 && has_also) /* RocksDB reports both before it stops */
         rc = reader_report_also(self, st, &also);
     if (rc == 0 && ev->verdict == LLOG_READ_ON) {
-        rc = !self->closed; /* the callback may have closed the reader */
+        /* the callback may have closed the reader */
+        rc = !llpy_reader_closed(self);
     } else if (rc == 0) {
         llpy_reader_finish(self);
         if (ev->verdict == LLOG_FAIL) {
@@ -169,14 +164,58 @@ int llpy_reader_on_damage(llpy_reader *self, llpy_state *st,
     return rc;
 }
 
+/* A followed file that shrank below the position or was replaced: said
+ * once, as a RuntimeWarning (the reader goes on, and finds nothing more in
+ * what it has open); 0, or -1 with an exception set. */
+static int reader_warn_changed(llpy_reader *self) {
+    uint64_t size = 0;
+    enum llpy_source_change change;
+    if (llpy_reader_warned(self, LLPY_WARNED_GONE) ||
+        (change = llpy_reader_source_change(self, &size)) == LLPY_SOURCE_SAME)
+        return 0;
+    llpy_reader_set_warned(self, LLPY_WARNED_GONE);
+    PyObject *text =
+        change == LLPY_SOURCE_SHRANK
+            ? PyUnicode_FromFormat(
+                  "%R shrank to %llu bytes, below the reader's position "
+                  "%llu: it was truncated or rewritten, and this reader "
+                  "returns nothing more from it (open a new Reader to read "
+                  "it again)",
+                  llpy_reader_source(self), (unsigned long long)size,
+                  (unsigned long long)llog_reader_position(
+                      llpy_reader_core(self)))
+            : PyUnicode_FromFormat(
+                  "%R was replaced: another file is at that path now, and "
+                  "this reader goes on with the file it opened (open a new "
+                  "Reader to read the new one)",
+                  llpy_reader_source(self));
+    PyObject *warning =
+        text ? PyObject_CallOneArg(PyExc_RuntimeWarning, text) : NULL;
+    Py_XDECREF(text);
+    if (warning == NULL)
+        return -1;
+    redirect_saved saved;
+    if (callback_enter(self, &saved) < 0) {
+        Py_DECREF(warning);
+        return -1;
+    }
+    PyObject *r = llpy_warn(warning);
+    callback_leave(self, &saved);
+    Py_DECREF(warning);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
 void llpy_reader_on_end(llpy_reader *self, llpy_state *st,
                         const llog_event *ev) {
+    if (reader_warn_changed(self) < 0)
+        return;
     if (ev->torn && ev->implausible && reader_warn_tail(self, ev) < 0)
         return;
     if (ev->torn && ev->verdict != LLOG_READ_ON) {
         llpy_reader_on_damage(self, st, ev);
         return;
     }
-    if (self->kind == LLPY_SRC_BUFFER)
+    if (llpy_reader_over_buffer(self))
         llpy_reader_finish(self); /* a buffer never grows */
 }

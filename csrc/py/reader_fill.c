@@ -2,7 +2,9 @@
  * reader_fill.c - feeding a Reader's core the block it asks for, one
  * function per source kind (buffer, path, file object), plus the in-place
  * path that reads a long record's payload straight into its bytes object.
- * llpy_reader_fill() is the one entry, called when the core needs a block.
+ * The feed (what the source is and where reading stands in it) is this
+ * file's own; llpy_feed_fill() is the one entry, called when the core
+ * needs a block.
  */
 #include "llpy_io.h"
 #include "module.h"
@@ -11,13 +13,55 @@
 #include <errno.h>
 #include <string.h>
 #ifndef _WIN32
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #endif
 
+/* Bytes read from a file at once: fewer system calls than one block each,
+ * while a reader still holds about one chunk plus its largest record. */
+#define LLPY_READ_CHUNK (4 * LLOG_BLOCK_SIZE)
+/* A long record's payload is read from a file straight into the object it
+ * is assembled in, up to this many blocks per system call. */
+#if defined(__linux__) || defined(__FreeBSD__)
+#define LLPY_IN_PLACE_BLOCKS 16
+#endif
+
+struct llpy_feed {
+    enum llpy_source_kind kind;
+    llpy_state *st;          /* the module's (slow_copy_max) */
+    llog_reader *core;       /* fed; NULL once the reader is closed */
+    llpy_assembly *assembly; /* its guess of a record's length */
+    Py_buffer view;          /* SRC_BUFFER, while view.obj != NULL */
+    int fd;                  /* SRC_FD */
+    PyObject *file;          /* SRC_FILE */
+    int owns_file;           /* SRC_FILE: a URL's, closed with the reader */
+    int seekable;            /* SRC_FD, SRC_FILE: can read at any offset */
+    uint64_t base;           /* SRC_FILE: object position of log offset 0 */
+    uint64_t file_pos;       /* log offset a sequential source is at */
+    uint8_t *block;          /* SRC_FD, SRC_FILE: the block fed to core */
+    size_t block_len;
+    uint64_t block_offset;
+#ifdef LLPY_IN_PLACE_BLOCKS
+    /* Blocks read in place, waiting to be fed: each one a header here and
+     * its payload where its record is assembled. */
+    uint8_t in_place_head[LLPY_IN_PLACE_BLOCKS][LLOG_HEADER_SIZE];
+    int in_place_next, in_place_left;
+    uint64_t in_place_offset; /* file offset of the next one */
+    uint8_t *in_place_body;   /* its payload */
+#endif
+    uint64_t blocks_in_place; /* fed so, for tests (reader_testing.c) */
+    uint64_t blocks_bounced;  /* of those, read through the block buffer */
+    /* SRC_FD over a path: the path made absolute (bytes, or NULL), to tell
+     * whether another file is there now; and how far into the file data
+     * was read, to tell whether it shrank (llpy_feed_change). */
+    PyObject *abs_path;
+    uint64_t seen_end;
+};
+
 /* ---- buffers ----------------------------------------------------------- */
 
-static int fill_buffer(llpy_reader *self, uint64_t want) {
+static int fill_buffer(llpy_feed *self, uint64_t want) {
     size_t size = (size_t)self->view.len;
     size_t len = 0;
     if (want < size)
@@ -30,13 +74,13 @@ static int fill_buffer(llpy_reader *self, uint64_t want) {
 
 /* ---- sources read a block at a time ------------------------------------ */
 
-typedef Py_ssize_t (*read_at_fn)(llpy_reader *self, uint8_t *buf, size_t n,
+typedef Py_ssize_t (*read_at_fn)(llpy_feed *self, uint8_t *buf, size_t n,
                                  uint64_t at);
 
 /* A seek to log offset `at` failed: past the end of the file (a file system
  * refuses offsets beyond its largest file), it is the end, 0; else the
  * error stands, -1. */
-static int seek_failed_past_end(llpy_reader *self, uint64_t at) {
+static int seek_failed_past_end(llpy_feed *self, uint64_t at) {
     if (!PyErr_ExceptionMatches(PyExc_OSError) &&
         !PyErr_ExceptionMatches(PyExc_OverflowError) &&
         !PyErr_ExceptionMatches(PyExc_ValueError))
@@ -60,7 +104,7 @@ static int seek_failed_past_end(llpy_reader *self, uint64_t at) {
 /* Brings a file object to log offset `at`: a seek, or for a stream, which
  * only goes forward, reading and discarding. 1 when there, 0 when the
  * stream ended first, -1 with an exception set. */
-static int file_seek_to(llpy_reader *self, uint64_t at) {
+static int file_seek_to(llpy_feed *self, uint64_t at) {
     if (self->seekable) {
         if (at > (uint64_t)INT64_MAX - self->base)
             return 0; /* past any file: no offset type holds it */
@@ -91,7 +135,7 @@ static int file_seek_to(llpy_reader *self, uint64_t at) {
 }
 
 /* file.readinto(buf[:n]); the count, or -1 with an exception set. */
-static Py_ssize_t file_readinto(llpy_reader *self, uint8_t *buf, size_t n) {
+static Py_ssize_t file_readinto(llpy_feed *self, uint8_t *buf, size_t n) {
     PyObject *mv =
         PyMemoryView_FromMemory((char *)buf, (Py_ssize_t)n, PyBUF_WRITE);
     if (mv == NULL)
@@ -122,7 +166,7 @@ static Py_ssize_t file_readinto(llpy_reader *self, uint8_t *buf, size_t n) {
 }
 
 /* Reads from a file object at log offset `at` into buf, up to n bytes. */
-static Py_ssize_t file_read_at(llpy_reader *self, uint8_t *buf, size_t n,
+static Py_ssize_t file_read_at(llpy_feed *self, uint8_t *buf, size_t n,
                                uint64_t at) {
     if (self->file_pos != at) {
         int there = file_seek_to(self, at);
@@ -141,7 +185,7 @@ static Py_ssize_t file_read_at(llpy_reader *self, uint8_t *buf, size_t n,
 /* Reads a path source at log offset `at`. A descriptor that cannot seek (a
  * FIFO, a terminal) is read in order: the core asks for no earlier byte, and
  * later ones are reached by reading and discarding. */
-static Py_ssize_t path_read_at(llpy_reader *self, uint8_t *buf, size_t n,
+static Py_ssize_t path_read_at(llpy_feed *self, uint8_t *buf, size_t n,
                                uint64_t at) {
     if (self->seekable)
         return llpy_fd_read_full(self->fd, 1, buf, n, at);
@@ -161,7 +205,7 @@ static Py_ssize_t path_read_at(llpy_reader *self, uint8_t *buf, size_t n,
 }
 
 /* Feeds the block at `want`, read whole through read_at. */
-static int fill_block(llpy_reader *self, uint64_t want, read_at_fn read_at) {
+static int fill_block(llpy_feed *self, uint64_t want, read_at_fn read_at) {
     if (self->block_offset != want || self->seekable > 0) {
         /* A block asked for again was short: read it whole, since an append
          * may have cut a torn tail or zero fill back and rewritten it. Only
@@ -187,7 +231,7 @@ static int fill_block(llpy_reader *self, uint64_t want, read_at_fn read_at) {
 
 #ifdef LLPY_IN_PLACE_BLOCKS
 /* Feeds the next block read in place (a header and its payload). */
-static void in_place_feed(llpy_reader *self) {
+static void in_place_feed(llpy_feed *self) {
     llog_reader_feed_split(self->core,
                            self->in_place_head[self->in_place_next],
                            self->in_place_body, LLOG_BLOCK_SIZE);
@@ -200,9 +244,9 @@ static void in_place_feed(llpy_reader *self) {
 
 /* How many blocks to read in place (*n), and whether the block expected to
  * end the record comes too (*tail), from `assembled` bytes so far. */
-static void in_place_plan(llpy_reader *self, size_t assembled, size_t *n,
+static void in_place_plan(llpy_feed *self, size_t assembled, size_t *n,
                           int *tail) {
-    size_t hint = llpy_reader_assembly_hint(self);
+    size_t hint = llpy_assembly_hint(self->assembly);
     size_t expect = hint > assembled ? hint - assembled : 0;
     size_t count = expect == 0 ? 3 : (expect - 1) / LLOG_MAX_FRAGMENT;
     size_t most = assembled / LLOG_MAX_FRAGMENT;
@@ -223,9 +267,9 @@ static void in_place_plan(llpy_reader *self, size_t assembled, size_t *n,
  * before the first whose payload the kernel would copy slowly there
  * (llpy_copy_is_slow; the tail block is then left out), or, when that is
  * the first, one, through the block buffer (*bounce). */
-static size_t in_place_fast(llpy_reader *self, const uint8_t *dst,
-                            uint64_t want, size_t n, int *tail, int *bounce) {
-    unsigned max = llpy_state_of(Py_TYPE(self))->slow_copy_max;
+static size_t in_place_fast(llpy_feed *self, const uint8_t *dst, uint64_t want,
+                            size_t n, int *tail, int *bounce) {
+    unsigned max = self->st->slow_copy_max;
     *bounce = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t from = want + i * LLOG_BLOCK_SIZE + LLOG_HEADER_SIZE;
@@ -243,7 +287,7 @@ static size_t in_place_fast(llpy_reader *self, const uint8_t *dst,
  * payload of one through the block buffer when bounce), then (tail) one
  * whole block into the block buffer. The count, or -1 with an exception
  * set. */
-static ssize_t in_place_read(llpy_reader *self, uint64_t want, uint8_t *dst,
+static ssize_t in_place_read(llpy_feed *self, uint64_t want, uint8_t *dst,
                              size_t n, int tail, int bounce) {
     struct iovec iov[2 * LLPY_IN_PLACE_BLOCKS + 1];
     int count = 0;
@@ -276,7 +320,7 @@ static ssize_t in_place_read(llpy_reader *self, uint64_t want, uint8_t *dst,
 
 /* How many of the n blocks read (total bytes) are one full MIDDLE fragment
  * each: those are fed split. */
-static size_t in_place_run(llpy_reader *self, size_t n, size_t total) {
+static size_t in_place_run(llpy_feed *self, size_t n, size_t total) {
     size_t k = 0;
     while (k < n && total >= (k + 1) * LLOG_BLOCK_SIZE &&
            llog_header_whole_middle(self->in_place_head[k]))
@@ -286,7 +330,7 @@ static size_t in_place_run(llpy_reader *self, size_t n, size_t total) {
 
 /* After a run of k blocks fed split: puts what was read of block k in the
  * block buffer (its pieces copied together when it was read split). */
-static void in_place_rest(llpy_reader *self, uint64_t want, const uint8_t *dst,
+static void in_place_rest(llpy_feed *self, uint64_t want, const uint8_t *dst,
                           size_t n, int tail, size_t total, size_t k) {
     self->block_offset = want + k * LLOG_BLOCK_SIZE;
     size_t past =
@@ -323,7 +367,7 @@ static void in_place_rest(llpy_reader *self, uint64_t want, const uint8_t *dst,
  * the block buffer and the rest is forgotten (read again when wanted).
  * Returns 1 when a block was fed, 0 when this does not apply, -1 on error.
  */
-static int fill_in_place(llpy_reader *self, uint64_t want) {
+static int fill_in_place(llpy_feed *self, uint64_t want) {
     size_t assembled, n;
     int tail, bounce = 0;
     if (!llog_reader_in_place(self->core, &assembled))
@@ -331,7 +375,7 @@ static int fill_in_place(llpy_reader *self, uint64_t want) {
     in_place_plan(self, assembled, &n, &tail);
     /* Only the block that ends a short record: a chunk read brings the
      * blocks after it too, which short records do not read in place. */
-    if (n == 0 && llpy_reader_assembly_hint(self) < LLOG_BLOCK_SIZE)
+    if (n == 0 && llpy_assembly_hint(self->assembly) < LLOG_BLOCK_SIZE)
         return 0;
     uint8_t *dst = NULL;
     if (n > 0) {
@@ -343,6 +387,8 @@ static int fill_in_place(llpy_reader *self, uint64_t want) {
     ssize_t got = in_place_read(self, want, dst, n, tail, bounce);
     if (got < 0)
         return -1;
+    if (got > 0 && want + (uint64_t)got > self->seen_end)
+        self->seen_end = want + (uint64_t)got;
     size_t k = in_place_run(self, n, (size_t)got);
     in_place_rest(self, want, dst, n, tail, (size_t)got, k);
     if (k == 0) {
@@ -366,7 +412,7 @@ static int fill_in_place(llpy_reader *self, uint64_t want) {
  * yet) is read again, so a grown or rewritten tail is seen. Inside a long
  * record, blocks are read in place instead.
  */
-static int fill_path(llpy_reader *self, uint64_t want) {
+static int fill_path(llpy_feed *self, uint64_t want) {
     if (!self->seekable)
         return fill_block(self, want, path_read_at);
 #ifdef LLPY_IN_PLACE_BLOCKS
@@ -387,6 +433,8 @@ static int fill_path(llpy_reader *self, uint64_t want) {
             llpy_fd_read_full(self->fd, 1, self->block, LLPY_READ_CHUNK, want);
         if (got < 0)
             return -1;
+        if (got > 0 && want + (uint64_t)got > self->seen_end)
+            self->seen_end = want + (uint64_t)got;
         self->block_offset = want;
         self->block_len = (size_t)got;
     }
@@ -403,7 +451,7 @@ static int fill_path(llpy_reader *self, uint64_t want) {
  * may have rewritten its tail; only a stream keeps what it read and reads
  * what is new past its end (fill_block, fill_path).
  */
-int llpy_reader_fill(llpy_reader *self) {
+int llpy_feed_fill(llpy_feed *self) {
     uint64_t want = llog_reader_wanted(self->core);
     switch (self->kind) {
     case LLPY_SRC_BUFFER:
@@ -415,3 +463,173 @@ int llpy_reader_fill(llpy_reader *self) {
     }
     return fill_block(self, want, file_read_at);
 }
+
+/* ---- a followed file ---------------------------------------------------- */
+
+/* Asked at the end of the data, where a follower waits for more: a file that
+ * now ends before the reader's position lost what it read (truncated or
+ * rewritten); another file at the path (a new inode) means the log was
+ * replaced, as by a rename, and this one will likely not grow again. A
+ * file cut back only past the position (an append cutting a torn tail) is
+ * the same log. */
+enum llpy_source_change llpy_feed_change(const llpy_feed *self,
+                                         uint64_t *size) {
+#ifndef _WIN32
+    struct stat now, there;
+    if (self->kind != LLPY_SRC_FD || !self->seekable || self->fd < 0 ||
+        self->core == NULL || fstat(self->fd, &now) != 0)
+        return LLPY_SOURCE_SAME;
+    *size = (uint64_t)now.st_size;
+    if (*size < self->seen_end && *size < llog_reader_position(self->core))
+        return LLPY_SOURCE_SHRANK;
+    if (self->abs_path != NULL &&
+        stat(PyBytes_AS_STRING(self->abs_path), &there) == 0 &&
+        (there.st_dev != now.st_dev || there.st_ino != now.st_ino))
+        return LLPY_SOURCE_REPLACED;
+#else
+    (void)self;
+    (void)size;
+#endif
+    return LLPY_SOURCE_SAME;
+}
+
+/* ---- making and letting go --------------------------------------------- */
+
+/* A feed of the kind, with the block buffer a file needs; NULL with an
+ * exception set. */
+static llpy_feed *feed_new(llpy_state *st, enum llpy_source_kind kind,
+                           int seekable) {
+    llpy_feed *self = PyMem_RawCalloc(1, sizeof *self);
+    if (self == NULL)
+        return (llpy_feed *)PyErr_NoMemory();
+    self->kind = kind;
+    self->st = st;
+    self->fd = -1;
+    self->seekable = seekable;
+    if (kind != LLPY_SRC_BUFFER) {
+        int chunk = kind == LLPY_SRC_FD && seekable;
+        self->block = llpy_io_alloc(chunk ? LLPY_READ_CHUNK : LLOG_BLOCK_SIZE);
+        if (self->block == NULL) {
+            PyMem_RawFree(self);
+            return (llpy_feed *)PyErr_NoMemory();
+        }
+    }
+    return self;
+}
+
+llpy_feed *llpy_feed_buffer(llpy_state *st, PyObject *source) {
+    llpy_feed *self = feed_new(st, LLPY_SRC_BUFFER, 1);
+    if (self != NULL &&
+        PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE) < 0) {
+        PyMem_RawFree(self);
+        return NULL;
+    }
+    return self;
+}
+
+llpy_feed *llpy_feed_path(llpy_state *st, int fd, int seekable,
+                          PyObject *abs_path) {
+    llpy_feed *self = feed_new(st, LLPY_SRC_FD, seekable);
+    if (self == NULL) {
+        Py_XDECREF(abs_path);
+        return NULL;
+    }
+    self->fd = fd;
+    self->abs_path = abs_path;
+    return self;
+}
+
+llpy_feed *llpy_feed_file(llpy_state *st, PyObject *file, int seekable,
+                          uint64_t base, int owned) {
+    llpy_feed *self = feed_new(st, LLPY_SRC_FILE, seekable);
+    if (self == NULL)
+        return NULL;
+    self->file = Py_NewRef(file);
+    self->base = base;
+    self->owns_file = owned;
+    return self;
+}
+
+void llpy_feed_attach(llpy_feed *self, llog_reader *core,
+                      llpy_assembly *assembly) {
+    self->core = core;
+    self->assembly = assembly;
+}
+
+enum llpy_source_kind llpy_feed_kind(const llpy_feed *self) {
+    return self->kind;
+}
+
+void llpy_feed_finished(llpy_feed *self) {
+    if (self != NULL && self->kind == LLPY_SRC_BUFFER &&
+        self->view.obj != NULL)
+        PyBuffer_Release(&self->view); /* exhausted: let the buffer go */
+}
+
+size_t llpy_feed_pending(llpy_feed *self, uint8_t ***body) {
+#ifdef LLPY_IN_PLACE_BLOCKS
+    *body = &self->in_place_body;
+    if (self->in_place_left > 0)
+        return (size_t)self->in_place_left * LLOG_MAX_FRAGMENT;
+#else
+    (void)self;
+    *body = NULL;
+#endif
+    return 0;
+}
+
+void llpy_feed_blocks(const llpy_feed *self, uint64_t *in_place,
+                      uint64_t *bounced) {
+    *in_place = self->blocks_in_place;
+    *bounced = self->blocks_bounced;
+}
+
+/* Lets the source go: a buffer is released, a descriptor or a URL's file
+ * object the reader opened is closed, the block buffer freed; the core is
+ * forgotten (it goes with the reader's closing). */
+void llpy_feed_close(llpy_feed *self) {
+    if (self == NULL)
+        return;
+    if (self->view.obj != NULL)
+        PyBuffer_Release(&self->view);
+    if (self->kind == LLPY_SRC_FD && self->fd >= 0) {
+        llpy_close_fd(self->fd);
+        self->fd = -1;
+    }
+    if (self->file != NULL && self->owns_file) {
+        PyObject *r = PyObject_CallMethod(self->file, "close", NULL);
+        if (r == NULL)
+            PyErr_WriteUnraisable(self->file);
+        Py_XDECREF(r);
+    }
+    Py_CLEAR(self->file);
+    llpy_io_free(self->block);
+    self->block = NULL;
+    self->core = NULL;
+#ifdef LLPY_IN_PLACE_BLOCKS
+    self->in_place_left = 0; /* their payloads were in what goes now */
+#endif
+}
+
+int llpy_feed_traverse(llpy_feed *self, visitproc visit, void *arg) {
+    if (self == NULL)
+        return 0;
+    Py_VISIT(self->file);
+    Py_VISIT(self->view.obj);
+    return 0;
+}
+
+void llpy_feed_clear(llpy_feed *self) {
+    if (self == NULL)
+        return;
+    Py_CLEAR(self->file);
+    Py_CLEAR(self->abs_path);
+}
+
+void llpy_feed_free(llpy_feed *self) {
+    llpy_feed_close(self);
+    llpy_feed_clear(self);
+    PyMem_RawFree(self);
+}
+
+int llpy_feed_seekable(const llpy_feed *self) { return self->seekable; }

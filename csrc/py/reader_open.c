@@ -1,7 +1,8 @@
 /*
  * reader_open.c - making a Reader (tp_init): its keyword options, and its
- * source opened by kind (a path, a URL, a buffer, a file object), with the
- * block buffer a file needs.
+ * source opened by kind (a path, a URL, a buffer, a file object) into the
+ * feed that reads it (reader_fill.c); the reader takes them
+ * (llpy_reader_adopt, reader.c).
  */
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "reader_internal.h"
@@ -16,43 +17,43 @@
 #include <unistd.h>
 #endif
 
-static int reader_open_file(llpy_reader *self, PyObject *file) {
-    self->kind = LLPY_SRC_FILE;
-    self->file = Py_NewRef(file);
+/* A file object's feed: read at any offset when it says it can seek, from
+ * where it stands (log offset 0 there). owned: a URL's, closed with the
+ * reader. */
+static llpy_feed *reader_open_file(llpy_state *st, PyObject *file, int owned) {
+    int seekable = 0;
+    uint64_t base = 0;
     PyObject *r = PyObject_CallMethod(file, "seekable", NULL);
     if (r == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
+            return NULL;
         PyErr_Clear();
     } else {
-        self->seekable = PyObject_IsTrue(r);
+        seekable = PyObject_IsTrue(r);
         Py_DECREF(r);
-        if (self->seekable < 0)
-            return -1;
+        if (seekable < 0)
+            return NULL;
     }
-    if (self->seekable) {
+    if (seekable) {
         PyObject *pos = PyObject_CallMethod(file, "tell", NULL);
         if (pos == NULL)
-            return -1;
-        int rc = llpy_parse_offset(pos, "tell()", &self->base);
+            return NULL;
+        int rc = llpy_parse_offset(pos, "tell()", &base);
         Py_DECREF(pos);
         if (rc < 0)
-            return -1;
+            return NULL;
     }
-    return 0;
+    return llpy_feed_file(st, file, seekable, base, owned);
 }
 
-/* Checks the keyword options and fills *opt and the reader's copies. */
-static int reader_options(llpy_reader *self, PyObject *recovery, int verify,
-                          PyObject *start, PyObject *end,
-                          PyObject *on_corruption, llog_reader_options *opt) {
+/* Checks the keyword options and fills *opt. */
+static int reader_options(PyObject *recovery, int verify, PyObject *start,
+                          PyObject *end, PyObject *on_corruption,
+                          llog_reader_options *opt) {
     *opt = (llog_reader_options){.end = LLOG_NO_END,
                                  .verify_checksums = verify,
-                                 .reserve = llpy_assembly_reserve,
-                                 .reserve_ctx = self};
-    self->recovery = LLOG_RECOVER_SKIP;
-    self->verify_checksums = verify;
-    if (recovery != NULL && llpy_parse_recovery(recovery, &self->recovery) < 0)
+                                 .recovery = LLOG_RECOVER_SKIP};
+    if (recovery != NULL && llpy_parse_recovery(recovery, &opt->recovery) < 0)
         return -1;
     if (start != NULL && llpy_parse_offset(start, "start", &opt->start) < 0)
         return -1;
@@ -69,100 +70,146 @@ static int reader_options(llpy_reader *self, PyObject *recovery, int verify,
                         "on_corruption must be callable or None");
         return -1;
     }
-    self->start = opt->start;
-    self->end = opt->end;
     return 0;
 }
 
-static int reader_open_path(llpy_reader *self, llpy_state *st,
-                            PyObject *path) {
-    self->kind = LLPY_SRC_FD;
-    self->fd = llpy_open_path(st, path, O_RDONLY);
-    if (self->fd < 0)
+/* A path's descriptor, opened for reading (not a directory), into *fd and
+ * whether it can seek into *seekable; 0, or -1 with an exception set. */
+static int reader_open_path(llpy_state *st, PyObject *path, int *fd,
+                            int *seekable) {
+    *fd = llpy_open_path(st, path, O_RDONLY);
+    if (*fd < 0)
         return -1;
     struct stat info;
-    if (fstat(self->fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    if (fstat(*fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+        llpy_close_fd(*fd);
         errno = EISDIR;
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
         return -1;
     }
 #ifdef _WIN32
-    self->seekable = _lseeki64(self->fd, 0, SEEK_CUR) >= 0;
+    *seekable = _lseeki64(*fd, 0, SEEK_CUR) >= 0;
 #else
-    self->seekable = lseek(self->fd, 0, SEEK_CUR) >= 0;
+    *seekable = lseek(*fd, 0, SEEK_CUR) >= 0;
 #endif
     return 0;
 }
 
-/* A URL, opened by leveldb_log._storage: a local file system's path is read
- * as a path; any other store's file object is the reader's own. */
-static int reader_open_url(llpy_reader *self, PyObject *url,
-                           PyObject *storage_options) {
-    PyObject *opened = llpy_open_url(url, "rb", storage_options);
-    if (opened == NULL)
-        return -1;
-    self->storage_options = Py_NewRef(storage_options);
-    int rc = PyUnicode_Check(opened)
-                 ? reader_open_path(self, llpy_state_of(Py_TYPE(self)), opened)
-                 : reader_open_file(self, opened);
-    Py_DECREF(opened);
-    return rc;
+/* A path's feed; abs_path (stolen, may be NULL) names the file to tell
+ * whether it was replaced. */
+static llpy_feed *reader_feed_path(llpy_state *st, PyObject *path,
+                                   PyObject *abs_path) {
+    int fd, seekable;
+    if (reader_open_path(st, path, &fd, &seekable) < 0) {
+        Py_XDECREF(abs_path);
+        return NULL;
+    }
+    llpy_feed *feed = llpy_feed_path(st, fd, seekable, abs_path);
+    if (feed == NULL)
+        llpy_close_fd(fd);
+    return feed;
 }
 
-/* Opens the source by its kind, and the block buffer a file needs. */
-static int reader_open_source(llpy_reader *self, PyObject *source,
-                              PyObject *storage_options,
-                              llog_reader_options *opt) {
-    self->fd = -1;
-    int url = llpy_is_url(source);
-    if (url < 0)
-        return -1;
+/* The path made absolute as bytes, so that a later change of directory
+ * does not change which file it names (NULL when that fails: the reader
+ * then only misses telling a replaced file). */
+static PyObject *absolute_path(PyObject *path) {
+#ifdef _WIN32
+    (void)path;
+    return NULL;
+#else
+    PyObject *bytes = NULL;
+    char cwd[4096];
+    if (!PyUnicode_FSConverter(path, &bytes)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (PyBytes_AS_STRING(bytes)[0] == '/')
+        return bytes;
+    PyObject *abs =
+        getcwd(cwd, sizeof cwd) != NULL
+            ? PyBytes_FromFormat("%s/%s", cwd, PyBytes_AS_STRING(bytes))
+            : NULL;
+    PyErr_Clear();
+    Py_DECREF(bytes);
+    return abs;
+#endif
+}
+
+/* A URL, opened by leveldb_log._storage: a local file system's path is read
+ * as a path; any other store's file object is the reader's own. */
+static llpy_feed *reader_open_url(llpy_state *st, PyObject *url,
+                                  PyObject *storage_options) {
+    PyObject *opened = llpy_open_url(url, "rb", storage_options);
+    if (opened == NULL)
+        return NULL;
+    llpy_feed *feed = PyUnicode_Check(opened)
+                          ? reader_feed_path(st, opened, NULL)
+                          : reader_open_file(st, opened, 1);
+    Py_DECREF(opened);
+    return feed;
+}
+
+/* Opens the source by its kind into its feed (NULL with an exception set);
+ * opt learns whether it is read in order. */
+static llpy_feed *reader_open_source(llpy_state *st, PyObject *source,
+                                     PyObject *storage_options, int url,
+                                     llog_reader_options *opt) {
+    llpy_feed *feed;
     if (url) {
-        if (reader_open_url(self, source, storage_options) < 0)
-            return -1;
-        opt->sequential = !self->seekable;
+        feed = reader_open_url(st, source, storage_options);
     } else if (storage_options != Py_None) {
         PyErr_SetString(PyExc_ValueError,
                         "storage_options applies to URLs (scheme://...)");
-        return -1;
+        return NULL;
     } else if (llpy_is_path(source)) {
-        if (reader_open_path(self, llpy_state_of(Py_TYPE(self)), source) < 0)
-            return -1;
-        opt->sequential = !self->seekable;
+        feed = reader_feed_path(st, source, absolute_path(source));
     } else if (PyObject_CheckBuffer(source)) {
-        self->kind = LLPY_SRC_BUFFER;
-        return PyObject_GetBuffer(source, &self->view, PyBUF_SIMPLE);
+        return llpy_feed_buffer(st, source);
     } else if (PyObject_HasAttrString(source, "readinto")) {
-        if (reader_open_file(self, source) < 0)
-            return -1;
-        opt->sequential = !self->seekable;
+        feed = reader_open_file(st, source, 0);
     } else {
         PyErr_Format(PyExc_TypeError,
                      "Reader source must be a path, a bytes-like object or a "
                      "binary file object, not %.100s",
                      Py_TYPE(source)->tp_name);
-        return -1;
+        return NULL;
     }
-    self->block = llpy_io_alloc(self->kind == LLPY_SRC_FD && self->seekable
-                                    ? LLPY_READ_CHUNK
-                                    : LLOG_BLOCK_SIZE);
-    if (self->block == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
+    if (feed != NULL)
+        opt->sequential = !llpy_feed_seekable(feed);
+    return feed;
 }
 
-/* The options of other dialects (reader_dialect.c). */
-static int reader_dialect(llpy_reader *self, PyObject *dialect,
-                          PyObject *log_number, PyObject *source,
-                          llog_reader_options *opt) {
-    opt->recovery = self->recovery;
-    if (llpy_dialect_options(dialect, log_number,
-                             llpy_is_path(source) ? source : NULL, opt) < 0)
-        return -1;
-    self->dialect = opt->dialect;
-    return llpy_meta_init(&self->meta, opt);
+/* A path's os.fspath, as str (a bytes one decoded as os.fsdecode does). */
+static PyObject *path_str(PyObject *path) {
+    PyObject *s = PyOS_FSPath(path);
+    if (s == NULL || PyUnicode_Check(s))
+        return s;
+    PyObject *text = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(s),
+                                                      PyBytes_GET_SIZE(s));
+    Py_DECREF(s);
+    return text;
+}
+
+/* What Reader.name says: a path or URL as given, a file object's own name
+ * when it is a path, else None (a buffer, a file object with no such name,
+ * as one opened on a descriptor). */
+static PyObject *reader_name(PyObject *source, int is_path) {
+    if (is_path)
+        return path_str(source);
+    PyObject *name = NULL;
+    if (PyObject_CheckBuffer(source) ||
+        (name = PyObject_GetAttrString(source, "name")) == NULL) {
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_AttributeError))
+            return NULL;
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
+    PyObject *text = llpy_is_path(name) || PyBytes_Check(name)
+                         ? path_str(name)
+                         : Py_NewRef(Py_None);
+    Py_DECREF(name);
+    return text;
 }
 
 int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
@@ -172,7 +219,7 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
     PyObject *storage_options = Py_None, *verify_obj = Py_True;
     int verify = 1;
-    if (self->core != NULL || self->closed) {
+    if (llpy_reader_initialized(self)) {
         PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
         return -1;
     }
@@ -184,18 +231,24 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         llpy_parse_flag(verify_obj, "verify_checksums", &verify) < 0)
         return -1;
     llog_reader_options opt;
-    if (reader_options(self, recovery, verify, start, end, on_corruption,
-                       &opt) < 0 ||
-        reader_dialect(self, dialect, log_number, source, &opt) < 0 ||
-        reader_open_source(self, source, storage_options, &opt) < 0)
+    int url;
+    if (reader_options(recovery, verify, start, end, on_corruption, &opt) <
+            0 ||
+        llpy_dialect_options(dialect, log_number,
+                             llpy_is_path(source) ? source : NULL, &opt) < 0 ||
+        (url = llpy_is_url(source)) < 0)
         return -1;
-    self->name = Py_NewRef(source);
-    self->on_corruption =
-        on_corruption == Py_None ? NULL : Py_NewRef(on_corruption);
-    self->core = llog_reader_new(&opt);
-    if (self->core == NULL) {
-        PyErr_NoMemory();
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    llpy_feed *feed =
+        reader_open_source(st, source, storage_options, url, &opt);
+    if (feed == NULL)
+        return -1;
+    PyObject *name = reader_name(source, llpy_is_path(source));
+    if (name == NULL) {
+        llpy_feed_free(feed);
         return -1;
     }
-    return 0;
+    return llpy_reader_adopt(self, &opt, feed, source, name,
+                             on_corruption == Py_None ? NULL : on_corruption,
+                             url ? storage_options : NULL);
 }

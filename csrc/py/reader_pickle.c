@@ -53,11 +53,14 @@ PyObject *llpy_reader_reduce(PyObject *op, PyObject *unused) {
     llpy_reader_state s;
     if (llpy_reader_state_of((llpy_reader *)op, &s) < 0)
         return NULL;
-    if (!s.over_path || s.closed) {
-        PyErr_Format(PyExc_TypeError, "cannot pickle a Reader over %s",
-                     s.closed ? "a closed source"
-                              : "a buffer or file object (only paths and "
-                                "URLs)");
+    if (s.closed) { /* where it stood went with the file */
+        PyErr_SetString(PyExc_ValueError, "I/O operation on closed Reader");
+        return NULL;
+    }
+    if (!s.over_path) {
+        PyErr_SetString(PyExc_TypeError,
+                        "cannot pickle a Reader over a buffer or file object "
+                        "(only paths and URLs)");
         return NULL;
     }
     if (s.in_callback) {

@@ -235,6 +235,17 @@ def _tail_end(
       ValueError, TypeError: bad arguments.
     """
 
+def _test_blocks_in_place(reader: Reader, /) -> int:
+    """Blocks whose payload reader read from its file straight into a
+    record (a test hook: leveldb_log._testing.blocks_in_place).
+    """
+
+def _test_blocks_bounced(reader: Reader, /) -> int:
+    """Of those, blocks read through the block buffer instead, as the
+    kernel would have copied them slowly in place (a test hook:
+    leveldb_log._testing.blocks_bounced).
+    """
+
 class _ArrowStream(Protocol):
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
 
@@ -611,8 +622,10 @@ class Reader(Iterator[bytes]):
 
     Returns
       An iterator: next() gives the next record's payload (bytes).
-      Properties: last_record_offset, dropped_bytes, position, closed and
-      the options. close(), or a with statement, releases the source.
+      Properties: name, last_record_offset, dropped_bytes, position,
+      closed and the options. close(), or a with statement, releases the
+      source; a closed reader's position and methods that need the
+      source raise ValueError, its other properties stay readable.
 
     Dialects
       'rocksdb' reads RocksDB's WALs and MANIFESTs: recyclable records
@@ -670,7 +683,11 @@ class Reader(Iterator[bytes]):
       of the log; iterate again later for the records appended since. An
       incomplete record at the end is not consumed until it is complete.
       A buffer does not grow: the reader is finished at its end. Do not
-      follow a live log in 'absolute' mode: its torn tail raises.
+      follow a live log in 'absolute' mode: its torn tail raises. Over a
+      path, a file that shrinks below position (truncated or rewritten)
+      or is replaced (another file at the path, as after a rename) warns
+      once, with a RuntimeWarning saying which; the reader then returns
+      nothing more from it: open a new Reader.
       Reader(source, start=position) resumes where a reader stood, after
       a restart too.
 
@@ -695,8 +712,9 @@ class Reader(Iterator[bytes]):
         type; on_corruption not callable.
       ValueError: an unknown recovery mode or dialect; start or end
         negative or above 2**64 - 1 (the message names which); end <
-        start; log_number with dialect 'leveldb'; next() on a closed
-        reader; storage_options with a source that is no URL.
+        start; log_number with dialect 'leveldb'; next(), position and
+        the other calls that need the source on a closed reader;
+        storage_options with a source that is no URL.
       CorruptionError, TruncatedRecordError: from next(), as the
         recovery mode says.
       ImportError: a URL without fsspec (the message names the extra);
@@ -750,6 +768,13 @@ class Reader(Iterator[bytes]):
     def dropped_bytes(self) -> int:
         """Total bytes of the corruptions reported so far."""
     @property
+    def name(self) -> str | None:
+        """The source's name: a path or URL as given (os.fspath of an
+        os.PathLike, decoded as os.fsdecode does when it is bytes), a file
+        object's name when it is a path, else None (a bytes-like source, a
+        file object without one). Readable once closed.
+        """
+    @property
     def closed(self) -> bool:
         """True once close() was called."""
     @property
@@ -771,20 +796,11 @@ class Reader(Iterator[bytes]):
         after it are not returned (None: no end).
         """
     @property
-    def position(self) -> int | None:
+    def position(self) -> int:
         """Offset where reading goes on: Reader(source, start=position)
-        returns exactly the records this reader has yet to return. None
-        once closed.
-        """
-    @property
-    def _blocks_in_place(self) -> int:
-        """Blocks whose payload was read from the file straight into a
-        record (internal: for tests and benchmarks).
-        """
-    @property
-    def _blocks_bounced(self) -> int:
-        """Of those, blocks read through the block buffer instead, as the
-        kernel would have copied them slowly in place (internal: for tests).
+        returns exactly the records this reader has yet to return.
+        ValueError once closed (as io's position methods): the options
+        and counters stay readable.
         """
     def _restore(self, last: int | None, dropped: int, finished: bool, /) -> None:
         """Set the progress counters of an unpickled reader (internal).
@@ -834,11 +850,39 @@ class Reader(Iterator[bytes]):
         Raises
           TypeError: offset_type or data_type is not a str.
           ValueError: a limit below 1; an offset_type or data_type not
-            listed above; the reader is closed (from next()); a record
+            listed above; the reader is closed (at the call, or from next()
+            once closed meanwhile); a record
             larger than 2**31-1 bytes with data_type "binary" (from next(),
             after a batch of the records before it; the message gives its
             offset and size).
           As iteration does: CorruptionError and the rest.
+        """
+    def to_arrow(
+        self,
+        *,
+        offset_type: Literal["uint64", "int64"] = "uint64",
+        data_type: Literal["large_binary", "binary"] = "large_binary",
+    ) -> Any:
+        """Read the rest of the records into a pyarrow.Table.
+
+        The table pyarrow.table(reader) makes: the columns offset and data,
+        in the types asked for (see iter_batches). It reads the reader to
+        its end, advancing it; reports and errors are iteration's.
+
+        Arguments
+          offset_type: "uint64" or "int64", as for iter_batches.
+          data_type: "large_binary" or "binary", as for iter_batches.
+
+        Returns
+          A pyarrow.Table.
+
+        Raises
+          ImportError: pyarrow is missing (pip install
+            'leveldb-log[arrow]').
+          TypeError, ValueError: as iter_batches; ValueError for a closed
+            reader, or one whose Arrow export was read to the end.
+          As iteration does: CorruptionError and the rest (as pyarrow
+            passes on an error of the stream).
         """
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Export the records as an Arrow C stream of iter_batches() batches.
@@ -864,7 +908,8 @@ class Reader(Iterator[bytes]):
           A PyCapsule named "arrow_array_stream".
 
         Raises
-          ValueError: an earlier export was read to the end.
+          ValueError: the reader is closed; an earlier export was read to
+            the end.
         """
     def __iter__(self) -> Reader: ...
     def __next__(self) -> bytes: ...
@@ -899,8 +944,9 @@ class Reader(Iterator[bytes]):
           (leveldb_log._restore.restore_reader, (path, options, progress)).
 
         Raises
-          TypeError: the reader is over a buffer or a file object, is
-            closed, or is inside its on_corruption callback.
+          TypeError: the reader is over a buffer or a file object, or is
+            inside its on_corruption callback.
+          ValueError: the reader is closed.
         """
 
 class Batch:

@@ -23,6 +23,7 @@ import leveldb_log
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from leveldb_log import _testing
 from support import model
 from support.arrow_abi import ArrowArray, ArrowArrayStream, ArrowSchema, capsule_struct, schema_of
 from support.leaks import assert_no_leak
@@ -418,7 +419,7 @@ def test_batches_of_long_records_read_in_place_from_a_path(tmp_path: Any) -> Non
     assert_same(got, expected)
     with leveldb_log.Reader(path) as r:
         assert sum(len(b) for b in r.iter_batches()) == len(records)
-        assert r._blocks_in_place > 0  # assembled straight from the file (reader_fill.c)
+        assert _testing.blocks_in_place(r) > 0  # assembled straight from the file (reader_fill.c)
 
 
 def array_of(batch: Any) -> Any:
@@ -532,7 +533,7 @@ def test_damage_inside_a_run_read_in_place_then_a_raising_callback(
                     for b in r.iter_batches():
                         got += b_records(b)
             got += rest_of(r, via)
-            return got, seen, r._blocks_in_place
+            return got, seen, _testing.blocks_in_place(r)
 
     got, seen, in_place = read("batches")
     assert (got, seen) == read("records")[:2]

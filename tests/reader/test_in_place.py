@@ -22,6 +22,7 @@ import leveldb_log
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from leveldb_log import _testing
 from support import model
 from support.damage import damage
 from support.profiles import scaled
@@ -165,10 +166,10 @@ def test_long_records_are_read_in_place_and_only_a_run_end_is_copied(workdir):
         assert list(r) == records
         # Per record: its FIRST block is shared with the previous record's LAST, and
         # its LAST block is read whole; the 7 or 8 MIDDLE blocks between come in place.
-        assert r._blocks_in_place >= 20 * 7
+        assert _testing.blocks_in_place(r) >= 20 * 7
     with leveldb_log.Reader(path.read_bytes()) as r:  # a buffer: nothing to read
         assert list(r) == records
-        assert r._blocks_in_place == 0
+        assert _testing.blocks_in_place(r) == 0
 
 
 @pytest.mark.skipif(not IN_PLACE, reason="payloads are read in place where preadv exists")
@@ -184,14 +185,14 @@ def test_payloads_the_kernel_would_copy_slowly_come_through_the_block_buffer(wor
     with slow_copies(window), leveldb_log.Reader(path) as r:
         assert list(r) == records
         assert r.dropped_bytes == 0
-        assert r._blocks_in_place >= 20 * 7
+        assert _testing.blocks_in_place(r) >= 20 * 7
         if window == 0:
-            assert r._blocks_bounced == 0
+            assert _testing.blocks_bounced(r) == 0
         elif window == 4095:  # each alone, through the block buffer, but those at
             # distance 0 (never slow: 1 in 4096 payloads)
-            assert r._blocks_bounced >= r._blocks_in_place * 9 // 10
+            assert _testing.blocks_bounced(r) >= _testing.blocks_in_place(r) * 9 // 10
         else:  # the real window: a few at most
-            assert r._blocks_bounced <= r._blocks_in_place // 4
+            assert _testing.blocks_bounced(r) <= _testing.blocks_in_place(r) // 4
 
 
 def test_the_slow_copy_window_is_checked():
@@ -219,7 +220,7 @@ def test_records_ending_exactly_at_a_block_end_while_the_guess_says_more(workdir
         assert list(r) == records
         assert r.dropped_bytes == 0
         if IN_PLACE and k == 3:  # (other k: each record's blocks come in a chunk read)
-            assert r._blocks_in_place > 0
+            assert _testing.blocks_in_place(r) > 0
 
 
 @pytest.mark.parametrize("source", ["path", "buffer"])

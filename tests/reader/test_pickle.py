@@ -384,7 +384,7 @@ def test_a_closed_reader_refuses_pickling(log: Any) -> None:
     path, _ = log
     reader = Reader(path)
     reader.close()
-    with pytest.raises(TypeError, match="closed"):
+    with pytest.raises(ValueError, match="I/O operation on closed Reader"):
         pickle.dumps(reader)
 
 
