@@ -21,6 +21,7 @@ import pytest
 from leveldb_log.cli import verify
 from support import model
 from support.cli import run_cli_asserting_no_traceback
+from support.warned import READS_DAMAGE
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
@@ -163,6 +164,7 @@ def test_dump_start_end_select_records_by_first_header(logs: dict[str, pathlib.P
     assert int(tail[0].split("\t")[0]) >= 65536
 
 
+@READS_DAMAGE
 def test_dump_of_a_corrupt_log_reports_to_stderr_and_exits_1(
     logs: dict[str, pathlib.Path],
 ) -> None:
@@ -526,6 +528,7 @@ def test_stats_of_the_format_md_worked_example(tmp_path: pathlib.Path) -> None:
     assert "record sizes:\n" in text
 
 
+@READS_DAMAGE
 def test_stats_of_a_corrupt_log_agree_with_the_reader(logs: dict[str, pathlib.Path]) -> None:
     with leveldb_log.Reader(logs["corrupt"]) as r:
         n = len(list(r))

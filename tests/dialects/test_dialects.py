@@ -27,6 +27,7 @@ from support.dialect_cases import GOLDEN, GOLDEN_DIR, TABLE_CASES
 from support.profiles import differential
 from support.reading import MODES, Outcome, assert_reader_contract, assert_same
 from support.records import B, make_records, payload, size_lists
+from support.warned import READS_DAMAGE
 
 
 def zstd_module() -> Any:
@@ -273,6 +274,7 @@ def test_clean_logs_read_as_the_model_reads_them(log: Log, recovery: str) -> Non
     assert out.corruptions == [] and out.error is None
 
 
+@READS_DAMAGE
 @differential()
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), verify=st.booleans())
 def test_damaged_logs_read_as_the_model_reads_them(log: Log, recovery: str, verify: bool) -> None:
@@ -284,6 +286,7 @@ def test_damaged_logs_read_as_the_model_reads_them(log: Log, recovery: str, veri
     assert attrs == model_attrs, kw
 
 
+@READS_DAMAGE
 @differential()
 @given(log=damaged_logs() | clean_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_ranges_read_as_the_model_reads_them(log: Log, recovery: str, data: Any) -> None:
@@ -296,6 +299,7 @@ def test_ranges_read_as_the_model_reads_them(log: Log, recovery: str, data: Any)
     assert attrs == model_attrs, kw
 
 
+@READS_DAMAGE
 @differential()
 @given(log=damaged_logs() | clean_logs(), data=st.data())
 def test_consecutive_ranges_read_every_record_once_in_rocksdb_skip_mode(
@@ -356,6 +360,7 @@ def test_reader_reads_the_golden_pebble_logs_as_expected(name: str, recovery: st
     assert out.error == want["error"]
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("dialect", ["rocksdb", "pebble"])
 def test_the_log_number_comes_from_the_file_name(dialect: str, tmp_path: pathlib.Path) -> None:
     """NNNNNN.log (and Pebble's NNNNNN-XXX.log segments) name the log number: the old
@@ -586,6 +591,7 @@ def zstd_compress(data: bytes) -> bytes:
     return bytes(mod.compress(data, options={mod.CompressionParameter.checksum_flag: 1}))
 
 
+@READS_DAMAGE
 @differential()
 @given(
     sizes=size_lists(min_size=1, max_total=3 * B),

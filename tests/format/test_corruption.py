@@ -17,6 +17,7 @@ from support.oracle import untouched_records
 from support.profiles import differential
 from support.reading import MODES, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, H, encode_sizes, layout, make_records, payload, size_lists
+from support.warned import READS_DAMAGE
 
 DETECTABLE = ("flip", "flip_header", "zero", "overwrite")  # no forged checksums
 
@@ -41,6 +42,7 @@ def written_logs(draw: Any, max_total: int = 4 * B) -> Any:
 # ---------------------------------------------------------------------------
 
 
+@READS_DAMAGE
 @differential()
 @given(written=written_logs(), data=st.data())
 def test_damage_in_place_never_yields_a_record_that_was_not_written(written, data):
@@ -57,6 +59,7 @@ def test_damage_in_place_never_yields_a_record_that_was_not_written(written, dat
         assert_same(out, model_read(damaged, recovery=recovery), (recovery, done))
 
 
+@READS_DAMAGE
 @differential()
 @given(written=written_logs(), data=st.data())
 def test_skip_mode_yields_every_record_in_blocks_the_damage_did_not_touch(written, data):
@@ -109,6 +112,7 @@ def test_truncated_log_yields_exactly_the_records_that_end_before_the_cut(
         assert_same(out, model_read(truncated, recovery=recovery), (recovery, cut))
 
 
+@READS_DAMAGE
 @differential()
 @given(written=written_logs(), data=st.data())
 def test_inserted_garbage_yields_written_records_only_and_all_before_its_block(written, data):
@@ -125,6 +129,7 @@ def test_inserted_garbage_yields_written_records_only_and_all_before_its_block(w
         assert_same(out, model_read(damaged, recovery=recovery), (recovery, done))
 
 
+@READS_DAMAGE
 @differential(0.6)
 @given(data=st.data(), verify=st.booleans())
 def test_reader_equals_model_on_every_kind_of_damaged_input(tmp_path_factory, data, verify):

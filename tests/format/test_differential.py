@@ -34,6 +34,7 @@ from support.records import (
     make_records,
     size_lists,
 )
+from support.warned import READS_DAMAGE
 
 
 @pytest.fixture(scope="module")
@@ -323,6 +324,7 @@ def test_reader_returns_records_and_offsets_from_every_source_kind(workdir, kind
     assert_same(out, model_read(log, recovery=recovery))
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("kind", SOURCE_KINDS)
 @differential(0.2)
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), verify=st.booleans(), data=st.data())
@@ -342,6 +344,7 @@ CHUNKS = st.integers(1, 70000) | st.sampled_from(
 )
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("seekable", [True, False], ids=["seekable", "non-seekable"])
 @differential(0.5)
 @given(
@@ -416,6 +419,7 @@ def test_cutting_a_clean_log_anywhere_returns_every_record_once_and_no_corruptio
     assert [o for p in parts for o in p.offsets] == lay.offsets
 
 
+@READS_DAMAGE
 @differential(0.6)
 @given(log=damaged_logs(), verify=st.booleans(), data=st.data())
 def test_cutting_a_damaged_log_reports_each_record_and_corruption_exactly_once(log, verify, data):
@@ -437,6 +441,7 @@ def test_cutting_a_damaged_log_reports_each_record_and_corruption_exactly_once(l
     assert n == len(log)
 
 
+@READS_DAMAGE
 @differential(0.8)
 @given(log=damaged_logs(), data=st.data())
 def test_ranges_of_a_damaged_log_match_model_in_every_recovery_mode(log, data):
@@ -450,6 +455,7 @@ def test_ranges_of_a_damaged_log_match_model_in_every_recovery_mode(log, data):
             assert_same(got, model_read(log, **kw), kw)
 
 
+@READS_DAMAGE
 @differential(0.5)
 @given(ops=soup_ops, data=st.data())
 def test_ranges_of_hand_made_physical_records_match_model_in_every_recovery_mode(ops, data):
@@ -464,6 +470,7 @@ def test_ranges_of_hand_made_physical_records_match_model_in_every_recovery_mode
             assert_same(got, model_read(log, **kw), kw)
 
 
+@READS_DAMAGE
 @differential(0.5)
 @given(log=damaged_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_verify_checksums_false_matches_model(log, recovery, data):
@@ -474,6 +481,7 @@ def test_verify_checksums_false_matches_model(log, recovery, data):
     assert_same(got, model_read(log, **kw), kw)
 
 
+@READS_DAMAGE
 @differential(0.5)
 @given(
     sizes=st.lists(st.integers(B - H + 1, 5 * B // 2), min_size=1, max_size=2),

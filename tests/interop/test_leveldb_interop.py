@@ -36,6 +36,7 @@ from leveldb_log.leveldb import (
     decode_write_batch,
     encode_write_batch,
 )
+from support.warned import READS_DAMAGE
 
 plyvel = pytest.importorskip("plyvel")
 
@@ -353,6 +354,7 @@ def test_append_mode_cuts_a_torn_tail_so_leveldb_sees_every_batch(
     assert reopen_and_read(tmp_path) == {b"theirs": b"1", b"complete": b"yes", b"after": b"crash"}
 
 
+@READS_DAMAGE
 def test_leveldb_refuses_our_log_with_paranoid_checks_when_it_is_damaged_mid_file(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -26,6 +26,7 @@ import dask.bag
 import pytest
 from leveldb_log import BLOCK_SIZE, Reader, Writer, crc32c
 from leveldb_log.splits import splits
+from support.warned import READS_DAMAGE
 
 B = BLOCK_SIZE
 LOG_SIZE = 300 * 2**20
@@ -317,6 +318,7 @@ def test_ranges_cut_anywhere_read_in_a_pool_as_the_sequential_read(big_log: BigL
     assert combine(summaries) == combine([big_log.sequential])  # the whole log, once
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("context", CONTEXTS)
 def test_pickled_readers_sent_to_a_pool_go_on_from_where_they_stood(
     big_log: BigLog, context: str
@@ -340,6 +342,7 @@ def test_pickled_readers_sent_to_a_pool_go_on_from_where_they_stood(
         assert final == dropped + sum(size for _, size, _ in rest.corruptions)
 
 
+@READS_DAMAGE
 def test_a_whole_log_reader_pickled_mid_way_finishes_in_a_worker(big_log: BigLog) -> None:
     reader = Reader(big_log.path)
     half = len(big_log.offsets) // 2

@@ -18,6 +18,9 @@ ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'leve
 from leveldb_log.ray import read_logs, write_logs  # noqa: E402
 
 
+# read_logs passes ray_remote_args on to Ray's read_datasource, which deprecates it for
+# named remote parameters: the library's to follow, not this test's.
+@pytest.mark.filterwarnings("ignore:`ray_remote_args` is deprecated")
 def test_reading_and_writing_on_the_other_node(ray_cluster: Any, tmp_path: Path) -> None:
     records = [b"%05d" % i * (i % 300 + 1) for i in range(3000)]
     with leveldb_log.Writer(tmp_path / "in.log") as w:

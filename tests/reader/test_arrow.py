@@ -30,6 +30,7 @@ from support.logs import clean_logs, damaged_logs, draw_range
 from support.profiles import scaled
 from support.reading import MODES, Outcome, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, make_records
+from support.warned import READS_DAMAGE
 
 # The C types of the columns' buffers, by Arrow format: offset (uint64, int64) and the ends
 # of data (large_binary, binary).
@@ -190,6 +191,7 @@ def expected_batches(
 LIMITS = st.tuples(st.integers(1, 40) | st.just(65536), st.integers(1, 3 * B) | st.just(64 << 20))
 
 
+@READS_DAMAGE
 @scaled(0.5)
 @given(log=damaged_logs(), limits=LIMITS, data=st.data())
 def test_batches_of_damaged_logs_match_the_model_and_iteration_in_every_mode_and_range(
@@ -220,6 +222,7 @@ def test_batches_of_a_file_object_match_iteration(clean: Any, limits: tuple[int,
     assert_same(got, expected)
 
 
+@READS_DAMAGE
 @scaled(0.3)
 @given(log=damaged_logs(), data=st.data())
 def test_the_stream_read_by_hand_matches_iteration(log: bytes, data: Any) -> None:
@@ -240,6 +243,7 @@ def test_the_stream_read_by_hand_matches_iteration(log: bytes, data: Any) -> Non
         assert error is not None and error.startswith(name + ": ")
 
 
+@READS_DAMAGE
 @scaled(0.3)
 @given(log=damaged_logs(), limits=LIMITS, types=st.sampled_from(list(TYPE_FORMATS)), data=st.data())
 def test_batches_in_each_column_type_hold_what_the_default_types_hold(

@@ -28,6 +28,7 @@ from support.profiles import scaled
 from support.reading import MODES, assert_reader_contract, assert_same, c_read, model_read
 from support.records import B, H, payload
 from support.threads import run_threads
+from support.warned import READS_DAMAGE
 
 FRAG = B - H  # payload of a block-filling fragment
 IN_PLACE = sys.platform.startswith(("linux", "freebsd"))  # preadv
@@ -107,6 +108,7 @@ def test_clean_logs_of_long_records_read_whole(workdir, sizes, guess, salt):
     assert got == records
 
 
+@READS_DAMAGE
 @scaled(0.6)
 @given(
     sizes=size_runs(),

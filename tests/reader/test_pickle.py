@@ -29,6 +29,7 @@ from leveldb_log import BLOCK_SIZE, Corruption, CorruptionError, Reader, Writer,
 from support import model
 from support.damage import damage, soup_bytes, soup_ops
 from support.records import make_records, size_lists
+from support.warned import READS_DAMAGE
 
 B = BLOCK_SIZE
 
@@ -269,6 +270,7 @@ def test_a_reader_pickled_after_a_corruption_keeps_dropped_bytes_and_reports(
     assert copied.dropped_bytes == sum(size for _, _, size, _ in whole.events)
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize(
     ("recovery", "error"),
     [
@@ -300,6 +302,7 @@ def test_the_recovery_mode_applies_after_unpickling(
         assert got[-1] == RECORDS[-1]
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("recovery", ["tolerate_tail", "point_in_time", "absolute"])
 def test_a_reader_finished_by_a_corruption_stays_finished_when_pickled(
     tmp_path: pathlib.Path, recovery: str
@@ -596,6 +599,7 @@ def damaged_logs(draw: Any) -> LogBytes:
     return LogBytes(damage(draw, clean)[0])
 
 
+@READS_DAMAGE
 @given(
     damaged_logs(),
     st.sampled_from(model.RECOVERY_MODES),
@@ -625,6 +629,7 @@ def test_a_pickled_copy_continues_exactly_as_the_original(
     assert copied == original
 
 
+@READS_DAMAGE
 def test_pickling_inside_on_corruption_is_refused_and_reading_goes_on(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -29,6 +29,7 @@ from support.child import assert_passes_in_a_child
 from support.files import read_file, write_raw
 from support.records import MIXED_SIZES, records_of
 from support.threads import run_threads
+from support.warned import READS_DAMAGE
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -302,6 +303,7 @@ def test_reader_dropped_bytes_totals_corruptions(sample_log):
     assert all(isinstance(c, Corruption) for c in reports)
 
 
+@READS_DAMAGE
 def test_reader_verify_checksums_false_returns_record_with_wrong_crc():
     data, offsets = model.encode([b"alpha", b"bravo", b"charlie"])
     damaged = bytearray(data)

@@ -22,6 +22,7 @@ from support import model
 from support.damage import damage, soup_bytes, soup_ops
 from support.profiles import scaled
 from support.records import make_records, size_lists
+from support.warned import READS_DAMAGE
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
@@ -280,6 +281,7 @@ def test_clean_logs_join_to_what_reader_returns(sizes: list[int], salt: int) -> 
     assert reader_view(data) == events_view(joined)
 
 
+@READS_DAMAGE
 @scaled(0.5)
 @given(size_lists(min_size=1), st.data())
 def test_damaged_logs_tile_and_join_to_what_reader_returns(
@@ -294,6 +296,7 @@ def test_damaged_logs_tile_and_join_to_what_reader_returns(
     assert reader_view(broken) == events_view(join(found, len(broken)))
 
 
+@READS_DAMAGE
 @scaled(0.5)
 @given(soup_ops, st.booleans())
 def test_record_soups_tile_and_join_to_what_reader_returns(ops: list, verify: bool) -> None:

@@ -23,6 +23,7 @@ from support import model
 from support.damage import damage
 from support.profiles import scaled
 from support.records import make_records, size_lists
+from support.warned import READS_DAMAGE
 
 B = leveldb_log.BLOCK_SIZE
 H = leveldb_log.HEADER_SIZE
@@ -98,6 +99,7 @@ def test_one_record_in_four_fragments_and_an_empty_one() -> None:
     )
 
 
+@READS_DAMAGE
 def test_a_bad_checksum_in_the_first_fragment_drops_the_whole_record() -> None:
     log = bytearray(model.encode([b"x" * 40000, b"y" * 10])[0])
     log[H + 5] ^= 1  # in the FIRST fragment, which fills block 0
@@ -276,6 +278,7 @@ def test_a_missing_file_raises_with_its_name(tmp_path: pathlib.Path) -> None:
 # ---------------------------------------------------------------------------
 
 
+@READS_DAMAGE
 @scaled(0.5)
 @given(size_lists(min_size=1), st.data())
 def test_stats_count_what_the_reader_returns_and_drops(
@@ -300,6 +303,7 @@ def test_stats_count_what_the_reader_returns_and_drops(
     assert stats_.corrupt == bool(reports)
 
 
+@READS_DAMAGE
 @scaled(0.5)
 @given(size_lists(min_size=0), st.data(), st.booleans())
 def test_stats_agree_with_the_model(sizes: list[int], data: st.DataObject, verify: bool) -> None:

@@ -12,6 +12,7 @@ import leveldb_log
 import pytest
 from leveldb_log._core import BLOCK_SIZE
 from leveldb_log.spark._read import LogReader
+from support.warned import READS_DAMAGE
 
 pytestmark = pytest.mark.slow
 
@@ -55,6 +56,7 @@ def rows(df: Any) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in df.collect()]
 
 
+@READS_DAMAGE
 def test_permissive_skips_damage_as_leveldb_does(spark: Any, damaged: Path) -> None:
     expected = reader_rows(damaged, recovery="skip")
     assert 0 < len(expected) < len(RECORDS)
@@ -104,6 +106,7 @@ def test_a_torn_tail_fails_only_absolute(spark: Any, damaged: Path, tmp_path: Pa
         load(spark, torn, mode="FAILFAST").collect()
 
 
+@READS_DAMAGE
 def test_point_in_time_stops_each_file_at_its_first_damage(spark: Any, damaged: Path) -> None:
     df = load(spark, damaged, recovery="point_in_time", maxPartitionBytes=str(BLOCK_SIZE))
     assert df.rdd.getNumPartitions() == 1  # one partition per file: it must stop there
@@ -112,6 +115,7 @@ def test_point_in_time_stops_each_file_at_its_first_damage(spark: Any, damaged: 
     assert expected == reader_rows(damaged)[: len(expected)]
 
 
+@READS_DAMAGE
 def test_verify_checksums_false_returns_the_damaged_payload(spark: Any, damaged: Path) -> None:
     expected = reader_rows(damaged, verify_checksums=False)
     assert expected != reader_rows(damaged)

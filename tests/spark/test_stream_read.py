@@ -173,11 +173,12 @@ def test_a_killed_query_restarted_from_its_checkpoint_reads_each_record_once(
         wait_for(lambda: (out / "_spark_metadata" / "0").exists(), "a committed batch")
     finally:
         os.killpg(running.pid, signal.SIGKILL)
-        running.wait()
+        running.communicate()  # waits, and closes its pipe
     assert writer.wait() == 0
     assert parquet_rows(spark, out)  # the killed run had committed records
     again = query(folder, checkpoint, out, "available")
-    assert again.wait() == 0
+    again.communicate()
+    assert again.returncode == 0
     expected = {
         name: [record(i) for i in range(k * 300, (k + 1) * 300)] for k, name in enumerate(names)
     }

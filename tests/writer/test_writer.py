@@ -26,6 +26,7 @@ from support.child import assert_passes_in_a_child
 from support.files import read_file
 from support.records import MIXED_SIZES, records_of
 from support.threads import run_threads
+from support.warned import READS_DAMAGE
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -630,6 +631,7 @@ def _sized(i):
     return b"%06d" % i + bytes([i % 256]) * sizes[i % len(sizes)]
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("buffering", [0, -1, 1000])
 @pytest.mark.parametrize("limit", [5, 1000, 33000, 70000, 150000, 250000, 400003])
 def test_writer_file_object_fault_mid_write_propagates_and_log_recovers(buffering, limit):
@@ -662,6 +664,7 @@ def test_writer_file_object_fault_mid_write_propagates_and_log_recovers(bufferin
     assert middle in ([[]] if ok and ok[-1] is failed else [[], [failed]])
 
 
+@READS_DAMAGE
 @pytest.mark.parametrize("buffering", [0, -1])
 @pytest.mark.parametrize("limit", [5, 1000, 33000, 70000, 150000, 250000])
 def test_writer_path_os_error_mid_write_propagates_and_log_recovers(tmp_path, buffering, limit):
