@@ -89,10 +89,16 @@ void llog_reader_free(llog_reader *r) {
 
 int llog_reader_log_number(const llog_reader *r, uint64_t *log_number) {
     *log_number = r->log_number;
-    return r->have_log_number;
+    return r->have_log_number &&
+           (r->opt.has_log_number || r->number_at < r->opt.end);
 }
 
-int llog_reader_recycled(const llog_reader *r) { return r->recycled; }
+/* A range that read on past its end to finish an open record does not
+ * claim what it learnt there (above too): the same range of a whole read
+ * would not. */
+int llog_reader_recycled(const llog_reader *r) {
+    return r->recycled && r->recycled_at < r->opt.end;
+}
 
 uint64_t llog_reader_wanted(const llog_reader *r) {
     if (r->phase == PHASE_PROLOGUE)

@@ -80,11 +80,19 @@ static enum step_result old_record(llog_reader *r, const llog_header *h) {
 
 /* The recyclable-header checks, before the checksum: STEP_CONTINUE when
  * the record is the current log's. */
-static int is_old(llog_reader *r, const llog_header *h) {
-    if (llog_header_learn_log_number(r->opt.dialect, h, &r->have_log_number,
-                                     &r->log_number))
-        llog_reader_learn_log_number(r, r->log_number);
+static void mark_recycled(llog_reader *r, uint64_t at) {
+    if (!r->recycled)
+        r->recycled_at = at;
     r->recycled = 1;
+}
+
+static int is_old(llog_reader *r, const llog_header *h, uint64_t at) {
+    if (llog_header_learn_log_number(r->opt.dialect, h, &r->have_log_number,
+                                     &r->log_number)) {
+        llog_reader_learn_log_number(r, r->log_number);
+        r->number_at = at;
+    }
+    mark_recycled(r, at);
     return h->log_number != (uint32_t)r->log_number;
 }
 
@@ -299,7 +307,7 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
         if (r->rocksdb && records_read(r))
             return llog_reader_drop_rest(
                 r, left, "recyclable record after legacy records");
-        r->recycled = 1;
+        mark_recycled(r, r->pos);
     }
     switch (region) {
     case LLOG_REGION_TRAILER:
@@ -319,7 +327,7 @@ enum step_result llog_reader_step_dialect(llog_reader *r) {
     case LLOG_REGION_RECORD:
         break;
     }
-    if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h))
+    if (h.header_size > LLOG_HEADER_SIZE && is_old(r, &h, r->pos))
         return old_record(r, &h);
     const uint8_t *payload = p + h.header_size;
     if (r->opt.verify_checksums && !checksum_ok(r, p, &h, payload))
@@ -356,12 +364,12 @@ static int prologue_walk(llog_reader *r) {
         llog_region k = llog_header_region(r->types, b + at, r->block_len - at,
                                            r->block_len < LLOG_BLOCK_SIZE, &h);
         if (h.header_size > LLOG_HEADER_SIZE)
-            r->recycled = 1; /* as a whole read marks it, even if bad */
+            mark_recycled(r, r->block_offset + at); /* as a whole read does */
         if (k != LLOG_REGION_RECORD)
             return 0; /* the rest of the block is skipped */
         unsigned role = r->types[h.type] & 7;
         if (h.header_size > LLOG_HEADER_SIZE) {
-            (void)is_old(r, &h); /* learns the number, if not given */
+            (void)is_old(r, &h, r->block_offset + at); /* learns the number */
             return 1;
         }
         if (r->opt.verify_checksums &&

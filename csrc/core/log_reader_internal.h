@@ -72,6 +72,8 @@ struct llog_reader {
     /* Other dialects (docs/rocksdb.md) */
     int rocksdb;           /* RocksDB's dialect: its texts and endings */
     int recycled;          /* a recyclable record was read */
+    uint64_t recycled_at;  /* where: a range tells it only before its end */
+    uint64_t number_at;    /* where the log number was learnt, if not given */
     int first_record_read; /* a range's prologue saw a user record */
     uint64_t meta_end;     /* clean_end, for the last metadata record */
     int compressed;        /* the log said its records are zstd frames */

@@ -287,6 +287,25 @@ def test_damaged_logs_read_as_the_model_reads_them(log: Log, recovery: str, veri
 
 
 @READS_DAMAGE
+@pytest.mark.parametrize("log_number", [2, None])
+@pytest.mark.parametrize("end", [1, B, B + 1, None])
+def test_a_range_finishing_a_record_past_its_end_claims_nothing_learnt_there(
+    log_number: int | None, end: int | None
+) -> None:
+    # A FIRST fills block 0; block 1 opens with an older log's recyclable record. The range
+    # [0, 1) reads on into block 1 to finish the open record, but the same range of a whole
+    # read learns nothing there, so `recycled` stays False (Hypothesis found the difference).
+    first = model_dialects.encode_chunk(2, payload(B - 7, 0))
+    data = Log(first + model_dialects.encode_chunk(5, b"", log_number=0))
+    data.how, data.log_number = "FIRST filling block 0, an old log's FULL", log_number
+    kw = dict(dialect="rocksdb", log_number=log_number, recovery="skip", end=end)
+    out, attrs, model_out, model_attrs = c_and_model_reads(data, **kw)
+    assert_same(out, model_out, kw)
+    assert attrs == model_attrs, kw
+    assert attrs["recycled"] == (end is None or end > B)
+
+
+@READS_DAMAGE
 @differential()
 @given(log=damaged_logs() | clean_logs(), recovery=st.sampled_from(MODES), data=st.data())
 def test_ranges_read_as_the_model_reads_them(log: Log, recovery: str, data: Any) -> None:
