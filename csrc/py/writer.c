@@ -23,6 +23,21 @@ static int target_closed(llpy_writer *self) {
     return yes;
 }
 
+/* What the policy holds (writer_policy.c), the new log's directory and the
+ * file lock, given up before the descriptor closes. */
+static void writer_release_policy(llpy_writer *self) {
+    if (self->dir_fd >= 0) {
+        llpy_close_fd(self->dir_fd);
+        self->dir_fd = -1;
+    }
+    if (self->fd < 0)
+        return;
+    llpy_policy_release(self->policy, self->fd, self->locked);
+    if (self->locked)
+        llpy_file_unlock(self->fd);
+    self->locked = 0;
+}
+
 /* Closes the target; the first error is raised, after everything is released.
  */
 static int writer_close_locked(llpy_writer *self) {
@@ -39,7 +54,7 @@ static int writer_close_locked(llpy_writer *self) {
     if (llpy_sync_close(self) < 0 && exc == NULL)
         exc = PyErr_GetRaisedException();
     PyErr_Clear();
-    llpy_policy_release(self);
+    writer_release_policy(self);
     self->closed = 1;
     self->closing = 0;
     if (self->fd >= 0) {
@@ -141,7 +156,8 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     self->use_lock = lock == Py_True;
     if ((mode != NULL && llpy_writer_parse_mode(mode, &self->mode) < 0) ||
         llpy_writer_parse_buffering(buffering, &self->limit) < 0 ||
-        llpy_policy_options(self, target, sync, per_sync, preallocate) < 0 ||
+        llpy_policy_options(self->policy, target, sync, per_sync, preallocate,
+                            &self->sync_default) < 0 ||
         llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
                                     compression, sync_offsets) < 0)
         return -1;
@@ -151,8 +167,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         0)
         return -1;
     llog_writer_init(&self->core, self->written);
-    self->range_start = self->prealloc_end = self->written;
-    llpy_policy_after_output(self); /* the first reservation */
+    llpy_policy_start(self->policy, self->fd, self->written);
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     self->slow_copy_max = st->slow_copy_max;
     self->lend_views =
@@ -177,7 +192,9 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
         return NULL;
     llpy_writer *w = (llpy_writer *)self;
     w->dir_fd = -1;
-    w->group = llpy_sync_group_new(llpy_writer_hand_over_queued);
+    w->policy = llpy_policy_new();
+    w->group =
+        w->policy ? llpy_sync_group_new(llpy_writer_hand_over_queued) : NULL;
     if (w->group == NULL)
         Py_CLEAR(self);
     return self;
@@ -272,12 +289,14 @@ static PyObject *Writer_get_buffering(PyObject *op, void *closure) {
 
 static PyObject *Writer_get_bytes_per_sync(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((llpy_writer *)op)->bytes_per_sync);
+    return PyLong_FromUnsignedLongLong(
+        llpy_policy_bytes_per_sync(((llpy_writer *)op)->policy));
 }
 
 static PyObject *Writer_get_preallocate(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((llpy_writer *)op)->preallocate);
+    return PyLong_FromUnsignedLongLong(
+        llpy_policy_preallocate(((llpy_writer *)op)->policy));
 }
 
 static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
@@ -333,6 +352,7 @@ static void Writer_dealloc(PyObject *op) {
     llpy_io_free(self->bounce);
     Writer_clear(op);
     llpy_sync_group_free(self->group);
+    llpy_policy_free(self->policy);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);

@@ -5,8 +5,10 @@
  * or refuse, leaving the file as it was. Also _append_point, the same
  * decision without the cut, for the command line.
  */
+#include "writer_append.h"
+#include "llpy_io.h"
 #include "reader_dialect.h"
-#include "writer_internal.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,8 @@
  * another descriptor of the file does not drop it), flock() elsewhere on
  * POSIX, LockFileEx on Windows. Readers never lock.
  */
-#include "writer_internal.h"
+#include "writer_lock.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <sys/stat.h>

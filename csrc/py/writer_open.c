@@ -57,7 +57,7 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
         fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
     if (self->mode == 'w' && truncate_regular(self) < 0)
         return -1;
-    if (created && llpy_policy_remember_dir(self, path) < 0)
+    if (created && llpy_policy_open_dir(path, &self->dir_fd) < 0)
         return -1;
     if (self->mode != 'a')
         return 0;
