@@ -20,6 +20,8 @@
  *                      writer*.c alone
  *   writer_policy.h    bytes_per_sync= and preallocate=, in a struct of
  *                      writer_policy.c's own
+ *   writer_dialect.h   RocksDB's and Pebble's options, in a struct of
+ *                      writer_dialect.c's own
  *   writer_append.h    mode "a": where a log resumes
  *   writer_lock.h      the advisory lock on a log file
  *

@@ -11,6 +11,7 @@
 #include "module.h"
 #include "writer.h"
 #include "writer_append.h"
+#include "writer_dialect.h"
 #include "writer_lock.h"
 #include "writer_policy.h"
 
@@ -48,12 +49,8 @@ struct llpy_writer {
     int deferred_pad;
     uint64_t deferred_from;
     int closed;
-    /* Other dialects (writer_dialect.c) */
-    llog_dialect dialect;
-    size_t header_size;
-    int has_log_number;
-    uint64_t log_number;
-    int compress; /* each record is written as one zstd frame */
+    llpy_writer_dialect *dialect; /* other dialects (writer_dialect.c) */
+    int compress; /* its records are zstd frames: read on every write */
     /* Payloads the kernel would copy slowly from the caller's memory
      * (llpy_copy_is_slow: 1 to slow_copy_max bytes) are copied through
      * bounce first, and such a buffer moved LLPY_BUF_SLACK bytes on
@@ -102,25 +99,9 @@ int llpy_writer_put(llpy_writer *self, const uint8_t *data, size_t n,
                     uint64_t *offset);
 /* Hands the buffered bytes to the target; keeps what it refused. */
 int llpy_writer_hand_over_buffer(llpy_writer *self);
-
-/* ---- other dialects (writer_dialect.c) -------------------------------- */
-
-/* Checks the options of other dialects before the target is touched; 0,
- * or -1 with an exception set. */
-int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
-                                PyObject *dialect, PyObject *log_number,
-                                int recycle, PyObject *compression,
-                                int sync_offsets);
-/* Mode "a" of a rocksdb writer: refuses to mix compressed and plain
- * records in one log (the log on fd, size bytes long). */
-int llpy_writer_check_append(llpy_writer *self, int fd, uint64_t size);
-/* Once the target is open: the core's header, RocksDB's compression record
- * at the start of a new log. */
-int llpy_writer_start(llpy_writer *self);
-/* A record's bytes as one zstd frame (a new bytes object), or NULL. */
-PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
-/* Before closing: Pebble's end-of-log trailer. */
-int llpy_writer_finish(llpy_writer *self);
+/* Appends n bytes (a dialect's record, small) to the buffer, grown if need
+ * be; 0, or -1 with MemoryError. */
+int llpy_writer_put_raw(llpy_writer *self, const uint8_t *data, size_t n);
 
 /* ---- the target (writer_open.c, writer_append.c) ---------------------- */
 

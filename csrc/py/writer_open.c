@@ -62,11 +62,10 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
     if (self->mode != 'a')
         return 0;
     if (fstat(self->fd, &info) == 0 &&
-        llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
+        llpy_writer_dialect_check_append(
+            self->dialect, self->fd, (uint64_t)info.st_size, self->name) < 0)
         return -1;
-    llog_reader_options dialect = {.dialect = self->dialect,
-                                   .has_log_number = self->has_log_number,
-                                   .log_number = self->log_number};
+    llog_reader_options dialect = llpy_writer_dialect_of(self->dialect);
     return llpy_append_open(st, self->fd, self->name, &dialect, &self->written,
                             &self->pad_next);
 }
