@@ -50,7 +50,7 @@ struct llpy_writer {
     uint64_t deferred_from;
     int closed;
     llpy_writer_dialect *dialect; /* other dialects (writer_dialect.c) */
-    int compress; /* its records are zstd frames: read on every write */
+    int compress; /* the dialect's, copied: write() reads it per record */
     /* Payloads the kernel would copy slowly from the caller's memory
      * (llpy_copy_is_slow: 1 to slow_copy_max bytes) are copied through
      * bounce first, and such a buffer moved LLPY_BUF_SLACK bytes on
