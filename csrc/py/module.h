@@ -23,6 +23,12 @@
  *   writer.h           the Writer as other files see it
  *   writer_internal.h  the Writer's fields and its files' functions, for
  *                      writer*.c alone
+ *   writer_policy.h    bytes_per_sync= and preallocate=, in a struct of
+ *                      writer_policy.c's own
+ *   writer_dialect.h   RocksDB's and Pebble's options, in a struct of
+ *                      writer_dialect.c's own
+ *   writer_append.h    mode "a": where a log resumes
+ *   writer_lock.h      the advisory lock on a log file
  *
  * Every non-static symbol of the binding starts with llpy_ / LLPY_.
  */

@@ -23,6 +23,31 @@ static int target_closed(llpy_writer *self) {
     return yes;
 }
 
+/* What the policy holds (writer_policy.c), the new log's directory and the
+ * file lock, given up before the descriptor closes. */
+static void writer_release_policy(llpy_writer *self) {
+    if (self->dir_fd >= 0) {
+        llpy_close_fd(self->dir_fd);
+        self->dir_fd = -1;
+    }
+    if (self->fd < 0)
+        return;
+    llpy_policy_release(self->policy, self->fd, self->locked);
+    if (self->locked)
+        llpy_file_unlock(self->fd);
+    self->locked = 0;
+}
+
+/* The dialect's record at the start or the end of a log (writer_dialect.c),
+ * buffered; 0, or -1 with an exception set. */
+static int writer_dialect_record(llpy_writer *self,
+                                 size_t (*record)(const llpy_writer_dialect *,
+                                                  llog_writer *, uint8_t *)) {
+    uint8_t bytes[LLPY_DIALECT_RECORD_MAX];
+    size_t n = record(self->dialect, &self->core, bytes);
+    return llpy_writer_put_raw(self, bytes, n);
+}
+
 /* Closes the target; the first error is raised, after everything is released.
  */
 static int writer_close_locked(llpy_writer *self) {
@@ -30,7 +55,7 @@ static int writer_close_locked(llpy_writer *self) {
         return 0;
     int rc = 0;
     if (self->buf != NULL && !target_closed(self))
-        rc = llpy_writer_finish(self);
+        rc = writer_dialect_record(self, llpy_writer_dialect_finish);
     if (rc == 0 && self->buf != NULL &&
         (self->len > 0 || !target_closed(self)))
         rc = llpy_writer_hand_over(self);
@@ -39,7 +64,7 @@ static int writer_close_locked(llpy_writer *self) {
     if (llpy_sync_close(self) < 0 && exc == NULL)
         exc = PyErr_GetRaisedException();
     PyErr_Clear();
-    llpy_policy_release(self);
+    writer_release_policy(self);
     self->closed = 1;
     self->closing = 0;
     if (self->fd >= 0) {
@@ -141,18 +166,19 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     self->use_lock = lock == Py_True;
     if ((mode != NULL && llpy_writer_parse_mode(mode, &self->mode) < 0) ||
         llpy_writer_parse_buffering(buffering, &self->limit) < 0 ||
-        llpy_policy_options(self, target, sync, per_sync, preallocate) < 0 ||
-        llpy_writer_dialect_options(self, target, dialect, log_number, recycle,
-                                    compression, sync_offsets) < 0)
+        llpy_policy_options(self->policy, target, sync, per_sync, preallocate,
+                            &self->sync_default) < 0 ||
+        llpy_writer_dialect_options(self->dialect, target, dialect, log_number,
+                                    recycle, compression, sync_offsets) < 0)
         return -1;
+    self->compress = llpy_writer_dialect_compressed(self->dialect);
     self->cap =
         self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
     if (llpy_writer_open_target(self, target, mode, closefd, storage_options) <
         0)
         return -1;
     llog_writer_init(&self->core, self->written);
-    self->range_start = self->prealloc_end = self->written;
-    llpy_policy_after_output(self); /* the first reservation */
+    llpy_policy_start(self->policy, self->fd, self->written);
     llpy_state *st = llpy_state_of(Py_TYPE(self));
     self->slow_copy_max = st->slow_copy_max;
     self->lend_views =
@@ -164,7 +190,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         PyErr_NoMemory();
         return -1;
     }
-    return llpy_writer_start(self);
+    return writer_dialect_record(self, llpy_writer_dialect_start);
 }
 
 static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
@@ -177,7 +203,10 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
         return NULL;
     llpy_writer *w = (llpy_writer *)self;
     w->dir_fd = -1;
-    w->group = llpy_sync_group_new(llpy_writer_hand_over_queued);
+    w->policy = llpy_policy_new();
+    w->dialect = w->policy ? llpy_writer_dialect_new() : NULL;
+    w->group =
+        w->dialect ? llpy_sync_group_new(llpy_writer_hand_over_queued) : NULL;
     if (w->group == NULL)
         Py_CLEAR(self);
     return self;
@@ -229,16 +258,17 @@ static PyObject *Writer_get_name(PyObject *op, void *closure) {
  * close(), as a closed file's mode and name are. */
 static PyObject *Writer_get_dialect(PyObject *op, void *closure) {
     (void)closure;
-    return PyUnicode_FromString(
-        llog_dialect_name(((llpy_writer *)op)->dialect));
+    return PyUnicode_FromString(llog_dialect_name(
+        llpy_writer_dialect_of(((llpy_writer *)op)->dialect).dialect));
 }
 
 static PyObject *Writer_get_log_number(PyObject *op, void *closure) {
     (void)closure;
-    llpy_writer *self = (llpy_writer *)op;
-    if (!self->has_log_number)
+    llog_reader_options opt =
+        llpy_writer_dialect_of(((llpy_writer *)op)->dialect);
+    if (!opt.has_log_number)
         Py_RETURN_NONE;
-    return PyLong_FromUnsignedLongLong(self->log_number);
+    return PyLong_FromUnsignedLongLong(opt.log_number);
 }
 
 static PyObject *Writer_get_compression(PyObject *op, void *closure) {
@@ -250,14 +280,16 @@ static PyObject *Writer_get_compression(PyObject *op, void *closure) {
 
 static PyObject *Writer_get_recycle(PyObject *op, void *closure) {
     (void)closure;
-    return PyBool_FromLong(((llpy_writer *)op)->header_size !=
-                           LLOG_HEADER_SIZE);
+    return PyBool_FromLong(
+        llpy_writer_dialect_header_size(((llpy_writer *)op)->dialect) !=
+        LLOG_HEADER_SIZE);
 }
 
 static PyObject *Writer_get_sync_offsets(PyObject *op, void *closure) {
     (void)closure;
-    return PyBool_FromLong(((llpy_writer *)op)->header_size ==
-                           LLOG_SYNC_HEADER_SIZE);
+    return PyBool_FromLong(
+        llpy_writer_dialect_header_size(((llpy_writer *)op)->dialect) ==
+        LLOG_SYNC_HEADER_SIZE);
 }
 
 static PyObject *Writer_get_sync(PyObject *op, void *closure) {
@@ -272,12 +304,14 @@ static PyObject *Writer_get_buffering(PyObject *op, void *closure) {
 
 static PyObject *Writer_get_bytes_per_sync(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((llpy_writer *)op)->bytes_per_sync);
+    return PyLong_FromUnsignedLongLong(
+        llpy_policy_bytes_per_sync(((llpy_writer *)op)->policy));
 }
 
 static PyObject *Writer_get_preallocate(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((llpy_writer *)op)->preallocate);
+    return PyLong_FromUnsignedLongLong(
+        llpy_policy_preallocate(((llpy_writer *)op)->policy));
 }
 
 static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
@@ -333,6 +367,8 @@ static void Writer_dealloc(PyObject *op) {
     llpy_io_free(self->bounce);
     Writer_clear(op);
     llpy_sync_group_free(self->group);
+    llpy_policy_free(self->policy);
+    llpy_writer_dialect_free(self->dialect);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);

@@ -5,9 +5,11 @@
  * or refuse, leaving the file as it was. Also _append_point, the same
  * decision without the cut, for the command line.
  */
+#include "writer_append.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
-#include "reader_dialect.h"
-#include "writer_internal.h"
+#include "llpy_io.h"
+#include "log_options.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <fcntl.h>

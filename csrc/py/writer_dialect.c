@@ -3,8 +3,9 @@
  * the options (checked before the target is touched), the header the core
  * writes, RocksDB's compression record and zstd frames, Pebble's trailer.
  */
+#include "writer_dialect.h"
+#include "llpy_io.h"
 #include "reader_dialect.h"
-#include "writer_internal.h"
 
 #include <string.h>
 
@@ -14,17 +15,51 @@
 #include <unistd.h>
 #endif
 
+struct llpy_writer_dialect {
+    llog_dialect dialect;
+    size_t header_size;
+    int has_log_number;
+    uint64_t log_number;
+    int compress; /* each record is written as one zstd frame */
+};
+
+llpy_writer_dialect *llpy_writer_dialect_new(void) {
+    llpy_writer_dialect *d = PyMem_Calloc(1, sizeof *d);
+    if (d == NULL)
+        return (llpy_writer_dialect *)PyErr_NoMemory();
+    d->dialect = LLOG_DIALECT_LEVELDB;
+    d->header_size = LLOG_HEADER_SIZE;
+    return d;
+}
+
+void llpy_writer_dialect_free(llpy_writer_dialect *d) { PyMem_Free(d); }
+
+llog_reader_options llpy_writer_dialect_of(const llpy_writer_dialect *d) {
+    llog_reader_options opt = {.dialect = d->dialect,
+                               .has_log_number = d->has_log_number,
+                               .log_number = d->log_number};
+    return opt;
+}
+
+int llpy_writer_dialect_compressed(const llpy_writer_dialect *d) {
+    return d->compress;
+}
+
+size_t llpy_writer_dialect_header_size(const llpy_writer_dialect *d) {
+    return d->header_size;
+}
+
 /* The number a rocksdb or pebble writer writes into recyclable headers:
  * given, or the target's file name's. */
-static int writer_log_number(llpy_writer *self, PyObject *target,
+static int writer_log_number(llpy_writer_dialect *d, PyObject *target,
                              PyObject *dialect, PyObject *log_number) {
     llog_reader_options opt = {0};
     if (llpy_dialect_options(dialect, log_number,
                              llpy_is_path(target) ? target : NULL, &opt) < 0)
         return -1;
-    self->dialect = opt.dialect;
-    self->has_log_number = opt.has_log_number;
-    self->log_number = opt.log_number;
+    d->dialect = opt.dialect;
+    d->has_log_number = opt.has_log_number;
+    d->log_number = opt.log_number;
     return 0;
 }
 
@@ -45,20 +80,20 @@ static int parse_compression(PyObject *obj, int *zstd) {
 }
 
 /* Refuses options the dialect does not have (ValueError naming them). */
-static int check_combination(llpy_writer *self, int recycle,
+static int check_combination(llpy_writer_dialect *d, int recycle,
                              int sync_offsets) {
     const char *bad = NULL;
-    if (self->dialect == LLOG_DIALECT_LEVELDB &&
-        (recycle || self->compress || sync_offsets))
+    if (d->dialect == LLOG_DIALECT_LEVELDB &&
+        (recycle || d->compress || sync_offsets))
         bad = recycle        ? "recycle=True needs dialect='rocksdb'"
               : sync_offsets ? "sync_offsets=True needs dialect='pebble'"
                              : "compression needs dialect='rocksdb'";
-    else if (self->dialect == LLOG_DIALECT_ROCKSDB && sync_offsets)
+    else if (d->dialect == LLOG_DIALECT_ROCKSDB && sync_offsets)
         bad = "sync_offsets=True is Pebble's: use dialect='pebble'";
-    else if (self->dialect == LLOG_DIALECT_PEBBLE && self->compress)
+    else if (d->dialect == LLOG_DIALECT_PEBBLE && d->compress)
         bad = "Pebble's logs are not compressed";
-    else if ((recycle || self->dialect == LLOG_DIALECT_PEBBLE) &&
-             !self->has_log_number)
+    else if ((recycle || d->dialect == LLOG_DIALECT_PEBBLE) &&
+             !d->has_log_number)
         bad = "recyclable records carry a log number: pass log_number=, or "
               "name the file NNNNNN.log";
     if (bad != NULL) {
@@ -68,19 +103,19 @@ static int check_combination(llpy_writer *self, int recycle,
     return 0;
 }
 
-int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
+int llpy_writer_dialect_options(llpy_writer_dialect *d, PyObject *target,
                                 PyObject *dialect, PyObject *log_number,
                                 int recycle, PyObject *compression,
                                 int sync_offsets) {
-    if (writer_log_number(self, target, dialect, log_number) < 0 ||
-        parse_compression(compression, &self->compress) < 0 ||
-        check_combination(self, recycle, sync_offsets) < 0)
+    if (writer_log_number(d, target, dialect, log_number) < 0 ||
+        parse_compression(compression, &d->compress) < 0 ||
+        check_combination(d, recycle, sync_offsets) < 0)
         return -1;
-    self->header_size = sync_offsets ? LLOG_SYNC_HEADER_SIZE
-                        : recycle || self->dialect == LLOG_DIALECT_PEBBLE
-                            ? LLOG_RECYCLABLE_HEADER_SIZE
-                            : LLOG_HEADER_SIZE;
-    return self->compress ? llpy_zstd_require() : 0;
+    d->header_size = sync_offsets ? LLOG_SYNC_HEADER_SIZE
+                     : recycle || d->dialect == LLOG_DIALECT_PEBBLE
+                         ? LLOG_RECYCLABLE_HEADER_SIZE
+                         : LLOG_HEADER_SIZE;
+    return d->compress ? llpy_zstd_require() : 0;
 }
 
 /* 1 when the log on fd begins with RocksDB's zstd compression record. */
@@ -100,51 +135,35 @@ static int starts_compressed(int fd, int *yes) {
     return 0;
 }
 
-int llpy_writer_check_append(llpy_writer *self, int fd, uint64_t size) {
+int llpy_writer_dialect_check_append(const llpy_writer_dialect *d, int fd,
+                                     uint64_t size, PyObject *name) {
     int compressed = 0;
-    if (self->dialect != LLOG_DIALECT_ROCKSDB || size == 0)
+    if (d->dialect != LLOG_DIALECT_ROCKSDB || size == 0)
         return 0;
     if (starts_compressed(fd, &compressed) < 0)
         return -1;
-    if (compressed == self->compress)
+    if (compressed == d->compress)
         return 0;
     PyErr_Format(PyExc_ValueError,
                  compressed ? "%R is a zstd-compressed WAL: append with "
                               "compression='zstd'"
                             : "%R is not a compressed WAL: append without "
                               "compression",
-                 self->name);
+                 name);
     return -1;
 }
 
-/* Room for n more bytes in the buffer, grown if need be (n is small: a
- * metadata record or a trailer), or NULL with MemoryError set. */
-static uint8_t *room(llpy_writer *self, size_t n) {
-    if (self->cap - self->len < n) {
-        uint8_t *grown =
-            PyMem_Realloc(self->buf, self->len + n + LLPY_BUF_SLACK);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return NULL;
-        }
-        self->buf = grown;
-        self->cap = self->len + n;
-    }
-    return self->buf + self->len;
-}
+_Static_assert(LLOG_COMPRESSION_RECORD_SIZE <= LLPY_DIALECT_RECORD_MAX,
+               "a compression record fits LLPY_DIALECT_RECORD_MAX");
 
-int llpy_writer_start(llpy_writer *self) {
-    llog_writer_set_header(&self->core, self->header_size, self->log_number);
-    if (self->compress) /* RocksDB's chunks: RocksDB 7 reads nothing else */
-        llog_writer_set_chunk(&self->core,
-                              LLOG_BLOCK_SIZE - self->header_size);
-    if (!self->compress || self->core.offset != 0)
+size_t llpy_writer_dialect_start(const llpy_writer_dialect *d,
+                                 llog_writer *core, uint8_t *dst) {
+    llog_writer_set_header(core, d->header_size, d->log_number);
+    if (d->compress) /* RocksDB's chunks: RocksDB 7 reads nothing else */
+        llog_writer_set_chunk(core, LLOG_BLOCK_SIZE - d->header_size);
+    if (!d->compress || core->offset != 0)
         return 0;
-    uint8_t *dst = room(self, LLOG_COMPRESSION_RECORD_SIZE);
-    if (dst == NULL)
-        return -1;
-    self->len += llog_writer_compression_record(&self->core, dst);
-    return 0;
+    return llog_writer_compression_record(core, dst);
 }
 
 PyObject *llpy_writer_compress(const uint8_t *data, size_t n) {
@@ -164,13 +183,9 @@ PyObject *llpy_writer_compress(const uint8_t *data, size_t n) {
     return frame;
 }
 
-int llpy_writer_finish(llpy_writer *self) {
-    if (self->dialect != LLOG_DIALECT_PEBBLE)
+size_t llpy_writer_dialect_finish(const llpy_writer_dialect *d,
+                                  llog_writer *core, uint8_t *dst) {
+    if (d->dialect != LLOG_DIALECT_PEBBLE)
         return 0;
-    uint8_t *dst =
-        room(self, LLOG_MAX_HEADER_SIZE - 1 + LLOG_RECYCLABLE_HEADER_SIZE);
-    if (dst == NULL)
-        return -1;
-    self->len += llog_writer_pebble_trailer(&self->core, dst);
-    return 0;
+    return llog_writer_pebble_trailer(core, dst);
 }

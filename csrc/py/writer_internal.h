@@ -10,6 +10,10 @@
 #include "lock.h"
 #include "module.h"
 #include "writer.h"
+#include "writer_append.h"
+#include "writer_dialect.h"
+#include "writer_lock.h"
+#include "writer_policy.h"
 
 #include "log_reader.h"
 #include "log_writer.h"
@@ -45,12 +49,8 @@ struct llpy_writer {
     int deferred_pad;
     uint64_t deferred_from;
     int closed;
-    /* Other dialects (writer_dialect.c) */
-    llog_dialect dialect;
-    size_t header_size;
-    int has_log_number;
-    uint64_t log_number;
-    int compress; /* each record is written as one zstd frame */
+    llpy_writer_dialect *dialect; /* other dialects (writer_dialect.c) */
+    int compress; /* the dialect's, copied: write() reads it per record */
     /* Payloads the kernel would copy slowly from the caller's memory
      * (llpy_copy_is_slow: 1 to slow_copy_max bytes) are copied through
      * bounce first, and such a buffer moved LLPY_BUF_SLACK bytes on
@@ -59,16 +59,12 @@ struct llpy_writer {
     uint8_t *bounce; /* LLPY_PAGE + LLOG_MAX_FRAGMENT bytes, or NULL */
     uint64_t bounced;
     /* Durability (writer_sync.c) and the file lock (writer_lock.c) */
-    int sync_default;        /* sync= */
-    int closing;             /* close() waits for a group commit */
-    int use_lock, locked;    /* lock=; the lock is held on fd */
-    int dir_fd;              /* a new log's directory, until first synced */
-    int regular;             /* fd is a regular file (not a FIFO, a device) */
-    uint64_t bytes_per_sync; /* 0: off */
-    uint64_t range_start;    /* write-back was started up to here */
-    uint64_t range_syncs;    /* write-backs started, for tests */
-    uint64_t preallocate;    /* 0: off */
-    uint64_t prealloc_end;   /* space is reserved up to here */
+    int sync_default;     /* sync= */
+    int closing;          /* close() waits for a group commit */
+    int use_lock, locked; /* lock=; the lock is held on fd */
+    int dir_fd;           /* a new log's directory, until first synced */
+    int regular;          /* fd is a regular file (not a FIFO, a device) */
+    llpy_policy *policy;  /* bytes_per_sync=, preallocate= */
     llpy_sync_group *group;
 };
 
@@ -103,25 +99,9 @@ int llpy_writer_put(llpy_writer *self, const uint8_t *data, size_t n,
                     uint64_t *offset);
 /* Hands the buffered bytes to the target; keeps what it refused. */
 int llpy_writer_hand_over_buffer(llpy_writer *self);
-
-/* ---- other dialects (writer_dialect.c) -------------------------------- */
-
-/* Checks the options of other dialects before the target is touched; 0,
- * or -1 with an exception set. */
-int llpy_writer_dialect_options(llpy_writer *self, PyObject *target,
-                                PyObject *dialect, PyObject *log_number,
-                                int recycle, PyObject *compression,
-                                int sync_offsets);
-/* Mode "a" of a rocksdb writer: refuses to mix compressed and plain
- * records in one log (the log on fd, size bytes long). */
-int llpy_writer_check_append(llpy_writer *self, int fd, uint64_t size);
-/* Once the target is open: the core's header, RocksDB's compression record
- * at the start of a new log. */
-int llpy_writer_start(llpy_writer *self);
-/* A record's bytes as one zstd frame (a new bytes object), or NULL. */
-PyObject *llpy_writer_compress(const uint8_t *data, size_t n);
-/* Before closing: Pebble's end-of-log trailer. */
-int llpy_writer_finish(llpy_writer *self);
+/* Appends n bytes (a dialect's record, small) to the buffer, grown if need
+ * be; 0, or -1 with MemoryError. */
+int llpy_writer_put_raw(llpy_writer *self, const uint8_t *data, size_t n);
 
 /* ---- the target (writer_open.c, writer_append.c) ---------------------- */
 
@@ -136,16 +116,7 @@ int llpy_writer_open_target(llpy_writer *self, PyObject *target,
 int llpy_writer_parse_mode(PyObject *mode, char *out);
 int llpy_writer_parse_buffering(PyObject *obj, size_t *limit);
 
-/* Mode "a" on an open path (writer_append.c): where the log resumes and
- * whether a block must be started; the log cut back to *offset. `dialect`
- * holds the log's dialect and log number (llpy_dialect_options). 0, or -1
- * with an exception (CorruptionError when the file is no log to append to,
- * which is then left as it was). */
-int llpy_append_open(llpy_state *st, int fd, PyObject *name,
-                     const llog_reader_options *dialect, uint64_t *offset,
-                     int *fresh_block);
-
-/* ---- durability (writer_sync.c, writer_policy.c) ---------------------- */
+/* ---- durability (writer_sync.c) ---------------------------------------- */
 
 /* Waits until the log is durable up to `end` (lock not held): leads a
  * group flush or waits for one. 0, or -1 with an exception set. */
@@ -160,17 +131,6 @@ int llpy_sync_defers(llpy_writer *self);
  * hand-off (lock held, its exception set): every durable call waiting
  * for a record among them raises the same error instead. */
 void llpy_sync_dropped(llpy_writer *self, uint64_t from);
-/* sync=, bytes_per_sync= and preallocate= of Writer(); before opening. */
-int llpy_policy_options(llpy_writer *self, PyObject *target, PyObject *sync,
-                        PyObject *bytes_per_sync, PyObject *preallocate);
-/* After bytes reached the descriptor (lock held, safe without the GIL):
- * starts write-back every bytes_per_sync bytes, reserves space ahead. */
-void llpy_policy_after_output(llpy_writer *self);
-/* Opens a path for the Writer without truncating it: *created says
- * whether this call made the file; -1 with an exception set. */
-int llpy_policy_open(llpy_state *st, PyObject *path, int flags, int *created);
-/* Keeps the new log's directory open, to be synced with the first flush. */
-int llpy_policy_remember_dir(llpy_writer *self, PyObject *path);
 /* The group of a new Writer; `hand_over_queued` hands over the records
  * queued durable write() calls left buffered (0, or -1 with an exception),
  * for a leader to call before its flush. NULL with MemoryError. */
@@ -180,16 +140,7 @@ void llpy_sync_group_free(llpy_sync_group *g);
 int llpy_sync_group_traverse(llpy_sync_group *g, visitproc visit, void *arg);
 void llpy_sync_group_clear(llpy_sync_group *g);
 /* close(): waits for a group commit in flight (lock held on entry and on
- * return, given up while waiting); frees what the policy holds. */
+ * return, given up while waiting). */
 int llpy_sync_close(llpy_writer *self);
-void llpy_policy_release(llpy_writer *self);
-
-/* ---- the file lock (writer_lock.c) ------------------------------------ */
-
-/* The exclusive advisory lock on a log file, taken before anything is cut:
- * 1, or 0 for a file that is no regular file (not locked), or -1 with
- * LogLockedError (or OSError) naming `name`. */
-int llpy_file_lock(llpy_state *st, int fd, PyObject *name);
-void llpy_file_unlock(int fd);
 
 #endif /* LLPY_WRITER_INTERNAL_H */

@@ -5,9 +5,10 @@
  * another descriptor of the file does not drop it), flock() elsewhere on
  * POSIX, LockFileEx on Windows. Readers never lock.
  */
+#include "writer_lock.h"
 #include "args.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
-#include "writer_internal.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <sys/stat.h>

@@ -57,16 +57,15 @@ static int writer_open_path(llpy_writer *self, llpy_state *st,
         fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
     if (self->mode == 'w' && truncate_regular(self) < 0)
         return -1;
-    if (created && llpy_policy_remember_dir(self, path) < 0)
+    if (created && llpy_policy_open_dir(path, &self->dir_fd) < 0)
         return -1;
     if (self->mode != 'a')
         return 0;
     if (fstat(self->fd, &info) == 0 &&
-        llpy_writer_check_append(self, self->fd, (uint64_t)info.st_size) < 0)
+        llpy_writer_dialect_check_append(
+            self->dialect, self->fd, (uint64_t)info.st_size, self->name) < 0)
         return -1;
-    llog_reader_options dialect = {.dialect = self->dialect,
-                                   .has_log_number = self->has_log_number,
-                                   .log_number = self->log_number};
+    llog_reader_options dialect = llpy_writer_dialect_of(self->dialect);
     return llpy_append_open(st, self->fd, self->name, &dialect, &self->written,
                             &self->pad_next);
 }

@@ -279,3 +279,20 @@ int llpy_writer_put(llpy_writer *self, const uint8_t *data, size_t n,
     } while (n > 0);
     return 0;
 }
+
+int llpy_writer_put_raw(llpy_writer *self, const uint8_t *data, size_t n) {
+    if (self->cap - self->len < n) {
+        uint8_t *grown =
+            PyMem_Realloc(self->buf, self->len + n + LLPY_BUF_SLACK);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->buf = grown;
+        self->cap = self->len + n;
+    }
+    if (n > 0)
+        memcpy(self->buf + self->len, data, n);
+    self->len += n;
+    return 0;
+}

@@ -6,7 +6,9 @@
  * log without changing its size; and the directory of a newly created log,
  * synced with the first flush so that the file's name survives a power loss.
  */
-#include "writer_internal.h"
+#include "writer_policy.h"
+
+#include "llpy_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,35 @@
 #else
 #include <unistd.h>
 #endif
+
+struct llpy_policy {
+    uint64_t bytes_per_sync; /* 0: off */
+    uint64_t range_start;    /* write-back was started up to here */
+    uint64_t range_syncs;    /* write-backs started, for tests */
+    uint64_t preallocate;    /* 0: off */
+    uint64_t prealloc_end;   /* space is reserved up to here */
+};
+
+llpy_policy *llpy_policy_new(void) {
+    llpy_policy *p = PyMem_Calloc(1, sizeof *p);
+    if (p == NULL)
+        PyErr_NoMemory();
+    return p;
+}
+
+void llpy_policy_free(llpy_policy *p) { PyMem_Free(p); }
+
+uint64_t llpy_policy_bytes_per_sync(const llpy_policy *p) {
+    return p->bytes_per_sync;
+}
+
+uint64_t llpy_policy_preallocate(const llpy_policy *p) {
+    return p->preallocate;
+}
+
+uint64_t llpy_policy_range_syncs(const llpy_policy *p) {
+    return p->range_syncs;
+}
 
 /* A size option: None or a non-negative int (not a bool); 0 is off. */
 static int parse_size(PyObject *obj, const char *what, uint64_t *out) {
@@ -30,22 +61,22 @@ static int parse_size(PyObject *obj, const char *what, uint64_t *out) {
     return llpy_parse_offset(obj, what, out);
 }
 
-int llpy_policy_options(llpy_writer *self, PyObject *target, PyObject *sync,
-                        PyObject *bytes_per_sync, PyObject *preallocate) {
+int llpy_policy_options(llpy_policy *p, PyObject *target, PyObject *sync,
+                        PyObject *bytes_per_sync, PyObject *preallocate,
+                        int *sync_default) {
     if (sync != NULL && !PyBool_Check(sync)) {
         PyErr_Format(PyExc_TypeError, "sync must be a bool, not %.100s",
                      Py_TYPE(sync)->tp_name);
         return -1;
     }
-    self->sync_default = sync == Py_True;
-    if (parse_size(bytes_per_sync, "bytes_per_sync", &self->bytes_per_sync) <
-            0 ||
-        parse_size(preallocate, "preallocate", &self->preallocate) < 0)
+    *sync_default = sync == Py_True;
+    if (parse_size(bytes_per_sync, "bytes_per_sync", &p->bytes_per_sync) < 0 ||
+        parse_size(preallocate, "preallocate", &p->preallocate) < 0)
         return -1;
     int url = llpy_is_url(target);
     if (url < 0)
         return -1;
-    if ((self->bytes_per_sync || self->preallocate) &&
+    if ((p->bytes_per_sync || p->preallocate) &&
         (url || !llpy_is_path(target))) {
         PyErr_SetString(PyExc_ValueError,
                         "bytes_per_sync and preallocate apply to a path the "
@@ -87,22 +118,24 @@ static void reserve(int fd, uint64_t from, uint64_t to) {
 #endif
 }
 
-void llpy_policy_after_output(llpy_writer *self) {
-    if (self->fd < 0)
+void llpy_policy_after_output(llpy_policy *p, int fd, uint64_t at) {
+    if (fd < 0)
         return;
-    uint64_t at = self->written;
-    if (self->bytes_per_sync &&
-        at - self->range_start >= self->bytes_per_sync) {
-        range_sync(self->fd, self->range_start, at);
-        self->range_start = at;
-        self->range_syncs++;
+    if (p->bytes_per_sync && at - p->range_start >= p->bytes_per_sync) {
+        range_sync(fd, p->range_start, at);
+        p->range_start = at;
+        p->range_syncs++;
     }
-    if (self->preallocate &&
-        at + self->preallocate / 2 >= self->prealloc_end) {
-        uint64_t from = at > self->prealloc_end ? at : self->prealloc_end;
-        reserve(self->fd, from, at + self->preallocate);
-        self->prealloc_end = at + self->preallocate;
+    if (p->preallocate && at + p->preallocate / 2 >= p->prealloc_end) {
+        uint64_t from = at > p->prealloc_end ? at : p->prealloc_end;
+        reserve(fd, from, at + p->preallocate);
+        p->prealloc_end = at + p->preallocate;
     }
+}
+
+void llpy_policy_start(llpy_policy *p, int fd, uint64_t at) {
+    p->range_start = p->prealloc_end = at;
+    llpy_policy_after_output(p, fd, at);
 }
 
 int llpy_policy_open(llpy_state *st, PyObject *path, int flags, int *created) {
@@ -122,9 +155,9 @@ int llpy_policy_open(llpy_state *st, PyObject *path, int flags, int *created) {
     return llpy_open_path(st, path, flags | O_CREAT);
 }
 
-int llpy_policy_remember_dir(llpy_writer *self, PyObject *path) {
+int llpy_policy_open_dir(PyObject *path, int *dir_fd) {
+    *dir_fd = -1;
 #ifdef _WIN32
-    (void)self;
     (void)path;
     return 0;
 #else
@@ -148,26 +181,21 @@ int llpy_policy_remember_dir(llpy_writer *self, PyObject *path) {
     fd = open(PyBytes_AS_STRING(bytes), O_RDONLY | O_CLOEXEC);
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
-    self->dir_fd = fd; /* a directory that cannot be opened cannot be synced */
+    *dir_fd = fd; /* a directory that cannot be opened cannot be synced */
     return 0;
 #endif
 }
 
-void llpy_policy_release(llpy_writer *self) {
-    if (self->dir_fd >= 0) {
-        llpy_close_fd(self->dir_fd);
-        self->dir_fd = -1;
-    }
-    if (self->fd < 0)
-        return;
-#ifndef _WIN32
+void llpy_policy_release(llpy_policy *p, int fd, int locked) {
+#ifdef _WIN32
+    (void)p;
+    (void)fd;
+    (void)locked;
+#else
     struct stat info;
-    /* Give back the space reserved past the end (only while the lock keeps
-     * other writers out: their records could lie past our fstat). */
-    if (self->preallocate && self->locked && fstat(self->fd, &info) == 0)
-        (void)ftruncate(self->fd, info.st_size);
+    /* Only while the lock keeps other writers out: their records could lie
+     * past our fstat. */
+    if (fd >= 0 && p->preallocate && locked && fstat(fd, &info) == 0)
+        (void)ftruncate(fd, info.st_size);
 #endif
-    if (self->locked)
-        llpy_file_unlock(self->fd);
-    self->locked = 0;
 }

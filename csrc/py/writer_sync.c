@@ -561,7 +561,7 @@ int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
         *out = w->group->flushes;
         break;
     case LLPY_COUNT_RANGE_SYNCS:
-        *out = w->range_syncs;
+        *out = llpy_policy_range_syncs(w->policy);
         break;
     default:
         *out = w->bounced;

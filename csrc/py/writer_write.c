@@ -153,14 +153,14 @@ static int writer_hand_over_buffered(llpy_writer *self) {
          * writer only wake to wait for its lock. */
         rc = llpy_writer_hand_over_buffer(self);
         if (rc == 0)
-            llpy_policy_after_output(self);
+            llpy_policy_after_output(self->policy, self->fd, self->written);
         return rc < 0 ? writer_raise_pending(self) : 0;
     }
     if (self->file == NULL) {
         Py_BEGIN_ALLOW_THREADS
         rc = llpy_writer_hand_over_buffer(self);
         if (rc == 0)
-            llpy_policy_after_output(self);
+            llpy_policy_after_output(self->policy, self->fd, self->written);
         Py_END_ALLOW_THREADS
         return rc < 0 ? writer_raise_pending(self) : 0;
     }
