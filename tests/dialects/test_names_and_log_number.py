@@ -10,8 +10,7 @@ from typing import Any
 
 import leveldb_log
 import pytest
-from leveldb_log import _core, _dialects
-from leveldb_log import scan
+from leveldb_log import _core, _dialects, scan
 
 RECORDS = [b"a" * 10, b"b" * 40000, b"c"]
 

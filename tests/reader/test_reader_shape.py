@@ -234,7 +234,7 @@ def test_a_changed_directory_is_no_replaced_file(
 ) -> None:
     monkeypatch.chdir(log.parent)
     r = Reader("named.log")
-    monkeypatch.chdir(log.parent.parent)
+    monkeypatch.chdir(log.parents[1])
     assert follow_to_end(r) == RECORDS
     assert follow_to_end(r) == []
 

@@ -148,8 +148,12 @@ def _table_cases() -> dict[str, tuple[bytes, int | None, dict[str, tuple]]]:
         # an unknown type with 0x80 set: skipped silently (also dropping an open record)
         (
             "ignorable_type",
-            chunk(1, b"a") + chunk(0xC8, b"zz") + chunk(2, b"p") + chunk(0x81, b"")
-            + chunk(4, b"q") + chunk(1, b"c"),
+            chunk(1, b"a")
+            + chunk(0xC8, b"zz")
+            + chunk(2, b"p")
+            + chunk(0x81, b"")
+            + chunk(4, b"q")
+            + chunk(1, b"c"),
             None,
             _damage_mid_log((32, 1, "missing start of fragmented record(2)")),
         ),

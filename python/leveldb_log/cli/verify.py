@@ -11,8 +11,8 @@ from leveldb_log import _storage
 from leveldb_log._core import _append_point
 from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log._public import module_dir
-from leveldb_log.cli import _datastore
 from leveldb_log._stats import torn_tail_bytes
+from leveldb_log.cli import _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
