@@ -15,6 +15,7 @@ the reader. The package exports `stats`, `LogStats` and `SizeBucket`.
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -197,7 +198,8 @@ def stats(
     "skip" mode what a reader gets and drops.
 
     Arguments
-      source: a path; a URL (scheme://..., such as s3://bucket/key.log),
+      source: a path (a FIFO or a device is read once, through a
+        temporary copy); a URL (scheme://..., such as s3://bucket/key.log),
         opened with fsspec (pip install 'leveldb-log[fsspec]'); a bytes-like
         object holding the log; or a binary file object holding the log from
         its current position (offsets count from there). A seekable file is
@@ -231,7 +233,10 @@ def stats(
     )
     opened = _storage.reading(source, storage_options)
     if isinstance(opened, (str, os.PathLike)):
-        return _of(opened, opts)
+        if _regular(opened):
+            return _of(opened, opts)
+        with open(opened, "rb") as stream:  # a FIFO or a device: opened and read once
+            return _of_file(cast(LogFile, stream), opts)
     if opened is not source:  # a URL's file object, read here and closed
         with cast(IO[bytes], opened) as stream:
             return _of_file(cast(LogFile, stream), opts)
@@ -241,6 +246,14 @@ def stats(
         return _of_file(cast(LogFile, source), opts)
     with view:  # an mmap is read as a buffer from its start, not through its read()
         return _of(view, opts)
+
+
+def _regular(path: str | os.PathLike[str]) -> bool:
+    """Can ``path`` be opened twice and read the same (not a FIFO nor a device)?"""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # the open reports it, with the file's name
+        return True
 
 
 def _of(source: str | os.PathLike[str] | memoryview, opts: _Opts) -> LogStats:

@@ -10,6 +10,7 @@ import resource
 import stat
 import subprocess
 import sys
+import tempfile
 
 import leveldb_log
 import pytest
@@ -112,6 +113,28 @@ def test_append_to_a_text_file_is_refused_and_changes_nothing(tmp_path: pathlib.
     assert result.returncode == 1
     message = result.stderr.decode()
     assert "does not end like a log" in message and "offset" in message
+    assert readme.read_bytes() == TEXT
+
+
+def test_a_refused_append_closes_its_temporary_files(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leveldb_log.cli import _atomic
+
+    made: list[tempfile.SpooledTemporaryFile[bytes]] = []
+
+    class Recorded(tempfile.SpooledTemporaryFile):  # type: ignore[type-arg]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+    monkeypatch.setattr(_atomic.tempfile, "SpooledTemporaryFile", Recorded)
+    readme = tmp_path / "README.md"
+    readme.write_bytes(TEXT)
+    with pytest.raises(leveldb_log.CorruptionError, match="does not end like a log"):
+        _atomic.append(str(readme), [b"hi"])
+    assert len(made) == 2  # the records' spool and the saved tail
+    assert all(f.closed for f in made)
     assert readme.read_bytes() == TEXT
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import io
 import mmap
+import os
 import pathlib
+import subprocess
+import sys
 from collections import Counter
 from dataclasses import FrozenInstanceError, asdict
 
@@ -271,6 +274,36 @@ def test_a_missing_file_raises_with_its_name(tmp_path: pathlib.Path) -> None:
     with pytest.raises(FileNotFoundError) as caught:
         stats(tmp_path / "missing.log")
     assert caught.value.filename == str(tmp_path / "missing.log")
+
+
+# The reading process opens the FIFO once: a second open would wait for a writer that has
+# gone, and the timeout fails the test.
+FIFO_READER = """
+import sys, threading
+import leveldb_log
+path, log = sys.argv[1], bytes.fromhex(sys.argv[2])
+def write():
+    with open(path, "wb") as fifo:
+        fifo.write(log)
+threading.Thread(target=write, daemon=True).start()
+print(repr(leveldb_log.stats(path)))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_path_is_read_once(tmp_path: pathlib.Path) -> None:
+    log = bytearray(model.encode([b"a" * 100, b"b" * 50000, b"c" * 9])[0][:-3])
+    log[H + 3] ^= 1
+    fifo = tmp_path / "x.log"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-c", FIFO_READER, str(fifo), log.hex()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr(stats(bytes(log)))
 
 
 # ---------------------------------------------------------------------------

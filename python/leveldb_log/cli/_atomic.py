@@ -161,14 +161,18 @@ def _save_tail(path: str) -> tuple[int, IO[bytes], int]:
     when there is no log yet (mode "a" makes one)."""
     saved = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
     try:
-        size = os.path.getsize(path)
-    except FileNotFoundError:
-        return 0, saved, -1
-    cut = _append_point(path, dialect="leveldb")[0] if size else 0  # append()'s Writer
-    with open(path, "rb") as f:
-        f.seek(cut)
-        while chunk := f.read(1 << 20):
-            saved.write(chunk)
+        try:
+            size = os.path.getsize(path)
+        except FileNotFoundError:
+            return 0, saved, -1
+        cut = _append_point(path, dialect="leveldb")[0] if size else 0  # append()'s Writer
+        with open(path, "rb") as f:
+            f.seek(cut)
+            while chunk := f.read(1 << 20):
+                saved.write(chunk)
+    except BaseException:  # a log "a" refuses: the caller gets no file to close
+        saved.close()
+        raise
     return cut, saved, size
 
 
