@@ -37,9 +37,9 @@ static int sign_of(llog_dialect d, unsigned type) {
 static size_t record_as(const walk *w, llog_dialect d, llog_header *h) {
     const uint8_t *at = w->p + w->pos;
     size_t left = w->len - w->pos;
-    llog_header_region(llog_header_types(d), at, left, 1, h);
-    if (llog_type_role(d, h->type) == LLOG_ROLE_UNKNOWN ||
-        h->header_size + h->length > left)
+    if (llog_header_region(llog_header_types(d), at, left, 1, h) !=
+            LLOG_REGION_RECORD ||
+        llog_type_role(d, h->type) == LLOG_ROLE_UNKNOWN)
         return 0;
     if (d == LLOG_DIALECT_ROCKSDB && h->type == LLOG_RDB_SET_COMPRESSION &&
         (w->pos != 0 || h->length != 4))

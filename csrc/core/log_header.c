@@ -48,11 +48,9 @@ int llog_checksum_ok_dialect(const uint8_t *p, const llog_header *h,
 }
 
 int llog_header_starts_compressed(const uint8_t *p, size_t len) {
-    if (len < LLOG_HEADER_SIZE)
-        return 0;
-    llog_header h = llog_header_decode(p);
-    return h.type == LLOG_RDB_SET_COMPRESSION &&
-           LLOG_HEADER_SIZE + h.length <= len &&
+    llog_header h = {0, 0, 0, LLOG_HEADER_SIZE, 0, 0};
+    return llog_header_region(NULL, p, len, 1, &h) == LLOG_REGION_RECORD &&
+           h.type == LLOG_RDB_SET_COMPRESSION &&
            llog_checksum_ok(&h, p + LLOG_HEADER_SIZE) &&
            llog_compression_record_type(p + LLOG_HEADER_SIZE, h.length) ==
                LLOG_RDB_ZSTD;

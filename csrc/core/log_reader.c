@@ -582,11 +582,12 @@ static int only_middles(llog_dialect d, const uint8_t *b, size_t len) {
     if (len < LLOG_BLOCK_SIZE)
         return 0;
     llog_header h;
-    while (llog_header_region(llog_header_types(d), b + at,
-                              LLOG_BLOCK_SIZE - at, 0,
-                              &h) != LLOG_REGION_TRAILER) {
-        if (llog_type_role(d, h.type) != LLOG_ROLE_MIDDLE ||
-            h.header_size + h.length > LLOG_BLOCK_SIZE - at)
+    llog_region k;
+    while ((k = llog_header_region(llog_header_types(d), b + at,
+                                   LLOG_BLOCK_SIZE - at, 0, &h)) !=
+           LLOG_REGION_TRAILER) {
+        if (k != LLOG_REGION_RECORD ||
+            llog_type_role(d, h.type) != LLOG_ROLE_MIDDLE)
             return 0;
         at += h.header_size + h.length;
     }

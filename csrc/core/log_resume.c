@@ -292,11 +292,25 @@ static void last_written_got(llog_resume *t, size_t got) {
 
 /* ---- the check of what is cut ---------------------------------------- */
 
+/* The writer pads a block's end with zeros; anything else there is not a
+ * crash's leftover. The walker says where padding may be; this says whether
+ * it holds only what the writer pads with. */
 static int all_zero(const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (p[i] != 0)
             return 0;
     return 1;
+}
+
+/* The region walker's first region of b[0..have), the rest of a block of
+ * `room` bytes (have <= room): a shorter `have` ends the data there. */
+static void region_at(const llog_resume *t, const uint8_t *b, size_t have,
+                      size_t room, llog_region_info *r) {
+    llog_regions w;
+    llog_regions_init(&w, t->dialect, 1, t->has_log_number, t->log_number);
+    llog_regions_feed(&w, b, have, have < room);
+    if (!llog_regions_next(&w, r)) /* no bytes: nothing is there */
+        *r = (llog_region_info){.kind = LLOG_KIND_TORN, .checksum = -1};
 }
 
 /* A header of a fragment a writer of one record can have written next
@@ -335,48 +349,40 @@ static int pebble_trailer(const llog_resume *t, const uint8_t *b, size_t have,
                                       t->log_number);
 }
 
-/*
- * Checks the physical record (or trailer) at walk_at, whose bytes up to the
- * end of its block or of the written bytes are b[0..have): returns how many
- * bytes it covers, or 0 when the walk is over (refused, or the last thing
- * written reached).
- */
-static size_t walk_one(llog_resume *t, const uint8_t *b, size_t have) {
+/* Padding at walk_at (`have` bytes at b): covered when all zero, else
+ * refused for `why`. */
+static size_t padding(llog_resume *t, const uint8_t *b, size_t have,
+                      const char *why) {
+    if (all_zero(b, have))
+        return have;
+    refuse(t, t->walk_at, why);
+    return 0;
+}
+
+/* The fragment r (whole header, not padding) at walk_at, `have` bytes of
+ * its block's `room` there: see walk_one. */
+static size_t walk_fragment(llog_resume *t, const uint8_t *b, size_t have,
+                            size_t room, const llog_region_info *r) {
     uint64_t p = t->walk_at;
-    size_t room = LLOG_BLOCK_SIZE - (size_t)(p % LLOG_BLOCK_SIZE);
-    if (room < LLOG_HEADER_SIZE) { /* a trailer: the writer zeroes it */
-        if (all_zero(b, have))
-            return have;
-        refuse(t, p, "non-zero bytes where a block's trailer belongs");
-        return 0;
-    }
-    if (have < LLOG_HEADER_SIZE) /* a header cut short by the end */
-        return 0;
-    llog_header h = header_at(t, b, have);
-    if (h.type == LLOG_ZERO && h.length == 0) {
-        if (room < LLOG_MAX_HEADER_SIZE && all_zero(b, have))
-            return have; /* a longer header's trailer (other dialects) */
-        refuse(t, p, "zero fill followed by more data");
-        return 0;
-    }
-    if (older_log(t, have, &h)) { /* the log ends: cut with what follows */
+    const llog_header *h = &r->h;
+    if (older_log(t, have, h)) { /* the log ends: cut with what follows */
         t->stopped_at_trailer = pebble_trailer(t, b, have, t->walk_open);
         return 0;
     }
-    unsigned role = llog_type_role(t->dialect, h.type);
+    unsigned role = llog_type_role(t->dialect, h->type);
     int fragment = role >= LLOG_ROLE_FULL && role <= LLOG_ROLE_LAST;
     if (fragment && !in_sequence(t, role)) {
         refuse(t, p, "a fragment out of sequence");
         return 0;
     }
-    if (llog_torn_implausible(t->dialect, &h, LLOG_BLOCK_SIZE - room)) {
+    if (llog_torn_implausible(t->dialect, h, LLOG_BLOCK_SIZE - room)) {
         refuse(t, p,
                fragment ? "a record length that cannot fit its block"
                         : "a record type no writer writes");
         return 0;
     }
-    size_t size = h.header_size + h.length;
-    if (size <= have && llog_checksum_ok_dialect(b, &h, b + h.header_size)) {
+    size_t size = h->header_size + h->length;
+    if (r->checksum == 1) {
         /* Whole and intact: a fragment of the record being written, which
          * fills its block (were it FULL or LAST, it would be complete). */
         if ((role != LLOG_ROLE_FIRST && role != LLOG_ROLE_MIDDLE) ||
@@ -392,6 +398,31 @@ static size_t walk_one(llog_resume *t, const uint8_t *b, size_t have) {
     if (p + size < t->written)
         refuse(t, p, "a damaged record followed by more data");
     return 0;
+}
+
+/*
+ * Checks the physical record (or trailer) at walk_at, whose bytes up to the
+ * end of its block or of the written bytes are b[0..have): returns how many
+ * bytes it covers, or 0 when the walk is over (refused, or the last thing
+ * written reached). What the bytes are is the region walker's call.
+ */
+static size_t walk_one(llog_resume *t, const uint8_t *b, size_t have) {
+    size_t room = LLOG_BLOCK_SIZE - (size_t)(t->walk_at % LLOG_BLOCK_SIZE);
+    llog_region_info r;
+    region_at(t, b, have, room, &r);
+    if (have < LLOG_HEADER_SIZE) { /* the walker's trailer, or a torn one */
+        if (r.kind == LLOG_KIND_TORN && room >= LLOG_HEADER_SIZE)
+            return 0; /* a header cut short by the end */
+        return padding(t, b, have,
+                       "non-zero bytes where a block's trailer belongs");
+    }
+    if (r.kind == LLOG_KIND_ZERO) {
+        if (room < LLOG_MAX_HEADER_SIZE) /* a longer header's trailer */
+            return padding(t, b, have, "zero fill followed by more data");
+        refuse(t, t->walk_at, "zero fill followed by more data");
+        return 0;
+    }
+    return walk_fragment(t, b, have, room, &r);
 }
 
 /* The bytes [want_at, want_at + got) of the part to be cut arrived. */
@@ -411,20 +442,23 @@ static void walk_got(llog_resume *t, size_t got) {
 
 /* ---- the search after the record the walk stopped at ----------------- */
 
-/* The size of the physical record of this log that b[0..have) starts, if
- * the region walker finds it whole, of a known type, with a matching
- * checksum, in the `room` left in its block; else 0. *role is its type's. */
+/* The size of the walker's region r if it is a physical record of this log,
+ * whole, of a known type, with a matching checksum; else 0. *role is its
+ * type's. */
+static size_t valid_record(const llog_resume *t, const llog_region_info *r,
+                           unsigned *role) {
+    if (r->kind != LLOG_KIND_RECORD || r->checksum != 1)
+        return 0;
+    *role = llog_type_role(t->dialect, r->h.type);
+    return *role == LLOG_ROLE_UNKNOWN ? 0 : r->size;
+}
+
+/* ... of the record b[0..have) starts, in the `room` left in its block. */
 static size_t valid_record_at(const llog_resume *t, const uint8_t *b,
                               size_t have, size_t room, unsigned *role) {
-    llog_regions w;
     llog_region_info r;
-    llog_regions_init(&w, t->dialect, 1, t->has_log_number, t->log_number);
-    llog_regions_feed(&w, b, have < room ? have : room, 1);
-    if (!llog_regions_next(&w, &r) || r.kind != LLOG_KIND_RECORD ||
-        r.checksum != 1)
-        return 0;
-    *role = llog_type_role(t->dialect, r.h.type);
-    return *role == LLOG_ROLE_UNKNOWN ? 0 : r.size;
+    region_at(t, b, have < room ? have : room, room, &r);
+    return valid_record(t, &r, role);
 }
 
 static void search_from(llog_resume *t, uint64_t at) {
@@ -520,16 +554,25 @@ static int resync_step(llog_resume *t) {
     return want_rest_of_block(t, t->skip_at, t->size);
 }
 
+/* 1 when the walker's region r (the n bytes at b, to its block's end) is
+ * what a writer pads a block's end with: a trailer, or zero fill where no
+ * header of the dialect fits, all zero. */
+static int padded_end(const llog_region_info *r, const uint8_t *b, size_t n) {
+    return (r->kind == LLOG_KIND_TRAILER || r->kind == LLOG_KIND_ZERO) &&
+           n < LLOG_MAX_HEADER_SIZE && all_zero(b, n);
+}
+
 /* Steps over the span's records of the log (and zero trailers) from i, as
  * the writer laid them out: returns where that stops. */
 static size_t step_over(llog_resume *t, size_t i, size_t got, size_t room) {
     size_t size;
     unsigned role;
+    llog_region_info r;
     while (i < got) {
-        if (room - i < LLOG_MAX_HEADER_SIZE && got == room &&
-            all_zero(t->buf + i, got - i))
-            return got; /* a trailer */
-        size = valid_record_at(t, t->buf + i, got - i, room - i, &role);
+        region_at(t, t->buf + i, got - i, room - i, &r);
+        if (got == room && padded_end(&r, t->buf + i, got - i))
+            return got;
+        size = valid_record(t, &r, &role);
         if (size == 0)
             return i;
         if (role == LLOG_ROLE_FIRST)
