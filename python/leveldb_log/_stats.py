@@ -233,10 +233,7 @@ def stats(
     )
     opened = _storage.reading(source, storage_options)
     if isinstance(opened, (str, os.PathLike)):
-        if _regular(opened):
-            return _of(opened, opts)
-        with open(opened, "rb") as stream:  # a FIFO or a device: opened and read once
-            return _of_file(cast(LogFile, stream), opts)
+        return _of_path(opened, opts)
     if opened is not source:  # a URL's file object, read here and closed
         with cast(IO[bytes], opened) as stream:
             return _of_file(cast(LogFile, stream), opts)
@@ -246,6 +243,15 @@ def stats(
         return _of_file(cast(LogFile, source), opts)
     with view:  # an mmap is read as a buffer from its start, not through its read()
         return _of(view, opts)
+
+
+def _of_path(path: str | os.PathLike[str], opts: _Opts) -> LogStats:
+    """The figures of a path: a regular file is read twice in place, a FIFO or a device
+    opened and read once."""
+    if _regular(path):
+        return _of(path, opts)
+    with open(path, "rb") as stream:
+        return _of_file(cast(LogFile, stream), opts)
 
 
 def _regular(path: str | os.PathLike[str]) -> bool:
