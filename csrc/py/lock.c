@@ -159,14 +159,11 @@ void llpy_lock_free(llpy_lock *l) {
     l->wake = NULL;
 }
 
-PyObject *llpy_lock_new_object(PyTypeObject *type, size_t lock_at,
-                               size_t fd_at) {
+PyObject *llpy_lock_new_object(PyTypeObject *type, size_t lock_at) {
     PyObject *self = type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
-    char *base = (char *)self;
-    *(int *)(base + fd_at) = -1;
-    if (llpy_lock_init((llpy_lock *)(base + lock_at)) < 0) {
+    if (llpy_lock_init((llpy_lock *)((char *)self + lock_at)) < 0) {
         Py_DECREF(self);
         return NULL;
     }

@@ -27,9 +27,8 @@ int llpy_lock_init(llpy_lock *l);
 int llpy_lock_acquire(llpy_lock *l);
 void llpy_lock_release(llpy_lock *l);
 void llpy_lock_free(llpy_lock *l);
-/* tp_new of Reader and Writer: an object with a fresh lock (at lock_at) and
- * no descriptor yet (the int at fd_at is -1). */
-PyObject *llpy_lock_new_object(PyTypeObject *type, size_t lock_at,
-                               size_t fd_at);
+/* The start of Reader's and Writer's tp_new: a zeroed object with a fresh
+ * lock at lock_at. */
+PyObject *llpy_lock_new_object(PyTypeObject *type, size_t lock_at);
 
 #endif /* LLPY_LOCK_H */

@@ -204,10 +204,7 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    PyObject *self = type->tp_alloc(type, 0);
-    if (self != NULL && llpy_lock_init(&((llpy_reader *)self)->lock) < 0)
-        Py_CLEAR(self);
-    return self;
+    return llpy_lock_new_object(type, offsetof(llpy_reader, lock));
 }
 
 static void reader_close_locked(llpy_reader *self) {

@@ -197,11 +197,11 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
                             PyObject *kwds) {
     (void)args;
     (void)kwds;
-    PyObject *self = llpy_lock_new_object(type, offsetof(llpy_writer, lock),
-                                          offsetof(llpy_writer, fd));
+    PyObject *self = llpy_lock_new_object(type, offsetof(llpy_writer, lock));
     if (self == NULL)
         return NULL;
     llpy_writer *w = (llpy_writer *)self;
+    w->fd = -1; /* no descriptor yet */
     w->dir_fd = -1;
     w->policy = llpy_policy_new();
     w->dialect = w->policy ? llpy_writer_dialect_new() : NULL;
