@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -26,12 +26,6 @@ from leveldb_log._core import BLOCK_SIZE
 pytestmark = pytest.mark.slow
 
 TIMEOUT = 240  # s: JVMs start slowly on a loaded 2-core machine
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def spark_home() -> Path:
@@ -65,66 +59,59 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
         )
 
 
-def alive_workers(ui_port: int) -> int:
+def alive_workers(ui: str) -> int:
+    """The master's count of live workers, 0 while its status page does not answer in JSON."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
+        with urllib.request.urlopen(f"{ui}/json/", timeout=5) as r:
             return int(json.load(r).get("aliveworkers", 0))
-    except OSError:
+    except (OSError, ValueError):
         return 0
 
 
-def wait_for(condition: Any, what: str, logs: list[Path]) -> None:
+def wait_for(condition: Any, what: str, logs: list[Path]) -> Any:
+    """condition()'s first true value, polled until TIMEOUT; the logs' tails on failure."""
     deadline = time.monotonic() + TIMEOUT
-    while not condition():
+    while not (found := condition()):
         if time.monotonic() > deadline:
             text = "\n".join(p.read_text(errors="replace")[-3000:] for p in logs if p.exists())
             pytest.fail(f"{what} within {TIMEOUT} s; logs:\n{text}")
         time.sleep(0.5)
+    return found
+
+
+def logged(log: Path, pattern: str) -> str | None:
+    """The first group of pattern's first match in log, None before it appears."""
+    match = re.search(pattern, log.read_text(errors="replace")) if log.exists() else None
+    return match.group(1) if match else None
 
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A master and two one-core workers on 127.0.0.1: (master URL, workers' folder)."""
+    """A master and two one-core workers on 127.0.0.1: (master URL, workers' folder).
+
+    Every port is 0, so each JVM binds one the kernel hands it, and the master's URL and
+    status page are read from its log: ports picked here and bound later could be taken
+    in between (by the other daemons, or by tests running beside this one).
+    """
     reason = spark_missing()
     if reason is not None:
         pytest.skip(reason)
     env = cluster_env(tmp_path)
-    port, ui = free_port(), free_port()
     logs = [tmp_path / "master.out", tmp_path / "worker1.out", tmp_path / "worker2.out"]
-    master = f"spark://127.0.0.1:{port}"
-    procs = [
-        start(
-            [
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--webui-port",
-                str(ui),
-            ],
-            env,
-            logs[0],
-        )
-    ]
+    daemon = ["--host", "127.0.0.1", "--webui-port", "0"]
+    procs = [start(["org.apache.spark.deploy.master.Master", *daemon, "--port", "0"], env, logs[0])]
     try:
+        master = wait_for(
+            lambda: logged(logs[0], r"Starting Spark master at (spark://\S+)"), "master up", logs
+        )
+        ui = wait_for(
+            lambda: logged(logs[0], r"MasterWebUI.*started at (http://\S+)"), "master UI", logs
+        )
         for i in (1, 2):
+            worker = ["--cores", "1", "--memory", "1g", "--work-dir", str(tmp_path / f"work{i}")]
             procs.append(
                 start(
-                    [
-                        "org.apache.spark.deploy.worker.Worker",
-                        master,
-                        "--host",
-                        "127.0.0.1",
-                        "--cores",
-                        "1",
-                        "--memory",
-                        "1g",
-                        "--webui-port",
-                        str(free_port()),
-                        "--work-dir",
-                        str(tmp_path / f"work{i}"),
-                    ],
+                    ["org.apache.spark.deploy.worker.Worker", master, *daemon, *worker],
                     env,
                     logs[i],
                 )
