@@ -103,11 +103,11 @@ llog_header_decode_in(const uint8_t *types, const uint8_t *p, size_t have) {
     return h;
 }
 
-/* 1 when the header at p (LevelDB's dialect) is a MIDDLE fragment that
- * fills its whole block: a block the reader may take in place. */
-static inline int llog_header_whole_middle(const uint8_t *p) {
-    llog_header h = llog_header_decode(p);
-    return h.type == LLOG_MIDDLE && h.length == LLOG_MAX_FRAGMENT;
+/* 1 when a payload of `length` bytes that begins `start` bytes into a
+ * block ends within its first `end` bytes: the classifier's test of a
+ * record, and the batched path's, which asks it of FULL records alone. */
+static inline int llog_header_fits(size_t start, size_t length, size_t end) {
+    return start + length <= end; /* length < 2^16: no overflow */
 }
 
 /* What the bytes at a position of a block are, before any checksum: the
@@ -150,11 +150,23 @@ LLOG_HOT_INLINE llog_region llog_header_region(const uint8_t *types,
             return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_TRAILER;
         llog_header_long_fields(p, size, h);
     }
-    if (size + h->length > left)
+    if (!llog_header_fits(size, h->length, left))
         return final ? LLOG_REGION_TRUNCATED : LLOG_REGION_BAD_LENGTH;
     if (h->type == LLOG_ZERO && h->length == 0)
         return LLOG_REGION_ZERO;
     return LLOG_REGION_RECORD;
+}
+
+/* 1 when the header at p, at the start of a full block in LevelDB's
+ * dialect, is a MIDDLE fragment whose payload fills the block: a block the
+ * reader may take in place. Asked of the classifier, so that the in-place
+ * path and every other reader of headers judge a block by one rule. */
+static inline int llog_header_whole_middle(const uint8_t *p) {
+    llog_header h;
+    h.header_size = LLOG_HEADER_SIZE;
+    return llog_header_region(NULL, p, LLOG_BLOCK_SIZE, 0, &h) ==
+               LLOG_REGION_RECORD &&
+           h.type == LLOG_MIDDLE && h.length == LLOG_MAX_FRAGMENT;
 }
 
 /* 1 when the payload's CRC-32C, from the type byte on, is the one stored in

@@ -720,7 +720,8 @@ static size_t run_gather(const llog_reader *r, const llog_run *run,
             const uint8_t *q = block + at;
             llog_header h = llog_header_decode(q);
             size_t n = h.length;
-            if (h.type != LLOG_FULL || n > size - at - LLOG_HEADER_SIZE)
+            if (h.type != LLOG_FULL ||
+                !llog_header_fits(at + LLOG_HEADER_SIZE, n, size))
                 break; /* not a whole FULL record in the block */
             __builtin_prefetch(q + RUN_PREFETCH); /* never faults */
             p[k] = q + LLOG_HEADER_SIZE;
