@@ -318,8 +318,11 @@ def read_logs(
     include_paths: bool = False,
     decode: bool = False,
     corruptions: bool = False,
-    ray_remote_args: dict[str, Any] | None = None,
+    num_cpus: float | None = None,
+    num_gpus: float | None = None,
+    memory: float | None = None,
     concurrency: int | None = None,
+    ray_remote_args: dict[str, Any] | None = None,
 ) -> Any:
     """Read logs into a Ray Dataset, one read task per byte range.
 
@@ -350,7 +353,11 @@ def read_logs(
         CorruptionWarning in the others.
       corruptions: instead of records, the damage: one row per corruption, with the
         columns path, offset (uint64), size (uint64) and reason (string).
-      ray_remote_args, concurrency: as for ray.data.read_datasource.
+      num_cpus, num_gpus, memory, concurrency: as for Ray's own readers
+        (ray.data.read_datasource): what each read task reserves, and how many run at
+        once.
+      ray_remote_args: any other option of the read tasks, handed to Ray as given (Ray
+        deprecates it for the named arguments above).
 
     Returns
       A ray.data.Dataset (lazy). Its columns are offset (uint64: the record's first
@@ -384,8 +391,11 @@ def read_logs(
     parts = _file_parts(files, url_options, blocksize, options)
     return rdata.read_datasource(
         io.LogDatasource(parts, plan),
-        ray_remote_args=ray_remote_args,
+        num_cpus=num_cpus,
+        num_gpus=num_gpus,
+        memory=memory,
         concurrency=concurrency,
+        ray_remote_args=ray_remote_args,
     )
 
 

@@ -262,8 +262,33 @@ def test_empty_logs_give_no_rows(ray_local: Any, tmp_path: Path) -> None:
     assert read_logs(str(tmp_path / "empty.log"), blocksize=None).count() == 0
 
 
-# read_logs passes ray_remote_args on to Ray's read_datasource, which deprecates it for
-# named remote parameters: the library's to follow, not this test's.
+def test_named_remote_arguments_reach_ray(ray_local: Any, tmp_path: Path) -> None:
+    import warnings
+
+    log = write_log(tmp_path / "x.log", payloads("c", 500))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Ray deprecates ray_remote_args, not these
+        ds = read_logs(str(log), blocksize=BLOCK_SIZE, num_cpus=0.5, memory=1 << 20, concurrency=1)
+    assert sorted((r["offset"], r["data"]) for r in rows_of(ds)) == reader_rows(log)
+
+
+def test_remote_arguments_are_handed_to_ray_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray.data
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(ray.data, "read_datasource", lambda source, **kw: seen.update(kw))
+    log = write_log(tmp_path / "x.log", [b"x"])
+    read_logs(str(log), num_cpus=2, num_gpus=1, memory=5, concurrency=3)
+    assert seen == dict(num_cpus=2, num_gpus=1, memory=5, concurrency=3, ray_remote_args=None)
+    read_logs(str(log), ray_remote_args={"max_retries": 2})
+    assert seen["ray_remote_args"] == {"max_retries": 2}
+    assert seen["num_cpus"] is seen["memory"] is seen["concurrency"] is None
+
+
+# Ray deprecates ray_remote_args for the named arguments, and warns; read_logs still hands
+# it over for options that have no name.
 @pytest.mark.filterwarnings("ignore:`ray_remote_args` is deprecated")
 def test_concurrency_and_remote_args_are_taken(ray_local: Any, tmp_path: Path) -> None:
     log = write_log(tmp_path / "x.log", payloads("c", 500))
