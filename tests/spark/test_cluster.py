@@ -20,7 +20,7 @@ from typing import Any
 
 import leveldb_log
 import pytest
-from conftest import spark_missing
+from support.engines import spark_missing
 from leveldb_log._core import BLOCK_SIZE
 
 pytestmark = pytest.mark.slow
