@@ -21,8 +21,11 @@
  *                      dialect, log number, recovery mode (log_options.c)
  *   reader_dialect.h   the Reader's metadata state
  *   writer.h           the Writer as other files see it
- *   writer_internal.h  the Writer's fields and its files' functions, for
- *                      writer*.c alone
+ *   writer_internal.h  what writer.c asks of writer_write.c and
+ *                      writer_open.c (functions; the fields are writer.c's)
+ *   writer_output.h    the encoder, buffer and target, in a struct of
+ *                      writer_output.c's own
+ *   writer_sync.h      group commit, in a struct of writer_sync.c's own
  *   writer_policy.h    bytes_per_sync= and preallocate=, in a struct of
  *                      writer_policy.c's own
  *   writer_dialect.h   RocksDB's and Pebble's options, in a struct of

@@ -1,88 +1,43 @@
 /*
- * writer.c - the Writer type: Writer() (its arguments; the target is opened
- * by writer_open.c, mode "a" resumes where writer_append.c says), close and
- * the finalizer, the other slots, the methods and properties tables and the
- * docstring. Writing records is writer_write.c's.
+ * writer.c - the Writer type: its fields (each part's own state is kept by
+ * its file: the way out by writer_output.c, the group commit by
+ * writer_sync.c, the options by writer_policy.c and writer_dialect.c),
+ * Writer() (its arguments; the target is opened by writer_open.c, mode "a"
+ * resumes where writer_append.c says), close and the finalizer, the other
+ * slots, the methods and properties tables and the docstring. Writing
+ * records is writer_write.c's, given the parts it works on.
  */
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
+#include "writer_policy.h"
 
-/* 1 when the target is a file object that is already closed (nothing to
- * flush into it then), else 0. */
-static int target_closed(llpy_writer *self) {
-    if (self->file == NULL)
-        return 0;
-    PyObject *closed = PyObject_GetAttrString(self->file, "closed");
-    if (closed == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    int yes = PyObject_IsTrue(closed) > 0;
-    Py_DECREF(closed);
-    PyErr_Clear();
-    return yes;
-}
+struct llpy_writer {
+    PyObject_HEAD llpy_lock lock;
+    PyObject *name;
+    char mode;
+    int opts;                     /* LLPY_WRITE_*: sync=, compression */
+    int use_lock;                 /* lock= */
+    llpy_output *out;             /* the way out (writer_output.c) */
+    llpy_sync_group *group;       /* durable calls (writer_sync.c) */
+    llpy_policy *policy;          /* bytes_per_sync=, preallocate= */
+    llpy_writer_dialect *dialect; /* other dialects (writer_dialect.c) */
+};
 
-/* What the policy holds (writer_policy.c), the new log's directory and the
- * file lock, given up before the descriptor closes. */
-static void writer_release_policy(llpy_writer *self) {
-    if (self->dir_fd >= 0) {
-        llpy_close_fd(self->dir_fd);
-        self->dir_fd = -1;
-    }
-    if (self->fd < 0)
-        return;
-    llpy_policy_release(self->policy, self->fd, self->locked);
-    if (self->locked)
-        llpy_file_unlock(self->fd);
-    self->locked = 0;
-}
-
-/* The dialect's record at the start or the end of a log (writer_dialect.c),
- * buffered; 0, or -1 with an exception set. */
-static int writer_dialect_record(llpy_writer *self,
-                                 size_t (*record)(const llpy_writer_dialect *,
-                                                  llog_writer *, uint8_t *)) {
-    uint8_t bytes[LLPY_DIALECT_RECORD_MAX];
-    size_t n = record(self->dialect, &self->core, bytes);
-    return llpy_writer_put_raw(self, bytes, n);
-}
-
-/* Closes the target; the first error is raised, after everything is released.
- */
+/* Closes the target; the first error is raised, after everything is
+ * released. */
 static int writer_close_locked(llpy_writer *self) {
-    if (self->closed || self->closing)
-        return 0;
-    int rc = 0;
-    if (self->buf != NULL && !target_closed(self))
-        rc = writer_dialect_record(self, llpy_writer_dialect_finish);
-    if (rc == 0 && self->buf != NULL &&
-        (self->len > 0 || !target_closed(self)))
-        rc = llpy_writer_hand_over(self);
+    int rc = llpy_output_finish(self->out, self->dialect);
+    if (rc > 0)
+        return 0; /* closed, or another call is closing it */
+    rc = llpy_sync_after_hand_over(self->group, rc);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
     /* Threads waiting for a flush get it before the descriptor closes. */
-    if (llpy_sync_close(self) < 0 && exc == NULL)
+    if (llpy_sync_close(self->group) < 0 && exc == NULL)
         exc = PyErr_GetRaisedException();
     PyErr_Clear();
-    writer_release_policy(self);
-    self->closed = 1;
-    self->closing = 0;
-    if (self->fd >= 0) {
-        llpy_close_fd(self->fd);
-        self->fd = -1;
-    }
-    if (self->file != NULL && self->closefd) {
-        PyObject *r = PyObject_CallMethod(self->file, "close", NULL);
-        if (r == NULL && exc == NULL)
-            exc = PyErr_GetRaisedException();
-        PyErr_Clear();
-        Py_XDECREF(r);
-    }
-    Py_CLEAR(self->file);
-    PyMem_Free(self->buf);
-    self->buf = NULL;
-    llpy_io_free(self->bounce);
-    self->bounce = NULL;
+    if (llpy_output_close(self->out) < 0 && exc == NULL)
+        exc = PyErr_GetRaisedException();
+    PyErr_Clear();
     if (exc != NULL) {
         PyErr_SetRaisedException(exc);
         return -1;
@@ -104,9 +59,36 @@ static PyObject *Writer_close(PyObject *op, PyObject *unused) {
 
 static PyObject *Writer_enter(PyObject *op, PyObject *unused) {
     (void)unused;
-    if (llpy_writer_check_open((llpy_writer *)op) < 0)
+    if (llpy_output_check_open(((llpy_writer *)op)->out) < 0)
         return NULL;
     return Py_NewRef(op);
+}
+
+/* The methods that write, on the parts they work on (writer_write.c). */
+static PyObject *Writer_write(PyObject *op, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames) {
+    llpy_writer *self = (llpy_writer *)op;
+    return llpy_writer_write(&self->lock, self->out, self->group, self->opts,
+                             args, nargs, kwnames);
+}
+
+static PyObject *Writer_write_many(PyObject *op, PyObject *const *args,
+                                   Py_ssize_t nargs, PyObject *kwnames) {
+    llpy_writer *self = (llpy_writer *)op;
+    return llpy_writer_write_many(op, &self->lock, self->out, self->group,
+                                  self->opts, args, nargs, kwnames);
+}
+
+static PyObject *Writer_flush(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    return llpy_writer_flush(&self->lock, self->out, self->group);
+}
+
+static PyObject *Writer_sync(PyObject *op, PyObject *unused) {
+    (void)unused;
+    llpy_writer *self = (llpy_writer *)op;
+    return llpy_writer_sync(&self->lock, self->out, self->group);
 }
 
 static PyObject *Writer_exit(PyObject *op, PyObject *args) {
@@ -136,6 +118,25 @@ static int refuse_bytes_path(PyObject *target) {
     return -1;
 }
 
+/* The target opened, handed to the output and the group commit, and the
+ * output started (the dialect's first record buffered). */
+static int writer_open(llpy_writer *self, PyObject *target, int closefd,
+                       PyObject *storage_options, size_t limit) {
+    llpy_state *st = llpy_state_of(Py_TYPE(self));
+    int flags = (self->use_lock ? LLPY_OPEN_LOCK : 0) |
+                (closefd ? LLPY_OPEN_CLOSEFD : 0);
+    PyObject *name;
+    int dir_fd;
+    int rc = llpy_writer_open_target(self->out, self->dialect, st, target,
+                                     self->mode, flags, storage_options, &name,
+                                     &dir_fd);
+    Py_XSETREF(self->name, name);
+    llpy_sync_set_target(self->group, name, dir_fd);
+    if (rc < 0)
+        return -1;
+    return llpy_output_start(self->out, st, limit, self->dialect);
+}
+
 static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     llpy_writer *self = (llpy_writer *)op;
     static char *kwlist[] = LLPY_KWLIST_Writer;
@@ -145,7 +146,7 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
     PyObject *preallocate = NULL, *lock = Py_True;
     PyObject *flags[3] = {Py_False, Py_False, Py_False};
     int closefd = 0, recycle = 0, sync_offsets = 0;
-    if (self->buf != NULL || self->closed) {
+    if (llpy_output_started(self->out)) {
         PyErr_SetString(PyExc_RuntimeError, "Writer is already initialized");
         return -1;
     }
@@ -164,33 +165,20 @@ static int Writer_init(PyObject *op, PyObject *args, PyObject *kwds) {
         return -1;
     self->mode = 'w';
     self->use_lock = lock == Py_True;
+    size_t limit;
+    int sync_default;
     if ((mode != NULL && llpy_writer_parse_mode(mode, &self->mode) < 0) ||
-        llpy_writer_parse_buffering(buffering, &self->limit) < 0 ||
+        llpy_writer_parse_buffering(buffering, &limit) < 0 ||
         llpy_policy_options(self->policy, target, sync, per_sync, preallocate,
-                            &self->sync_default) < 0 ||
+                            &sync_default) < 0 ||
         llpy_writer_dialect_options(self->dialect, target, dialect, log_number,
                                     recycle, compression, sync_offsets) < 0)
         return -1;
-    self->compress = llpy_writer_dialect_compressed(self->dialect);
-    self->cap =
-        self->limit < LLPY_DEFAULT_BUFFER ? LLPY_DEFAULT_BUFFER : self->limit;
-    if (llpy_writer_open_target(self, target, mode, closefd, storage_options) <
-        0)
-        return -1;
-    llog_writer_init(&self->core, self->written);
-    llpy_policy_start(self->policy, self->fd, self->written);
-    llpy_state *st = llpy_state_of(Py_TYPE(self));
-    self->slow_copy_max = st->slow_copy_max;
-    self->lend_views =
-        self->file != NULL &&
-        (Py_IS_TYPE(self->file, (PyTypeObject *)st->bytesio_type) ||
-         Py_IS_TYPE(self->file, (PyTypeObject *)st->fileio_type));
-    self->buf = PyMem_Malloc(self->cap + LLPY_BUF_SLACK);
-    if (self->buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    return writer_dialect_record(self, llpy_writer_dialect_start);
+    self->opts =
+        (sync_default ? LLPY_WRITE_SYNC : 0) |
+        (llpy_writer_dialect_compressed(self->dialect) ? LLPY_WRITE_COMPRESS
+                                                       : 0);
+    return writer_open(self, target, closefd, storage_options, limit);
 }
 
 static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
@@ -201,12 +189,10 @@ static PyObject *Writer_new(PyTypeObject *type, PyObject *args,
     if (self == NULL)
         return NULL;
     llpy_writer *w = (llpy_writer *)self;
-    w->fd = -1; /* no descriptor yet */
-    w->dir_fd = -1;
     w->policy = llpy_policy_new();
     w->dialect = w->policy ? llpy_writer_dialect_new() : NULL;
-    w->group =
-        w->dialect ? llpy_sync_group_new(llpy_writer_hand_over_queued) : NULL;
+    w->out = w->dialect ? llpy_output_new(w->policy) : NULL;
+    w->group = w->out ? llpy_sync_group_new(&w->lock, w->out) : NULL;
     if (w->group == NULL)
         Py_CLEAR(self);
     return self;
@@ -217,17 +203,17 @@ static PyObject *Writer_repr(PyObject *op) {
     if (self->name == NULL)
         return PyUnicode_FromFormat("<%s uninitialized>",
                                     Py_TYPE(op)->tp_name);
-    if (self->closed)
+    if (llpy_output_closed(self->out))
         return PyUnicode_FromFormat("<leveldb_log.Writer %R closed>",
                                     self->name);
     return PyUnicode_FromFormat(
         "<leveldb_log.Writer %R mode='%c' offset=%llu>", self->name,
-        self->mode, (unsigned long long)self->core.offset);
+        self->mode, (unsigned long long)llpy_output_offset(self->out));
 }
 
 static PyObject *Writer_get_closed(PyObject *op, void *closure) {
     (void)closure;
-    return PyBool_FromLong(((llpy_writer *)op)->closed);
+    return PyBool_FromLong(llpy_output_closed(((llpy_writer *)op)->out));
 }
 
 /* Under the lock: a write in another thread moves the offset. */
@@ -236,8 +222,8 @@ static PyObject *Writer_get_position(PyObject *op, void *closure) {
     llpy_writer *self = (llpy_writer *)op;
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
-    int rc = llpy_writer_check_open(self);
-    uint64_t offset = self->core.offset;
+    int rc = llpy_output_check_open(self->out);
+    uint64_t offset = llpy_output_offset(self->out);
     llpy_lock_release(&self->lock);
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
@@ -273,7 +259,7 @@ static PyObject *Writer_get_log_number(PyObject *op, void *closure) {
 
 static PyObject *Writer_get_compression(PyObject *op, void *closure) {
     (void)closure;
-    if (!((llpy_writer *)op)->compress)
+    if (!(((llpy_writer *)op)->opts & LLPY_WRITE_COMPRESS))
         Py_RETURN_NONE;
     return PyUnicode_FromString("zstd");
 }
@@ -294,12 +280,12 @@ static PyObject *Writer_get_sync_offsets(PyObject *op, void *closure) {
 
 static PyObject *Writer_get_sync(PyObject *op, void *closure) {
     (void)closure;
-    return PyBool_FromLong(((llpy_writer *)op)->sync_default);
+    return PyBool_FromLong(((llpy_writer *)op)->opts & LLPY_WRITE_SYNC);
 }
 
 static PyObject *Writer_get_buffering(PyObject *op, void *closure) {
     (void)closure;
-    return PyLong_FromSize_t(((llpy_writer *)op)->limit);
+    return PyLong_FromSize_t(llpy_output_limit(((llpy_writer *)op)->out));
 }
 
 static PyObject *Writer_get_bytes_per_sync(PyObject *op, void *closure) {
@@ -318,14 +304,14 @@ static int Writer_traverse(PyObject *op, visitproc visit, void *arg) {
     llpy_writer *self = (llpy_writer *)op;
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(self->name);
-    Py_VISIT(self->file);
-    return llpy_sync_group_traverse(self->group, visit, arg);
+    int rc = llpy_output_traverse(self->out, visit, arg);
+    return rc != 0 ? rc : llpy_sync_group_traverse(self->group, visit, arg);
 }
 
 static int Writer_clear(PyObject *op) {
     llpy_writer *self = (llpy_writer *)op;
     Py_CLEAR(self->name);
-    Py_CLEAR(self->file);
+    llpy_output_clear(self->out);
     llpy_sync_group_clear(self->group);
     return 0;
 }
@@ -334,14 +320,17 @@ static int Writer_clear(PyObject *op) {
  * (PEP 442 finalizer: safe to run Python code and to report errors here). */
 static void Writer_finalize(PyObject *op) {
     llpy_writer *self = (llpy_writer *)op;
-    if (self->closed || (self->buf == NULL && self->fd < 0))
+    llpy_output *out = self->out;
+    if (llpy_output_closed(out) ||
+        (!llpy_output_started(out) && llpy_output_fd(out) < 0))
         return;
     PyObject *saved = PyErr_GetRaisedException();
-    if (self->len > 0 && /* as an unclosed file does */
+    size_t len = llpy_output_buffered(out);
+    if (len > 0 && /* as an unclosed file does */
         PyErr_ResourceWarning(op, 1,
                               "unclosed Writer %R with %zu bytes "
                               "of records not yet written",
-                              op, self->len) < 0)
+                              op, len) < 0)
         PyErr_WriteUnraisable(op);
     if (llpy_lock_acquire(&self->lock) == 0) {
         if (writer_close_locked(self) < 0)
@@ -359,14 +348,9 @@ static void Writer_dealloc(PyObject *op) {
     if (PyObject_CallFinalizerFromDealloc(op) < 0)
         return; /* resurrected by the finalizer */
     PyObject_GC_UnTrack(op);
-    if (self->dir_fd >= 0)
-        llpy_close_fd(self->dir_fd);
-    if (self->fd >= 0)
-        llpy_close_fd(self->fd);
-    PyMem_Free(self->buf);
-    llpy_io_free(self->bounce);
     Writer_clear(op);
     llpy_sync_group_free(self->group);
+    llpy_output_free(self->out);
     llpy_policy_free(self->policy);
     llpy_writer_dialect_free(self->dialect);
     llpy_lock_free(&self->lock);
@@ -375,12 +359,12 @@ static void Writer_dealloc(PyObject *op) {
 }
 
 static PyMethodDef Writer_methods[] = {
-    {"write", (PyCFunction)(void (*)(void))llpy_writer_write,
+    {"write", (PyCFunction)(void (*)(void))Writer_write,
      METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write},
-    {"write_many", (PyCFunction)(void (*)(void))llpy_writer_write_many,
+    {"write_many", (PyCFunction)(void (*)(void))Writer_write_many,
      METH_FASTCALL | METH_KEYWORDS, LLPY_DOC_Writer_write_many},
-    {"flush", llpy_writer_flush, METH_NOARGS, LLPY_DOC_Writer_flush},
-    {"sync", llpy_writer_sync, METH_NOARGS, LLPY_DOC_Writer_sync},
+    {"flush", Writer_flush, METH_NOARGS, LLPY_DOC_Writer_flush},
+    {"sync", Writer_sync, METH_NOARGS, LLPY_DOC_Writer_sync},
     {"close", Writer_close, METH_NOARGS, LLPY_DOC_Writer_close},
     {"__enter__", Writer_enter, METH_NOARGS, LLPY_DOC_Writer___enter__},
     {"__exit__", Writer_exit, METH_VARARGS, LLPY_DOC_Writer___exit__},
@@ -430,3 +414,37 @@ PyType_Spec llpy_writer_spec = {
         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = Writer_slots,
 };
+
+/* ---- the test hooks' reads (writer_testing.c) ------------------------- */
+
+int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
+                      uint64_t *out) {
+    if (llpy_lock_acquire(&w->lock) < 0)
+        return -1;
+    uint64_t waiters, flushes;
+    llpy_sync_counts(w->group, &waiters, &flushes);
+    switch (which) {
+    case LLPY_COUNT_SYNC_WAITERS:
+        *out = waiters;
+        break;
+    case LLPY_COUNT_SYNC_FLUSHES:
+        *out = flushes;
+        break;
+    case LLPY_COUNT_RANGE_SYNCS:
+        *out = llpy_policy_range_syncs(w->policy);
+        break;
+    default:
+        *out = llpy_output_bounced(w->out);
+    }
+    llpy_lock_release(&w->lock);
+    return 0;
+}
+
+int llpy_writer_set_before_sync(llpy_writer *w, PyObject *hook) {
+    if (llpy_lock_acquire(&w->lock) < 0)
+        return -1;
+    PyObject *old = llpy_sync_swap_hook(w->group, hook);
+    llpy_lock_release(&w->lock);
+    Py_XDECREF(old);
+    return 0;
+}

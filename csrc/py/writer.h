@@ -1,7 +1,10 @@
 /*
  * writer.h - the Writer as the binding's other files see it: an opaque
  * type, the default buffer size, and the module functions the Writer's
- * files define. Its fields are writer_internal.h's, for writer*.c alone.
+ * files define. Its fields are writer.c's alone; the parts it holds keep
+ * theirs in their own files, behind writer_output.h, writer_sync.h,
+ * writer_policy.h and writer_dialect.h, and writer.c reaches writer_write.c
+ * and writer_open.c through writer_internal.h.
  */
 #ifndef LLPY_WRITER_H
 #define LLPY_WRITER_H
@@ -31,11 +34,13 @@ typedef enum {
     LLPY_COUNT_BOUNCED       /* payloads copied through the bounce buffer */
 } llpy_writer_counter;
 
-/* One counter of w, read under its lock: 0, or -1 with an exception. */
+/* One counter of w, read under its lock: 0, or -1 with an exception
+ * (writer.c). */
 int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
                       uint64_t *out);
 /* The callable a group commit's leader calls before its fdatasync, without
- * the lock (NULL: none); 0, or -1 with an exception (writer_sync.c). */
+ * the lock (NULL: none); 0, or -1 with an exception (writer.c, into
+ * writer_sync.c's group). */
 int llpy_writer_set_before_sync(llpy_writer *w, PyObject *hook);
 /* The hooks as private module functions _test_<name>. */
 extern PyMethodDef llpy_writer_testing_methods[];

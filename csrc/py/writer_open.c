@@ -1,10 +1,15 @@
 /*
  * writer_open.c - what the Writer writes to: a path (opened, locked, then
  * truncated for "w" or resumed for "a"), a binary file object (checked to
- * take bytes, counted from its position) or a URL; and the mode and
- * buffering arguments.
+ * take bytes, counted from its position) or a URL, handed to the Writer's
+ * output (writer_output.h); and the mode and buffering arguments. It sees
+ * no Writer: writer.c gives it the parts it fills.
  */
+#include "llpy_io.h"
+#include "writer_append.h"
 #include "writer_internal.h"
+#include "writer_lock.h"
+#include "writer_policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,16 +21,27 @@
 #include <unistd.h>
 #endif
 
+/* What an opening fills, and what it goes by. */
+typedef struct {
+    llpy_output *out;
+    llpy_writer_dialect *dialect;
+    llpy_state *st;
+    char mode;
+    int use_lock;
+    PyObject *name; /* the target as given (a new reference once known) */
+    int dir_fd;     /* a new log's directory, or -1 */
+} opening;
+
 /* Truncates a regular file ("w"), once its lock is held. */
-static int truncate_regular(llpy_writer *self) {
+static int truncate_regular(opening *self, int fd) {
     struct stat info;
-    if (fstat(self->fd, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG ||
+    if (fstat(fd, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG ||
         info.st_size == 0)
         return 0; /* devices and FIFOs are written to, never truncated */
 #ifdef _WIN32
-    int rc = _chsize_s(self->fd, 0);
+    int rc = _chsize_s(fd, 0);
 #else
-    int rc = ftruncate(self->fd, 0);
+    int rc = ftruncate(fd, 0);
 #endif
     if (rc != 0) {
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
@@ -34,40 +50,41 @@ static int truncate_regular(llpy_writer *self) {
     return 0;
 }
 
-static int writer_open_path(llpy_writer *self, llpy_state *st,
-                            PyObject *path) {
+static int writer_open_path(opening *self, PyObject *path) {
     int flags = self->mode == 'a' ? O_RDWR : O_WRONLY; /* "a" reads its tail */
     if (self->mode == 'x')
         flags |= O_EXCL;
     int created;
-    self->fd = llpy_policy_open(st, path, flags, &created);
-    if (self->fd < 0)
+    int fd = llpy_policy_open(self->st, path, flags, &created);
+    if (fd < 0)
         return -1;
+    llpy_output_adopt_fd(self->out, fd);
     /* Nothing is cut before the lock is held: a refused Writer changes
      * nothing. */
-    if (self->use_lock) {
-        self->locked = llpy_file_lock(st, self->fd, self->name);
-        if (self->locked < 0) {
-            self->locked = 0;
-            return -1;
-        }
-    }
-    struct stat info;
-    self->regular =
-        fstat(self->fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG;
-    if (self->mode == 'w' && truncate_regular(self) < 0)
+    int locked = self->use_lock ? llpy_file_lock(self->st, fd, self->name) : 0;
+    if (locked < 0)
+        return -1;
+    if (locked)
+        llpy_output_set_locked(self->out);
+    if (self->mode == 'w' && truncate_regular(self, fd) < 0)
         return -1;
     if (created && llpy_policy_open_dir(path, &self->dir_fd) < 0)
         return -1;
     if (self->mode != 'a')
         return 0;
-    if (fstat(self->fd, &info) == 0 &&
+    struct stat info;
+    if (fstat(fd, &info) == 0 &&
         llpy_writer_dialect_check_append(
-            self->dialect, self->fd, (uint64_t)info.st_size, self->name) < 0)
+            self->dialect, fd, (uint64_t)info.st_size, self->name) < 0)
         return -1;
     llog_reader_options dialect = llpy_writer_dialect_of(self->dialect);
-    return llpy_append_open(st, self->fd, self->name, &dialect, &self->written,
-                            &self->pad_next);
+    uint64_t written;
+    int pad_next;
+    if (llpy_append_open(self->st, fd, self->name, &dialect, &written,
+                         &pad_next) < 0)
+        return -1;
+    llpy_output_resume(self->out, written, pad_next);
+    return 0;
 }
 
 /* A text file (or anything whose write() refuses bytes) would lose every
@@ -163,13 +180,17 @@ static int check_not_appending(PyObject *file) {
  * and block alignment count from there, as a Reader given the object at
  * that position counts them. One a store opened for mode "a" (`resume`)
  * holds the log from its offset 0 and continues it at its end. */
-static int writer_open_file(llpy_writer *self, PyObject *file, int resume) {
+static int writer_open_file(opening *self, PyObject *file, int closefd,
+                            int resume) {
     if (check_writable(file) < 0 || check_takes_bytes(file) < 0 ||
         (!resume && check_not_appending(file) < 0))
         return -1;
-    self->file = Py_NewRef(file);
-    self->written = 0;
-    return resume ? file_position(file, &self->written) : 0;
+    llpy_output_adopt_file(self->out, file, closefd);
+    uint64_t written = 0;
+    if (resume && file_position(file, &written) < 0)
+        return -1;
+    llpy_output_resume(self->out, written, 0);
+    return 0;
 }
 
 /* buffering: -1 (the default size), 0 (none) or a size up to 1 GiB. */
@@ -216,7 +237,7 @@ int llpy_writer_parse_mode(PyObject *mode, char *out) {
 
 /* A URL, opened by leveldb_log._storage: a local file system's path is
  * written as a path; any other store's file object is the writer's own. */
-static int writer_open_url(llpy_writer *self, PyObject *url,
+static int writer_open_url(opening *self, PyObject *url,
                            PyObject *storage_options) {
     PyObject *opened = llpy_open_url(url,
                                      self->mode == 'a'   ? "ab"
@@ -227,20 +248,17 @@ static int writer_open_url(llpy_writer *self, PyObject *url,
         return -1;
     self->name = Py_NewRef(url);
     int rc;
-    if (PyUnicode_Check(opened)) {
-        rc = writer_open_path(self, llpy_state_of(Py_TYPE(self)), opened);
-    } else {
-        self->closefd = 1;
-        rc = writer_open_file(self, opened, self->mode == 'a');
-    }
+    if (PyUnicode_Check(opened))
+        rc = writer_open_path(self, opened);
+    else
+        rc = writer_open_file(self, opened, 1, self->mode == 'a');
     Py_DECREF(opened);
     return rc;
 }
 
-/* Opens a path or takes a file object; `mode` is NULL when not given. */
-int llpy_writer_open_target(llpy_writer *self, PyObject *target,
-                            PyObject *mode, int closefd,
-                            PyObject *storage_options) {
+/* The target, taken as a path, a URL or a file object. */
+static int writer_open(opening *self, PyObject *target, int closefd,
+                       PyObject *storage_options) {
     int url = llpy_is_url(target);
     if (url != 0)
         return url < 0 ? -1 : writer_open_url(self, target, storage_options);
@@ -251,22 +269,33 @@ int llpy_writer_open_target(llpy_writer *self, PyObject *target,
     }
     if (llpy_is_path(target)) {
         self->name = Py_NewRef(target);
-        return writer_open_path(self, llpy_state_of(Py_TYPE(self)), target);
+        return writer_open_path(self, target);
     }
     if (PyObject_HasAttrString(target, "write")) {
-        if (mode != NULL && self->mode != 'w') {
+        if (self->mode != 'w') { /* (only given as "a" or "x") */
             PyErr_SetString(
                 PyExc_ValueError,
                 "mode applies to paths; open the file object yourself");
             return -1;
         }
         self->name = Py_NewRef(target);
-        self->closefd = closefd;
-        return writer_open_file(self, target, 0);
+        return writer_open_file(self, target, closefd, 0);
     }
     PyErr_Format(
         PyExc_TypeError,
         "Writer target must be a path or a binary file object, not %.100s",
         Py_TYPE(target)->tp_name);
     return -1;
+}
+
+int llpy_writer_open_target(llpy_output *out, llpy_writer_dialect *dialect,
+                            llpy_state *st, PyObject *target, char mode,
+                            int flags, PyObject *storage_options,
+                            PyObject **name, int *dir_fd) {
+    opening self = {out, dialect, st, mode, flags & LLPY_OPEN_LOCK, NULL, -1};
+    int rc = writer_open(&self, target, (flags & LLPY_OPEN_CLOSEFD) != 0,
+                         storage_options);
+    *name = self.name;
+    *dir_fd = self.dir_fd;
+    return rc;
 }

@@ -23,7 +23,7 @@
  * not cover it for longer than one.
  *
  * A failed hand-off drops the records left buffered, and each call waiting
- * for one raises its error (llpy_sync_dropped): a call that raised must not
+ * for one raises its error (group_dropped): a call that raised must not
  * see its record reach the log later.
  *
  * A failed fdatasync fails every waiter and every later sync: the OS may
@@ -31,7 +31,8 @@
  * that succeeds proves nothing. A leader failing before its fdatasync (an
  * exception) leaves its waiters to lead again.
  */
-#include "writer_internal.h"
+#include "writer_sync.h"
+#include "llpy_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,41 +65,56 @@ struct llpy_sync_group {
     unsigned long generation; /* the fork generation it was used in */
     uint64_t flushes;         /* fdatasync calls made, for tests */
     PyObject *before_sync;    /* the test hook (writer_testing.c) */
-    /* The Writer's hand-over of the records queued calls left buffered
-     * (writer_write.c), given so that this file calls into none of the
-     * Writer's others. */
-    int (*hand_over_queued)(llpy_writer *);
+    llpy_lock *lock;          /* the Writer's (borrowed) */
+    llpy_output *out;         /* the Writer's way out (borrowed) */
+    PyObject *name;           /* the log's, for errors (or NULL) */
+    int dir_fd; /* a new log's directory, until first synced, or -1 */
 };
 
 enum { WAITING, DONE, FAILED, RETRY, DROPPED };
 
-llpy_sync_group *llpy_sync_group_new(int (*hand_over_queued)(llpy_writer *)) {
+llpy_sync_group *llpy_sync_group_new(llpy_lock *lock, llpy_output *out) {
     llpy_sync_group *g = PyMem_Calloc(1, sizeof *g);
     if (g == NULL) {
         PyErr_NoMemory();
         return NULL;
     }
     g->generation = llpy_fork_generation();
-    g->hand_over_queued = hand_over_queued;
+    g->lock = lock;
+    g->out = out;
+    g->dir_fd = -1;
     return g;
 }
 
 void llpy_sync_group_free(llpy_sync_group *g) {
     if (g == NULL)
         return;
-    Py_CLEAR(g->before_sync);
+    if (g->dir_fd >= 0)
+        llpy_close_fd(g->dir_fd);
+    llpy_sync_group_clear(g);
     PyMem_Free(g);
 }
 
 int llpy_sync_group_traverse(llpy_sync_group *g, visitproc visit, void *arg) {
-    if (g != NULL)
+    if (g != NULL) {
         Py_VISIT(g->before_sync);
+        Py_VISIT(g->name);
+    }
     return 0;
 }
 
 void llpy_sync_group_clear(llpy_sync_group *g) {
-    if (g != NULL)
+    if (g != NULL) {
         Py_CLEAR(g->before_sync);
+        Py_CLEAR(g->name);
+    }
+}
+
+void llpy_sync_set_target(llpy_sync_group *g, PyObject *name, int dir_fd) {
+    Py_XSETREF(g->name, Py_XNewRef(name));
+    if (g->dir_fd >= 0)
+        llpy_close_fd(g->dir_fd);
+    g->dir_fd = dir_fd;
 }
 
 /* Makes the data written to fd durable, and the metadata needed to read it
@@ -140,10 +156,11 @@ static int dir_sync(int fd) {
 }
 
 /* The descriptor to sync: the path's, or a file object's fileno(). */
-static int target_fd(llpy_writer *self) {
-    if (self->file == NULL)
-        return self->fd;
-    PyObject *fileno = PyObject_CallMethod(self->file, "fileno", NULL);
+static int target_fd(llpy_output *out) {
+    PyObject *file = llpy_output_file(out);
+    if (file == NULL)
+        return llpy_output_fd(out);
+    PyObject *fileno = PyObject_CallMethod(file, "fileno", NULL);
     if (fileno == NULL)
         return -1; /* io.UnsupportedOperation or AttributeError */
     long fd = PyLong_AsLong(fileno);
@@ -176,13 +193,11 @@ static void group_check_fork(llpy_sync_group *g) {
  * sooner (on ext4 both wait for the journal), and it splits the threads
  * queued behind the first into two smaller groups, which costs more wake-ups
  * per flush than it saves (bench/README.md, "Durable writes"). */
-static int group_room(const llpy_writer *self) {
-    return self->group->active == 0;
-}
+static int group_room(const llpy_sync_group *g) { return g->active == 0; }
 
-int llpy_sync_defers(llpy_writer *self) {
-    group_check_fork(self->group);
-    return self->group->active;
+int llpy_sync_defers(llpy_sync_group *g) {
+    group_check_fork(g);
+    return g->active;
 }
 
 /* Settles what can be settled (lock held): every waiter after a failed
@@ -193,11 +208,10 @@ int llpy_sync_defers(llpy_writer *self) {
  * (chain_wake), without the GIL, so that a leader holding the GIL does not
  * pay for every thread its flush covered while they all wait for it. The one
  * sent to lead goes first. */
-static void group_settle(llpy_writer *self) {
-    llpy_sync_group *g = self->group;
+static void group_settle(llpy_sync_group *g) {
     llpy_sync_waiter **at = &g->head, *retry = NULL, *first = NULL;
     llpy_sync_waiter **tail = &first;
-    int may_lead = group_room(self);
+    int may_lead = group_room(g);
     while (*at != NULL) {
         llpy_sync_waiter *w = *at;
         int covered = g->active && w->end <= g->cover;
@@ -257,7 +271,7 @@ static void group_unlink(llpy_sync_group *g, llpy_sync_waiter *w) {
 /* The leader's fdatasync (and the directory's, the first time), without
  * the lock; the test hook first. 0, or -1 with an exception (and *err the
  * errno of a failed sync). */
-static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
+static int group_flush(llpy_sync_group *g, int fd, int dir_fd, PyObject *hook,
                        int *err) {
     *err = 0;
     if (hook != NULL) {
@@ -275,56 +289,56 @@ static int group_flush(llpy_writer *self, int fd, int dir_fd, PyObject *hook,
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         errno = *err;
-        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, self->name);
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, g->name);
     }
     return rc;
 }
 
 /* Hands over the records queued durable calls left buffered, in one write,
  * for a leader whose own records end at `end` (lock held). If that fails,
- * their calls raise (writer_drop_deferred), and so does the leader's if its
+ * their calls raise (group_dropped), and so does the leader's if its
  * own were among them: -1 then. */
-static int group_hand_over(llpy_writer *self, uint64_t end) {
-    if (self->group->hand_over_queued(self) == 0)
+static int group_hand_over(llpy_sync_group *g, uint64_t end) {
+    if (llpy_sync_hand_over_queued(g) == 0)
         return 0;
-    if (end > self->core.offset)
+    if (end > llpy_output_offset(g->out))
         return -1;
     PyErr_Clear(); /* its own were handed over before */
     return 0;
 }
 
 /* Leads one flush (lock held on entry and on return, given up around it). */
-static int group_lead(llpy_writer *self, uint64_t end) {
-    llpy_sync_group *g = self->group;
-    int fd = group_hand_over(self, end) < 0 ? -1 : target_fd(self);
+static int group_lead(llpy_sync_group *g, uint64_t end) {
+    int fd = group_hand_over(g, end) < 0 ? -1 : target_fd(g->out);
     if (fd < 0) {
-        group_settle(self); /* another waiter may do better */
+        group_settle(g); /* another waiter may do better */
         return -1;
     }
     g->active++;
-    uint64_t cover = self->written; /* flushes start in order: it only grows */
+    uint64_t cover = llpy_output_written(
+        g->out); /* flushes start in order: it only grows */
     g->cover = cover;
-    int dir_fd = self->dir_fd, err;
+    int dir_fd = g->dir_fd, err;
     PyObject *hook = Py_XNewRef(g->before_sync);
-    llpy_lock_release(&self->lock);
-    int rc = group_flush(self, fd, dir_fd, hook, &err);
+    llpy_lock_release(g->lock);
+    int rc = group_flush(g, fd, dir_fd, hook, &err);
     Py_XDECREF(hook);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
-    while (llpy_lock_acquire(&self->lock) < 0) /* not ours: cannot fail */
+    while (llpy_lock_acquire(g->lock) < 0) /* not ours: cannot fail */
         PyErr_Clear();
     g->active--;
     if (rc == 0) {
         g->durable = cover; /* flushes run one at a time, in order */
         g->flushes++;
-        self->core.synced = g->durable; /* what Pebble's walSync headers say */
-        if (dir_fd >= 0 && self->dir_fd == dir_fd) {
+        llpy_output_synced(g->out, g->durable);
+        if (dir_fd >= 0 && g->dir_fd == dir_fd) {
             llpy_close_fd(dir_fd);
-            self->dir_fd = -1;
+            g->dir_fd = -1;
         }
     } else if (err != 0) {
         g->failed = err;
     }
-    group_settle(self);
+    group_settle(g);
     if (exc != NULL)
         PyErr_SetRaisedException(exc);
     return rc;
@@ -333,22 +347,21 @@ static int group_lead(llpy_writer *self, uint64_t end) {
 /* A waiter interrupted after it was settled: the one before it in the
  * chain is about to wake it, and so its lock must not be freed before; it
  * then wakes the rest of the chain (lock held on entry and on return). */
-static void group_wait_woken(llpy_writer *self, llpy_sync_waiter *w) {
-    llpy_lock_release(&self->lock);
+static void group_wait_woken(llpy_sync_group *g, llpy_sync_waiter *w) {
+    llpy_lock_release(g->lock);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(w->wake, WAIT_LOCK);
     chain_wake(w);
     Py_END_ALLOW_THREADS
-    while (llpy_lock_acquire(&self->lock) < 0)
+    while (llpy_lock_acquire(g->lock) < 0)
         PyErr_Clear();
 }
 
 /* Queues w until a flush settles it (lock held on entry and on return,
  * given up while waiting). Its state, or -1 when a signal handler raised
  * (KeyboardInterrupt; only when interruptible): it then leaves the queue. */
-static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
+static int group_wait_settled(llpy_sync_group *g, llpy_sync_waiter *w,
                               uint64_t end, int interruptible) {
-    llpy_sync_group *g = self->group;
     w->wake = PyThread_allocate_lock();
     if (w->wake == NULL) {
         PyErr_NoMemory();
@@ -364,7 +377,7 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
         at = &(*at)->next;
     *at = w;
     g->queued++;
-    llpy_lock_release(&self->lock);
+    llpy_lock_release(g->lock);
     int interrupted = 0;
     for (;;) {
         PyLockStatus r;
@@ -381,7 +394,7 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
         }
     }
     PyObject *exc = interrupted ? PyErr_GetRaisedException() : NULL;
-    while (llpy_lock_acquire(&self->lock) < 0)
+    while (llpy_lock_acquire(g->lock) < 0)
         PyErr_Clear();
     int state = w->state;
     waiter_unlink(&g->retry, w); /* it leads now, or gives the lead on */
@@ -389,8 +402,8 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
         if (state == WAITING)
             group_unlink(g, w);
         else
-            group_wait_woken(self, w); /* settled: its wake is on the way */
-        group_settle(self); /* a retry meant for it goes to the next one */
+            group_wait_woken(g, w); /* settled: its wake is on the way */
+        group_settle(g); /* a retry meant for it goes to the next one */
         PyErr_SetRaisedException(exc);
         state = -1;
     }
@@ -399,12 +412,12 @@ static int group_wait_settled(llpy_writer *self, llpy_sync_waiter *w,
 }
 
 /* OSError(error, the message, the log's name). */
-static void raise_os_error(llpy_writer *self, int error, const char *what) {
+static void raise_os_error(llpy_sync_group *g, int error, const char *what) {
     PyObject *msg = PyUnicode_FromFormat("%s (%s)", what, strerror(error));
     if (msg == NULL)
         return;
     PyObject *exc = PyObject_CallFunction(PyExc_OSError, "iOO", error, msg,
-                                          self->name ? self->name : Py_None);
+                                          g->name ? g->name : Py_None);
     Py_DECREF(msg);
     if (exc != NULL) {
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
@@ -412,15 +425,15 @@ static void raise_os_error(llpy_writer *self, int error, const char *what) {
     }
 }
 
-static void raise_failed(llpy_writer *self, int error) {
-    raise_os_error(self, error,
+static void raise_failed(llpy_sync_group *g, int error) {
+    raise_os_error(g, error,
                    "an fdatasync of this log failed: records handed to the OS "
                    "since the last good sync may be lost, and no later sync "
                    "can tell");
 }
 
-static void raise_dropped(llpy_writer *self, int error) {
-    raise_os_error(self, error,
+static void raise_dropped(llpy_sync_group *g, int error) {
+    raise_os_error(g, error,
                    "the record was not written: handing the records queued "
                    "for a group commit to the OS failed");
 }
@@ -441,8 +454,10 @@ static int raised_errno(void) {
     return error;
 }
 
-void llpy_sync_dropped(llpy_writer *self, uint64_t from) {
-    llpy_sync_group *g = self->group;
+/* Buffered bytes from log offset `from` on were dropped after a failed
+ * hand-off (lock held, its exception set): every durable call waiting for
+ * a record among them raises the same error instead. */
+static void group_dropped(llpy_sync_group *g, uint64_t from) {
     int error = raised_errno();
     llpy_sync_waiter **at = &g->head, *first = NULL, **tail = &first;
     while (*at != NULL) {
@@ -471,111 +486,114 @@ void llpy_sync_dropped(llpy_writer *self, uint64_t from) {
     }
     if (first != NULL)
         PyThread_release_lock(first->wake);
-    group_settle(self); /* the ones left may need a leader */
+    group_settle(g); /* the ones left may need a leader */
 }
 
 /* The wait of llpy_sync_wait, lock held on entry, given up on return;
  * close() waits without being interrupted, so that it never closes the
  * descriptor under a flush in flight. */
-static int sync_wait_held(llpy_writer *self, uint64_t end, int interruptible) {
-    llpy_sync_group *g = self->group;
+static int sync_wait_held(llpy_sync_group *g, uint64_t end,
+                          int interruptible) {
     group_check_fork(g);
     int rc = 0;
     for (;;) {
         if (g->failed) {
-            raise_failed(self, g->failed);
+            raise_failed(g, g->failed);
             rc = -1;
             break;
         }
-        if (g->durable >= end && self->dir_fd < 0)
+        if (g->durable >= end && g->dir_fd < 0)
             break;
-        if (self->closed) { /* its descriptor is gone */
+        if (llpy_output_closed(g->out)) { /* its descriptor is gone */
             PyErr_SetString(PyExc_ValueError,
                             "the writer was closed before these records "
                             "were made durable");
-            group_settle(self); /* the others learn it too, in turn */
+            group_settle(g); /* the others learn it too, in turn */
             rc = -1;
             break;
         }
-        if (group_room(self) && !(g->active && end <= g->cover)) {
-            rc = group_lead(self, end); /* covers end: written before */
+        if (group_room(g) && !(g->active && end <= g->cover)) {
+            rc = group_lead(g, end); /* covers end: written before */
             break;
         }
         llpy_sync_waiter w;
-        int state = group_wait_settled(self, &w, end, interruptible);
+        int state = group_wait_settled(g, &w, end, interruptible);
         if (state == DROPPED)
-            raise_dropped(self, w.error);
+            raise_dropped(g, w.error);
         if (state < 0 || state == DROPPED) {
             rc = -1;
             break;
         }
         /* settled: done, failed, or woken to lead: look again */
     }
-    llpy_lock_release(&self->lock);
+    llpy_lock_release(g->lock);
     return rc;
 }
 
-static int sync_wait(llpy_writer *self, uint64_t end, int interruptible) {
-    if (llpy_lock_acquire(&self->lock) < 0)
+static int sync_wait(llpy_sync_group *g, uint64_t end, int interruptible) {
+    if (llpy_lock_acquire(g->lock) < 0)
         return -1;
-    return sync_wait_held(self, end, interruptible);
+    return sync_wait_held(g, end, interruptible);
 }
 
-int llpy_sync_wait(llpy_writer *self, uint64_t end) {
-    return sync_wait(self, end, 1);
+int llpy_sync_wait(llpy_sync_group *g, uint64_t end) {
+    return sync_wait(g, end, 1);
 }
 
-int llpy_sync_wait_locked(llpy_writer *self, uint64_t end) {
-    return sync_wait_held(self, end, 1);
+int llpy_sync_wait_locked(llpy_sync_group *g, uint64_t end) {
+    return sync_wait_held(g, end, 1);
 }
 
-int llpy_sync_close(llpy_writer *self) {
-    llpy_sync_group *g = self->group;
-    group_check_fork(g);
-    if (!g->active && g->head == NULL)
-        return 0;
-    /* Threads are waiting: the records they wait for are made durable by
-     * one more flush before the descriptor goes away. */
-    self->closing = 1;
-    uint64_t end = self->written;
-    llpy_lock_release(&self->lock);
-    int rc = sync_wait(self, end, 0);
+int llpy_sync_after_hand_over(llpy_sync_group *g, int rc) {
+    uint64_t from;
+    if (rc < 0 && llpy_output_dropped(g->out, &from))
+        group_dropped(g, from);
+    return rc;
+}
+
+int llpy_sync_hand_over(llpy_sync_group *g) {
+    return llpy_sync_after_hand_over(g, llpy_output_hand_over(g->out));
+}
+
+int llpy_sync_hand_over_queued(llpy_sync_group *g) {
+    return llpy_output_queued(g->out) ? llpy_sync_hand_over(g) : 0;
+}
+
+/* Threads are waiting: the records they wait for are made durable by one
+ * more flush before the descriptor goes away. */
+static int close_wait(llpy_sync_group *g) {
+    llpy_output_set_closing(g->out, 1);
+    uint64_t end = llpy_output_written(g->out);
+    llpy_lock_release(g->lock);
+    int rc = sync_wait(g, end, 0);
     PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
-    while (llpy_lock_acquire(&self->lock) < 0)
+    while (llpy_lock_acquire(g->lock) < 0)
         PyErr_Clear();
+    llpy_output_set_closing(g->out, 0);
     if (exc != NULL)
         PyErr_SetRaisedException(exc);
     return rc;
 }
 
-int llpy_writer_count(llpy_writer *w, llpy_writer_counter which,
-                      uint64_t *out) {
-    if (llpy_lock_acquire(&w->lock) < 0)
-        return -1;
-    group_check_fork(w->group);
-    switch (which) {
-    case LLPY_COUNT_SYNC_WAITERS:
-        *out = (uint64_t)(w->group->queued + w->group->active);
-        break;
-    case LLPY_COUNT_SYNC_FLUSHES:
-        *out = w->group->flushes;
-        break;
-    case LLPY_COUNT_RANGE_SYNCS:
-        *out = llpy_policy_range_syncs(w->policy);
-        break;
-    default:
-        *out = w->bounced;
+int llpy_sync_close(llpy_sync_group *g) {
+    group_check_fork(g);
+    int rc = g->active || g->head != NULL ? close_wait(g) : 0;
+    if (g->dir_fd >= 0) {
+        llpy_close_fd(g->dir_fd);
+        g->dir_fd = -1;
     }
-    llpy_lock_release(&w->lock);
-    return 0;
+    return rc;
 }
 
-int llpy_writer_set_before_sync(llpy_writer *w, PyObject *hook) {
-    if (llpy_lock_acquire(&w->lock) < 0)
-        return -1;
-    PyObject *old = w->group->before_sync;
-    w->group->before_sync = Py_XNewRef(hook);
-    llpy_lock_release(&w->lock);
-    Py_XDECREF(old);
-    return 0;
+void llpy_sync_counts(llpy_sync_group *g, uint64_t *waiters,
+                      uint64_t *flushes) {
+    group_check_fork(g);
+    *waiters = (uint64_t)(g->queued + g->active);
+    *flushes = g->flushes;
+}
+
+PyObject *llpy_sync_swap_hook(llpy_sync_group *g, PyObject *hook) {
+    PyObject *old = g->before_sync;
+    g->before_sync = Py_XNewRef(hook);
+    return old;
 }

@@ -1,211 +1,111 @@
 /*
  * writer_write.c - writing records: write(), write_many() (over an
- * iterable, or Arrow data through writer_arrow.c), flush() and sync(). A
- * record lands whole or not at all: a failed write is rolled back to where
- * the record began. Its bytes go out through writer_output.c; a durable
- * call then waits for a group commit (writer_sync.c). One verb per job: a
- * record is put (writer_put_*, llpy_writer_put), the buffer is handed over
- * (*_hand_over*).
+ * iterable, or Arrow data through writer_arrow.c), flush() and sync(), on
+ * the parts of the Writer writer.c passes them (its lock, output and group
+ * commit, and options). A record lands whole or not at all
+ * (writer_output.c rolls a failed one back); a durable call then waits for
+ * a group commit (writer_sync.c), which hands the buffer over for it. One
+ * verb per job: a record is put (writer_put_*, llpy_output_put), the
+ * buffer is handed over (*_hand_over*).
  */
 #include "args.h"
 #include "arrow.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer_internal.h"
 
-#include <errno.h>
+#include "log_writer.h"
+
 #include <string.h>
-
-/*
- * After a failed write: drop this record's bytes that are still buffered. If
- * the target already has some of them, the log holds a torn record; the next
- * record then starts in a fresh block so readers resynchronize before it.
- */
-typedef struct {
-    uint64_t offset; /* log offset where the record's bytes begin */
-    int pad_next;    /* whether it was to start a fresh block */
-} writer_mark;
-
-static writer_mark writer_mark_now(const llpy_writer *self) {
-    writer_mark mark = {self->core.offset, self->pad_next};
-    return mark;
-}
-
-static void writer_rollback(llpy_writer *self, writer_mark mark) {
-    if (self->written <= mark.offset) {
-        self->len = (size_t)(mark.offset - self->written);
-        self->pad_next = mark.pad_next;
-    } else {
-        self->len = 0;
-        self->pad_next = 1;
-    }
-    self->core.offset = self->written + self->len;
-}
-
-static int writer_raise_pending(llpy_writer *self) {
-    if (self->os_error == 0)
-        return 0;
-    errno = self->os_error;
-    self->os_error = 0;
-    PyErr_SetFromErrno(PyExc_OSError);
-    return -1;
-}
-
-int llpy_writer_check_open(llpy_writer *self) {
-    if (self->closed || self->closing || self->buf == NULL) {
-        PyErr_SetString(PyExc_ValueError,
-                        self->closed || self->closing
-                            ? "I/O operation on closed Writer"
-                            : "Writer is not initialized");
-        return -1;
-    }
-    return 0;
-}
 
 /* What writer_put returns when the target failed (its exception set), as
  * against -1 for a record refused before anything was handed over. */
 #define PUT_TARGET_FAILED (-2)
 
-/* Puts a record as the log stores it (its bytes, or a compressed log's
- * zstd frame) at data, n bytes long (lock held), kept alive by the caller;
- * returns its offset in *offset. */
-static int writer_put_stored(llpy_writer *self, const uint8_t *data, size_t n,
-                             uint64_t *offset) {
-    writer_mark mark = writer_mark_now(self);
-    int rc;
-    if (self->file == NULL && n >= LLPY_GIL_THRESHOLD) {
-        /* The caller pins the memory while the GIL is released. */
-        Py_BEGIN_ALLOW_THREADS
-        rc = llpy_writer_put(self, data, n, offset);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = llpy_writer_put(self, data, n, offset);
+/* The bytes of a record given as a bytes-like object (release the view);
+ * 0, or -1 with TypeError. */
+static int writer_get_record(PyObject *obj, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
+        return 0;
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "a record must be a bytes-like object, not %.100s",
+                     Py_TYPE(obj)->tp_name);
     }
-    if (rc < 0) {
-        writer_rollback(self, mark);
-        writer_raise_pending(self);
-        return PUT_TARGET_FAILED;
-    }
-    return 0;
+    return -1;
 }
 
-/* A compressed log's record is written as its zstd frame. */
-static int writer_put_record(llpy_writer *self, const uint8_t *data, size_t n,
-                             uint64_t *offset) {
-    if (!self->compress || n == 0) /* an empty record has no frame */
-        return writer_put_stored(self, data, n, offset);
-    PyObject *frame = llpy_writer_compress(data, n);
-    if (frame == NULL)
+/* A compressed log's record is written as its zstd frame (an empty record
+ * has none): put, or for write() (`whole`) put and handed over as
+ * llpy_output_write does. */
+static int writer_put_frame(llpy_output *out, int whole, int sync,
+                            const uint8_t *data, size_t n, uint64_t *offset,
+                            uint64_t *end) {
+    PyObject *frame = n > 0 ? llpy_writer_compress(data, n) : NULL;
+    if (frame == NULL && n > 0)
         return -1;
-    int rc = writer_put_stored(self, (const uint8_t *)PyBytes_AS_STRING(frame),
-                               (size_t)PyBytes_GET_SIZE(frame), offset);
-    Py_DECREF(frame);
-    return rc;
+    if (frame != NULL) {
+        data = (const uint8_t *)PyBytes_AS_STRING(frame);
+        n = (size_t)PyBytes_GET_SIZE(frame);
+    }
+    int rc = whole ? llpy_output_write(out, data, n, sync, offset)
+                   : llpy_output_put(out, data, n, offset, end);
+    Py_XDECREF(frame);
+    return rc < 0 ? PUT_TARGET_FAILED : 0;
 }
 
-/* Writes one record (lock held); returns its offset in *offset. */
-static int writer_put_object(llpy_writer *self, PyObject *obj,
-                             uint64_t *offset) {
+/* Puts one record given as a bytes-like object (lock held), as the log
+ * stores it: its offset in *offset, its end in *end. */
+static int writer_put_object(llpy_output *out, int opts, PyObject *obj,
+                             uint64_t *offset, uint64_t *end) {
     Py_buffer view;
-    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "a record must be a bytes-like object, not %.100s",
-                         Py_TYPE(obj)->tp_name);
-        }
+    if (writer_get_record(obj, &view) < 0)
         return -1;
-    }
-    int rc = writer_put_record(self, view.buf, (size_t)view.len, offset);
+    const uint8_t *data = view.buf;
+    int rc;
+    if (opts & LLPY_WRITE_COMPRESS)
+        rc = writer_put_frame(out, 0, 0, data, (size_t)view.len, offset, end);
+    else if (llpy_output_put(out, data, (size_t)view.len, offset, end) < 0)
+        rc = PUT_TARGET_FAILED;
+    else
+        rc = 0;
     PyBuffer_Release(&view);
     return rc;
 }
 
-/* A failed hand-off with the records of queued durable write() calls still
- * buffered (its exception set): they are dropped, and each of those calls
- * raises the same error. Records buffered before them stay, as after any
- * failed flush. */
-static void writer_drop_deferred(llpy_writer *self) {
-    if (!self->deferred)
-        return;
-    writer_mark mark = {self->deferred_from, self->deferred_pad};
-    writer_rollback(self, mark);
-    self->deferred = 0;
-    llpy_sync_dropped(self, self->core.offset);
-}
-
-/* A durable write() queued behind a flush in flight leaves its record to
- * the next leader, who hands over every such record in one write. Records
- * queued before it are still buffered, unless its put handed the whole
- * buffer over (a full buffer, a large record): the queue starts anew. */
-static void writer_defer(llpy_writer *self, writer_mark mark) {
-    if (self->deferred && self->written <= self->deferred_from)
-        return;
-    self->deferred = 1;
-    self->deferred_from = mark.offset;
-    self->deferred_pad = mark.pad_next;
-}
-
-static int writer_hand_over_buffered(llpy_writer *self) {
-    int rc;
-    if (self->file == NULL && self->regular && self->len <= LLPY_PAGE) {
-        /* A page into the page cache: giving the GIL up and taking it back
-         * costs more, and while it is given up the threads that want this
-         * writer only wake to wait for its lock. */
-        rc = llpy_writer_hand_over_buffer(self);
-        if (rc == 0)
-            llpy_policy_after_output(self->policy, self->fd, self->written);
-        return rc < 0 ? writer_raise_pending(self) : 0;
-    }
-    if (self->file == NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = llpy_writer_hand_over_buffer(self);
-        if (rc == 0)
-            llpy_policy_after_output(self->policy, self->fd, self->written);
-        Py_END_ALLOW_THREADS
-        return rc < 0 ? writer_raise_pending(self) : 0;
-    }
-    if (llpy_writer_hand_over_buffer(self) < 0)
+/* write()'s record (lock held): put, then handed over as the call asks
+ * (llpy_output_write). */
+static int writer_write_object(llpy_output *out, int opts, int sync,
+                               PyObject *obj, uint64_t *offset) {
+    Py_buffer view;
+    if (writer_get_record(obj, &view) < 0)
         return -1;
-    PyObject *r = PyObject_CallMethod(self->file, "flush", NULL);
-    if (r == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
-        PyErr_Clear();
-    }
-    Py_XDECREF(r);
-    return 0;
-}
-
-int llpy_writer_hand_over(llpy_writer *self) {
-    int rc = writer_hand_over_buffered(self);
-    if (self->len == 0)
-        self->deferred = 0; /* every record queued for a flush handed over */
-    if (rc < 0)
-        writer_drop_deferred(self);
+    uint64_t end;
+    const uint8_t *data = view.buf;
+    int rc;
+    if (opts & LLPY_WRITE_COMPRESS)
+        rc = writer_put_frame(out, 1, sync, data, (size_t)view.len, offset,
+                              &end);
+    else if (llpy_output_write(out, data, (size_t)view.len, sync, offset) < 0)
+        rc = PUT_TARGET_FAILED;
+    else
+        rc = 0;
+    PyBuffer_Release(&view);
     return rc;
 }
 
-int llpy_writer_hand_over_queued(llpy_writer *self) {
-    return self->deferred ? llpy_writer_hand_over(self) : 0;
-}
-
-/* Flushes when the buffer reached its limit (every call when unbuffered). */
-static int writer_hand_over_if_full(llpy_writer *self) {
-    if (self->len > 0 && self->len >= self->limit)
-        return llpy_writer_hand_over(self);
-    return 0;
-}
-
-/* A durable call hands everything to the target before it waits. */
-static int writer_hand_over_for(llpy_writer *self, int sync) {
-    return sync ? llpy_writer_hand_over(self) : writer_hand_over_if_full(self);
+/* Hands the buffer over when it reached its limit, or for a durable call;
+ * records queued a failure drops are told (writer_sync.c). */
+static int writer_hand_over_for(llpy_sync_group *g, llpy_output *out,
+                                int sync) {
+    return llpy_sync_after_hand_over(g, llpy_output_hand_over_for(out, sync));
 }
 
 /* write(data, /, *, sync=None) and write_many(records, /, *, sync=None), by
  * the stub's parameter list sig: the one argument, and whether the call is
  * durable (None: the writer's sync=). The two lists have one shape, so
  * write's OUT serves both (llpy_args_fast refuses a sig of another count). */
-static int parse_write_args(llpy_writer *self, const llpy_sig *sig,
+static int parse_write_args(int opts, const llpy_sig *sig,
                             PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames, PyObject **arg, int *sync) {
     PyObject *flag;
@@ -220,29 +120,36 @@ static int parse_write_args(llpy_writer *self, const llpy_sig *sig,
                      Py_TYPE(flag)->tp_name);
         return -1;
     }
-    *sync = flag == Py_None ? self->sync_default : flag == Py_True;
+    *sync = flag == Py_None ? (opts & LLPY_WRITE_SYNC) != 0 : flag == Py_True;
     return 0;
 }
 
-/* writer_put_record over a group of Arrow values (an llpy_arrow_put_fn):
+/* The parts an Arrow write puts its records with (writer_put_arrow). */
+typedef struct {
+    llpy_output *out;
+    int opts;
+} arrow_put;
+
+/* writer_put_object over a group of Arrow values (an llpy_arrow_put_fn):
  * runs of short records encoded straight into the buffer by the core,
  * their checksums side by side; any other record alone. */
 static int writer_put_arrow(void *ctx, const uint8_t *const *data,
                             const size_t *len, size_t n) {
-    llpy_writer *self = ctx;
+    const arrow_put *p = ctx;
     for (size_t i = 0; i < n;) {
-        size_t k = 0, written = 0;
-        if (!self->compress && !self->pad_next)
-            k = llog_writer_add_run(&self->core, data + i, len + i, n - i,
-                                    self->buf + self->len,
-                                    self->cap - self->len, &written);
-        self->len += written;
+        size_t k = 0;
+        if (!(p->opts & LLPY_WRITE_COMPRESS))
+            k = llpy_output_put_run(p->out, data + i, len + i, n - i);
         if (k > 0) {
             i += k;
             continue;
         }
-        uint64_t offset; /* cut, another dialect, or no room: alone */
-        if (writer_put_record(self, data[i], len[i], &offset) < 0)
+        uint64_t offset, end; /* cut, another dialect, or no room: alone */
+        int rc = p->opts & LLPY_WRITE_COMPRESS
+                     ? writer_put_frame(p->out, 0, 0, data[i], len[i], &offset,
+                                        &end)
+                     : llpy_output_put(p->out, data[i], len[i], &offset, &end);
+        if (rc < 0)
             return -1;
         i++;
     }
@@ -251,63 +158,74 @@ static int writer_put_arrow(void *ctx, const uint8_t *const *data,
 
 /* write_many over Arrow data (writer_arrow.c): all of it is taken and
  * checked before the lock is, then written from its buffers. */
-static PyObject *writer_write_arrow(llpy_writer *self, PyObject *obj,
-                                    int sync) {
+static PyObject *writer_write_arrow(llpy_lock *lock, llpy_output *out,
+                                    llpy_sync_group *g, int opts,
+                                    PyObject *obj, int sync) {
     llpy_arrow_data *d = llpy_arrow_import(obj);
     if (d == NULL)
         return NULL;
     Py_ssize_t count = -1;
     uint64_t end = 0;
-    if (llpy_lock_acquire(&self->lock) == 0) {
-        if (llpy_writer_check_open(self) == 0 &&
-            llpy_writer_hand_over_queued(self) == 0)
-            count = llpy_arrow_write(d, writer_put_arrow, self);
+    arrow_put p = {out, opts};
+    if (llpy_lock_acquire(lock) == 0) {
+        if (llpy_output_check_open(out) == 0 &&
+            llpy_sync_hand_over_queued(g) == 0)
+            count = llpy_arrow_write(d, writer_put_arrow, &p);
         /* Records written before an error still reach the target. */
-        int flushed = self->closed ? 0 : writer_hand_over_for(self, sync);
+        int flushed =
+            llpy_output_closed(out) ? 0 : writer_hand_over_for(g, out, sync);
         if (flushed < 0 && count >= 0)
             count = -1;
-        end = self->written;
-        llpy_lock_release(&self->lock);
+        end = llpy_output_written(out);
+        llpy_lock_release(lock);
     }
     llpy_arrow_free(d);
-    if (count >= 0 && sync && llpy_sync_wait(self, end) < 0)
+    if (count >= 0 && sync && llpy_sync_wait(g, end) < 0)
         count = -1;
     return count < 0 ? NULL : PyLong_FromSsize_t(count);
 }
 
-PyObject *llpy_writer_write(PyObject *op, PyObject *const *args,
-                            Py_ssize_t nargs, PyObject *kwnames) {
-    llpy_writer *self = (llpy_writer *)op;
+/* A durable write() while a flush is in flight (lock held): its record is
+ * left buffered for the next leader, who hands over every such record in
+ * one write. */
+static int writer_put_deferred(llpy_output *out, int opts, PyObject *data,
+                               uint64_t *offset) {
+    llpy_output_mark mark = llpy_output_mark_now(out);
+    uint64_t end;
+    int rc = writer_put_object(out, opts, data, offset, &end);
+    if (rc == 0)
+        llpy_output_defer(out, mark);
+    return rc;
+}
+
+PyObject *llpy_writer_write(llpy_lock *lock, llpy_output *out,
+                            llpy_sync_group *g, int opts,
+                            PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
     PyObject *data;
     int sync;
-    if (parse_write_args(self, LLPY_SIG_Writer_write, args, nargs, kwnames,
+    if (parse_write_args(opts, LLPY_SIG_Writer_write, args, nargs, kwnames,
                          &data, &sync) < 0)
         return NULL;
-    uint64_t offset = 0;
-    if (llpy_lock_acquire(&self->lock) < 0)
+    uint64_t offset = 0, end;
+    if (llpy_lock_acquire(lock) < 0)
         return NULL;
-    int rc = llpy_writer_check_open(self);
-    int defer = rc == 0 && sync && llpy_sync_defers(self);
-    if (rc == 0 && !defer)
-        rc = llpy_writer_hand_over_queued(self);
-    writer_mark mark = writer_mark_now(self);
-    if (rc == 0)
-        rc = writer_put_object(self, data, &offset);
+    int rc = llpy_output_check_open(out);
+    int defer = rc == 0 && sync && llpy_sync_defers(g);
     if (rc == 0 && defer) {
-        writer_defer(self, mark);
-    } else if (rc == 0 && writer_hand_over_for(self, sync) < 0) {
-        /* write() raised: its record must not reach the log later (a retry
-         * would write it twice). Records before it stay buffered. */
-        writer_rollback(self, mark);
-        rc = -1;
+        rc = writer_put_deferred(out, opts, data, &offset);
+    } else if (rc == 0 && (rc = llpy_sync_hand_over_queued(g)) == 0) {
+        rc = writer_write_object(out, opts, sync, data, &offset);
+        if (rc == PUT_TARGET_FAILED) /* records queued may be dropped */
+            llpy_sync_after_hand_over(g, -1);
     }
     if (rc == 0 && sync) {
-        uint64_t end = defer ? self->core.offset : self->written;
-        if (llpy_sync_wait_locked(self, end) < 0) /* gives the lock up */
+        end = defer ? llpy_output_offset(out) : llpy_output_written(out);
+        if (llpy_sync_wait_locked(g, end) < 0) /* gives the lock up */
             return NULL;
         return PyLong_FromUnsignedLongLong(offset);
     }
-    llpy_lock_release(&self->lock);
+    llpy_lock_release(lock);
     return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(offset);
 }
 
@@ -386,13 +304,13 @@ static int check_records(PyObject *seq) {
 typedef struct {
     uint64_t *ends;
     size_t head, tail, cap;
-    Py_ssize_t out;  /* records known to be in the target */
-    int failed;      /* a hand-over failed: the rest are dropped */
-    writer_mark cut; /* where the last of them ends */
+    Py_ssize_t out;       /* records known to be in the target */
+    int failed;           /* a hand-over failed: the rest are dropped */
+    llpy_output_mark cut; /* where the last of them ends */
     uint64_t inline_ends[RECORD_ENDS_INLINE];
 } record_ends;
 
-static void record_ends_init(record_ends *e, writer_mark start) {
+static void record_ends_init(record_ends *e, llpy_output_mark start) {
     e->ends = e->inline_ends;
     e->head = e->tail = 0;
     e->cap = RECORD_ENDS_INLINE;
@@ -411,10 +329,10 @@ static void record_ends_settle(record_ends *e, uint64_t written) {
 }
 
 /* Room to list one more record; 0, or -1 with MemoryError. */
-static int record_ends_reserve(record_ends *e, uint64_t written) {
+static int record_ends_reserve(record_ends *e, const llpy_output *out) {
     if (e->tail < e->cap)
         return 0;
-    record_ends_settle(e, written);
+    record_ends_settle(e, llpy_output_written(out));
     size_t n = e->tail - e->head;
     if (n == e->cap) {
         uint64_t *grown = PyMem_Malloc(2 * e->cap * sizeof *grown);
@@ -437,12 +355,12 @@ static int record_ends_reserve(record_ends *e, uint64_t written) {
 
 /* The records the call wrote: all of them, or after a failed hand-over
  * the ones in the target, the rest dropped. */
-static Py_ssize_t record_ends_finish(record_ends *e, llpy_writer *self) {
+static Py_ssize_t record_ends_finish(record_ends *e, llpy_output *out) {
     if (!e->failed)
         return e->out + (Py_ssize_t)(e->tail - e->head);
-    record_ends_settle(e, self->written);
-    if (e->head < e->tail && self->core.offset > e->cut.offset)
-        writer_rollback(self, e->cut);
+    record_ends_settle(e, llpy_output_written(out));
+    if (e->head < e->tail && llpy_output_offset(out) > e->cut.offset)
+        llpy_output_rollback(out, e->cut);
     return e->out;
 }
 
@@ -453,35 +371,70 @@ static void record_ends_free(record_ends *e) {
 
 /* write_many's loop over an iterator (lock held): 0, or -1 with an
  * exception set; e lists the records written. */
-static int write_items(llpy_writer *self, PyObject *it, record_ends *e) {
+static int write_items(llpy_output *out, int opts, PyObject *it,
+                       record_ends *e) {
     PyObject *item;
     while ((item = PyIter_Next(it)) != NULL) {
         uint64_t offset;
-        int rc = record_ends_reserve(e, self->written);
+        int rc = record_ends_reserve(e, out);
         if (rc == 0)
-            rc = writer_put_object(self, item, &offset);
+            rc =
+                writer_put_object(out, opts, item, &offset, &e->ends[e->tail]);
         Py_DECREF(item);
         e->failed = rc == PUT_TARGET_FAILED;
         if (rc < 0)
             return -1;
-        e->ends[e->tail++] = self->core.offset;
+        e->tail++;
     }
     return PyErr_Occurred() ? -1 : 0; /* the iterator raised */
 }
 
-PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
+/* write_many's records from an iterator, under the lock: how many were
+ * written (and are kept), or -1 with an exception set. */
+static Py_ssize_t writer_write_items(llpy_output *out, llpy_sync_group *g,
+                                     int opts, PyObject *it, int sync,
+                                     uint64_t *end) {
+    int rc = llpy_output_check_open(out);
+    if (rc == 0)
+        rc = llpy_sync_hand_over_queued(g);
+    record_ends e;
+    record_ends_init(&e, llpy_output_mark_now(out));
+    if (rc == 0)
+        rc = write_items(out, opts, it, &e);
+    /* Records written before an error still reach the target; the first
+     * error is the one raised. */
+    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
+    int flushed =
+        llpy_output_closed(out) ? 0 : writer_hand_over_for(g, out, sync);
+    if (exc != NULL) {
+        PyErr_Clear();
+        PyErr_SetRaisedException(exc);
+    }
+    e.failed |= flushed < 0;
+    Py_ssize_t count = record_ends_finish(&e, out);
+    record_ends_free(&e);
+    *end = llpy_output_written(out);
+    if (rc < 0 || flushed < 0) {
+        raise_with_written(count);
+        return -1;
+    }
+    return count;
+}
+
+PyObject *llpy_writer_write_many(PyObject *op, llpy_lock *lock,
+                                 llpy_output *out, llpy_sync_group *g,
+                                 int opts, PyObject *const *args,
                                  Py_ssize_t nargs, PyObject *kwnames) {
-    llpy_writer *self = (llpy_writer *)op;
     PyObject *iterable;
     int sync;
-    if (parse_write_args(self, LLPY_SIG_Writer_write_many, args, nargs,
+    if (parse_write_args(opts, LLPY_SIG_Writer_write_many, args, nargs,
                          kwnames, &iterable, &sync) < 0)
         return NULL;
     /* A Reader, itself an Arrow stream of a struct type, is iterated. */
     if (!PyObject_TypeCheck(iterable,
                             llpy_state_of(Py_TYPE(op))->reader_type) &&
         llpy_arrow_exportable(iterable))
-        return writer_write_arrow(self, iterable, sync);
+        return writer_write_arrow(lock, out, g, opts, iterable, sync);
     if (check_iterable(iterable) < 0 ||
         ((PyList_Check(iterable) || PyTuple_Check(iterable)) &&
          check_records(iterable) < 0))
@@ -489,71 +442,43 @@ PyObject *llpy_writer_write_many(PyObject *op, PyObject *const *args,
     PyObject *it = iterate_records(iterable);
     if (it == NULL)
         return NULL;
-    if (llpy_lock_acquire(&self->lock) < 0) {
+    if (llpy_lock_acquire(lock) < 0) {
         Py_DECREF(it);
         return NULL;
     }
-    int rc = llpy_writer_check_open(self);
-    if (rc == 0)
-        rc = llpy_writer_hand_over_queued(self);
-    record_ends e;
-    record_ends_init(&e, writer_mark_now(self));
-    if (rc == 0)
-        rc = write_items(self, it, &e);
-    /* Records written before an error still reach the target; the first
-     * error is the one raised. */
-    PyObject *exc = rc < 0 ? PyErr_GetRaisedException() : NULL;
-    int flushed = self->closed ? 0 : writer_hand_over_for(self, sync);
-    if (exc != NULL) {
-        PyErr_Clear();
-        PyErr_SetRaisedException(exc);
-    }
-    e.failed |= flushed < 0;
-    Py_ssize_t count = record_ends_finish(&e, self);
-    record_ends_free(&e);
-    uint64_t end = self->written;
-    llpy_lock_release(&self->lock);
+    uint64_t end;
+    Py_ssize_t count = writer_write_items(out, g, opts, it, sync, &end);
+    llpy_lock_release(lock);
     Py_DECREF(it);
-    if (rc < 0 || flushed < 0 || (sync && llpy_sync_wait(self, end) < 0)) {
-        if (rc < 0 || flushed < 0)
-            raise_with_written(count);
+    if (count < 0 || (sync && llpy_sync_wait(g, end) < 0))
         return NULL;
-    }
     return PyLong_FromSsize_t(count);
 }
 
-/* A method that runs `locked` on an open writer under its lock: None. */
-static PyObject *writer_run_locked(PyObject *op,
-                                   int (*locked)(llpy_writer *)) {
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
+PyObject *llpy_writer_flush(llpy_lock *lock, llpy_output *out,
+                            llpy_sync_group *g) {
+    if (llpy_lock_acquire(lock) < 0)
         return NULL;
-    int rc = llpy_writer_check_open(self);
+    int rc = llpy_output_check_open(out);
     if (rc == 0)
-        rc = locked(self);
-    llpy_lock_release(&self->lock);
+        rc = llpy_sync_hand_over(g);
+    llpy_lock_release(lock);
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
-PyObject *llpy_writer_flush(PyObject *op, PyObject *unused) {
-    (void)unused;
-    return writer_run_locked(op, llpy_writer_hand_over);
-}
-
 /* flush(), then a group commit up to what it wrote (writer_sync.c). */
-PyObject *llpy_writer_sync(PyObject *op, PyObject *unused) {
-    (void)unused;
-    llpy_writer *self = (llpy_writer *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
+PyObject *llpy_writer_sync(llpy_lock *lock, llpy_output *out,
+                           llpy_sync_group *g) {
+    if (llpy_lock_acquire(lock) < 0)
         return NULL;
-    int rc = llpy_writer_check_open(self);
+    int rc = llpy_output_check_open(out);
     if (rc == 0)
-        rc = llpy_writer_hand_over(self);
-    uint64_t end = self->written;
-    llpy_lock_release(&self->lock);
-    if (rc < 0 || llpy_sync_wait(self, end) < 0)
+        rc = llpy_sync_hand_over(g);
+    uint64_t end = llpy_output_written(out);
+    llpy_lock_release(lock);
+    if (rc < 0 || llpy_sync_wait(g, end) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -76,8 +76,8 @@ def test_the_readme_tests_map_lists_every_folder_of_tests() -> None:
 
 
 def test_a_private_header_is_included_by_its_own_files_only() -> None:
-    """X_internal.h holds X's fields (a struct the rest of the code sees as opaque): only X*.c,
-    the files of X, include it."""
+    """X_internal.h holds what the files of X ask of each other (the rest of the code sees X as
+    opaque): only X*.c, the files of X, include it."""
     private = sorted(ROOT.glob("csrc/**/*_internal.h"))
     assert any(p.name == "writer_internal.h" for p in private)
     stray = []
@@ -88,6 +88,49 @@ def test_a_private_header_is_included_by_its_own_files_only() -> None:
             if included and not (path.suffix == ".c" and path.name.startswith(owner)):
                 stray.append(f"{path.relative_to(ROOT)} includes {header.name}")
     assert stray == []
+
+
+#: Structs a header of csrc/py defines with a body that more than one .c file sees, on purpose:
+#: values handed between files, or a piece every object embeds, never one object's state.
+SHARED_STRUCTS = {
+    "llpy_state": "the module state: every file of the binding reads it by design (module.h)",
+    "llpy_lock": "the lock both types embed; only lock.c's functions touch its fields",
+    "llpy_sig": "a parameter list from the stub: constant data for the fast-call parsers",
+    "llpy_reader_blocks": "a value the Reader fills for its test hook",
+    "llpy_reader_state": "a value: what pickling reads of a Reader, filled by reader.c",
+    "llpy_output_mark": "a value: where a record began, kept by a call to roll back to",
+    "llpy_meta": "the Reader's metadata state, embedded in reader.c's struct: not yet private "
+    "to reader_dialect.c",
+}
+
+
+def included_headers(path: Path, seen: set[str] | None = None) -> set[str]:
+    """The headers of csrc/py a file includes, directly or through another header."""
+    seen = set() if seen is None else seen
+    for name in re.findall(r'^#include "([\w.]+\.h)"', path.read_text(), re.M):
+        header = ROOT / "csrc" / "py" / name
+        if name not in seen and header.is_file():
+            seen.add(name)
+            included_headers(header, seen)
+    return seen
+
+
+def test_no_binding_struct_is_defined_in_a_header_more_than_its_owner_includes() -> None:
+    """An object's state is a struct its own .c file defines (CPython's way): a struct with a
+    body in a header that two .c files include is a shared value named in SHARED_STRUCTS."""
+    sources = sorted((ROOT / "csrc" / "py").glob("*.c"))
+    reach = {path.name: included_headers(path) for path in sources}
+    defined, stray = set(), []
+    for header in sorted((ROOT / "csrc" / "py").glob("*.h")):
+        for name in re.findall(r"^(?:typedef )?struct (llpy_\w+) \{", header.read_text(), re.M):
+            defined.add(name)
+            users = sorted(c for c, headers in reach.items() if header.name in headers)
+            if len(users) > 1 and name not in SHARED_STRUCTS:
+                stray.append(f"struct {name} in {header.name}, seen by {', '.join(users)}")
+    assert stray == []
+    assert set(SHARED_STRUCTS) <= defined  # no exemption outlives its struct
+    writer = (ROOT / "csrc" / "py" / "writer.c").read_text()
+    assert "\nstruct llpy_writer {" in writer
 
 
 def c_functions(text: str) -> Iterator[tuple[int, int, str]]:
