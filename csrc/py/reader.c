@@ -51,7 +51,7 @@ struct llpy_reader {
     llog_dialect dialect;
     int has_log_number, recycled; /* the core's, kept when it is freed */
     uint64_t log_number;
-    llpy_meta meta; /* what metadata records said (reader_dialect.c) */
+    llpy_meta *meta; /* what metadata records said (reader_dialect.c) */
 };
 
 /* ---- iteration ---------------------------------------------------------- */
@@ -128,7 +128,7 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
             llpy_reader_on_end(self, st, &ev);
             return NULL;
         case LLOG_EV_META:
-            if (llpy_meta_on_event(&self->meta, &ev) < 0)
+            if (llpy_meta_on_event(self->meta, &ev) < 0)
                 return NULL;
             break;
         case LLOG_EV_DONE:
@@ -174,7 +174,7 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
             llpy_reader_on_end(self, st, ev);
             return PyErr_Occurred() ? -1 : 0;
         case LLOG_EV_META:
-            if (llpy_meta_on_event(&self->meta, ev) < 0)
+            if (llpy_meta_on_event(self->meta, ev) < 0)
                 return -1;
             break;
         default: /* DONE, ERROR */
@@ -393,17 +393,17 @@ static PyObject *Reader_get_recycled(PyObject *op, void *closure) {
 
 static PyObject *Reader_get_compression(PyObject *op, void *closure) {
     (void)closure;
-    return llpy_meta_compression(&((llpy_reader *)op)->meta);
+    return llpy_meta_compression(((llpy_reader *)op)->meta);
 }
 
 static PyObject *Reader_get_timestamp_sizes(PyObject *op, void *closure) {
     (void)closure;
-    return llpy_meta_timestamp_sizes(&((llpy_reader *)op)->meta);
+    return llpy_meta_timestamp_sizes(((llpy_reader *)op)->meta);
 }
 
 static PyObject *Reader_get_predecessor(PyObject *op, void *closure) {
     (void)closure;
-    return llpy_meta_predecessor(&((llpy_reader *)op)->meta);
+    return llpy_meta_predecessor(((llpy_reader *)op)->meta);
 }
 
 /* ---- what the other files use (reader.h) -------------------------------- */
@@ -538,8 +538,10 @@ int llpy_reader_adopt(llpy_reader *self, llog_reader_options *opt,
     if (self->assembly == NULL)
         self->assembly =
             llpy_assembly_new(llpy_state_of(Py_TYPE(self)), &self->released);
-    llpy_meta_clear(&self->meta);
-    if (self->assembly == NULL || llpy_meta_init(&self->meta, opt) < 0)
+    if (self->meta == NULL)
+        self->meta = llpy_meta_new();
+    if (self->assembly == NULL || self->meta == NULL ||
+        llpy_meta_init(self->meta, opt) < 0)
         return -1;
     opt->reserve = llpy_assembly_reserve;
     opt->reserve_ctx = self->assembly;
@@ -611,7 +613,9 @@ static int Reader_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(self->on_corruption);
     Py_VISIT(self->storage_options);
     int rc = llpy_feed_traverse(self->feed, visit, arg);
-    return rc ? rc : llpy_meta_traverse(&self->meta, visit, arg);
+    return rc || self->meta == NULL
+               ? rc
+               : llpy_meta_traverse(self->meta, visit, arg);
 }
 
 static int Reader_clear(PyObject *op) {
@@ -620,7 +624,8 @@ static int Reader_clear(PyObject *op) {
     Py_CLEAR(self->name);
     Py_CLEAR(self->on_corruption);
     llpy_feed_clear(self->feed);
-    llpy_meta_clear(&self->meta);
+    if (self->meta != NULL)
+        llpy_meta_clear(self->meta);
     Py_CLEAR(self->storage_options);
     return 0;
 }
@@ -633,6 +638,7 @@ static void Reader_dealloc(PyObject *op) {
     Reader_clear(op);
     llpy_feed_free(self->feed);
     llpy_assembly_free(self->assembly);
+    llpy_meta_free(self->meta);
     llpy_lock_free(&self->lock);
     tp->tp_free(op);
     Py_DECREF(tp);

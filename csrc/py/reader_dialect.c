@@ -11,6 +11,14 @@
 
 #include <string.h>
 
+struct llpy_meta {
+    int compression;           /* 1: the records are zstd frames */
+    PyObject *timestamp_sizes; /* dict: column family -> size */
+    PyObject *predecessor;     /* Predecessor, or NULL */
+    PyObject *decompressor;    /* the current record's frame decoder */
+    PyObject *decoded;         /* bytes it returned last (the core's) */
+};
+
 /* ---- decoding compressed records ------------------------------------- */
 
 /* The core's decode callback (llog_decode_fn): the GIL and the reader's
@@ -49,7 +57,23 @@ static const uint8_t *reader_decode(void *ctx, const uint8_t *in, size_t n,
     return (const uint8_t *)PyBytes_AS_STRING(out);
 }
 
+llpy_meta *llpy_meta_new(void) {
+    llpy_meta *m = PyMem_Calloc(1, sizeof *m);
+    if (m == NULL)
+        PyErr_NoMemory();
+    return m;
+}
+
+void llpy_meta_free(llpy_meta *m) {
+    if (m == NULL)
+        return;
+    llpy_meta_clear(m);
+    PyMem_Free(m);
+}
+
 int llpy_meta_init(llpy_meta *m, llog_reader_options *opt) {
+    llpy_meta_clear(m);
+    m->compression = 0;
     opt->decode = reader_decode;
     opt->decode_ctx = m;
     m->timestamp_sizes = PyDict_New();
@@ -139,16 +163,18 @@ int llpy_meta_on_event(llpy_meta *self, const llog_event *ev) {
 
 /* ---- properties ------------------------------------------------------ */
 
+/* The getters take m NULL (a Reader whose __init__ never ran): nothing. */
 PyObject *llpy_meta_compression(const llpy_meta *m) {
-    if (!m->compression)
+    if (m == NULL || !m->compression)
         Py_RETURN_NONE;
     return PyUnicode_FromString("zstd");
 }
 
 PyObject *llpy_meta_timestamp_sizes(const llpy_meta *m) {
-    return m->timestamp_sizes ? PyDict_Copy(m->timestamp_sizes) : PyDict_New();
+    return m != NULL && m->timestamp_sizes ? PyDict_Copy(m->timestamp_sizes)
+                                           : PyDict_New();
 }
 
 PyObject *llpy_meta_predecessor(const llpy_meta *m) {
-    return Py_NewRef(m->predecessor ? m->predecessor : Py_None);
+    return Py_NewRef(m != NULL && m->predecessor ? m->predecessor : Py_None);
 }

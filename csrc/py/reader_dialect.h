@@ -1,7 +1,7 @@
 /*
  * reader_dialect.h - the Reader's RocksDB and Pebble side (reader_dialect.c):
  * what a reader learns from a log's metadata records and needs to decode a
- * compressed WAL, kept in a struct of its own that the Reader holds. The
+ * compressed WAL, kept in a struct of its own that the Reader points to. The
  * dialect and log_number options are log_options.h's.
  */
 #ifndef LLPY_READER_DIALECT_H
@@ -14,17 +14,15 @@
  * error that names the extra to install. */
 int llpy_zstd_require(void);
 
-/* What a Reader learnt from metadata records, and its zstd decoder. */
-typedef struct llpy_meta {
-    int compression;           /* 1: the records are zstd frames */
-    PyObject *timestamp_sizes; /* dict: column family -> size */
-    PyObject *predecessor;     /* Predecessor, or NULL */
-    PyObject *decompressor;    /* the current record's frame decoder */
-    PyObject *decoded;         /* bytes it returned last (the core's) */
-} llpy_meta;
+/* What a Reader learnt from metadata records, and its zstd decoder: a
+ * struct only reader_dialect.c sees. */
+typedef struct llpy_meta llpy_meta;
 
-/* Sets up m (0, or -1 with an exception set) and the core's decoder of
- * compressed records to m's. */
+/* An empty one (NULL with MemoryError), and its end (NULL: a no-op). */
+llpy_meta *llpy_meta_new(void);
+void llpy_meta_free(llpy_meta *m);
+/* Sets up m afresh for a new log (0, or -1 with an exception set) and the
+ * core's decoder of compressed records to m's. */
 int llpy_meta_init(llpy_meta *m, llog_reader_options *opt);
 int llpy_meta_traverse(llpy_meta *m, visitproc visit, void *arg);
 void llpy_meta_clear(llpy_meta *m);

@@ -99,8 +99,6 @@ SHARED_STRUCTS = {
     "llpy_reader_blocks": "a value the Reader fills for its test hook",
     "llpy_reader_state": "a value: what pickling reads of a Reader, filled by reader.c",
     "llpy_output_mark": "a value: where a record began, kept by a call to roll back to",
-    "llpy_meta": "the Reader's metadata state, embedded in reader.c's struct: not yet private "
-    "to reader_dialect.c",
 }
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import leveldb_log
 import pytest
-from support.engines import spark_missing
 from leveldb_log._core import BLOCK_SIZE
+from support.engines import spark_missing
 
 pytestmark = pytest.mark.slow
 
