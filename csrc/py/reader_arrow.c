@@ -23,10 +23,15 @@
 #endif
 
 #define DEFAULT_MAX_RECORDS 65536
-/* Batches of long records no larger than a few MiB read as fast as the
- * record loop, larger ones slower (bench/README.md, "The Arrow rows"), and
- * their columns are kept for the next (SPARE_MOST). */
-#define DEFAULT_MAX_BYTES ((Py_ssize_t)4 << 20)
+/* iter_batches() is mostly read by a loop that drops each batch: the two
+ * batches' buffers it fills in turn (SPARE_SETS) then stay in the CPU's
+ * caches, where larger ones are fetched from memory again each time
+ * (bench/README.md, "Arrow batches from a file"). */
+#define ITER_MAX_BYTES ((Py_ssize_t)1 << 20)
+/* A stream is mostly read into a table that keeps every batch: buffers of
+ * LLPY_PAGES_MIN and more come in huge pages, which fault in several times
+ * faster (pages.c). */
+#define STREAM_MAX_BYTES ((Py_ssize_t)4 << 20)
 #define FIRST_ROWS 256
 /* What a record adds to a batch besides its payload: its offset and the
  * end of its payload, 8 bytes each (4 for the end in a binary column; see
@@ -815,8 +820,7 @@ static int parse_type(PyObject *value, const char *arg, const char *usual,
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
     static char *kwlist[] = LLPY_KWLIST_Reader_iter_batches;
-    Py_ssize_t max_records = DEFAULT_MAX_RECORDS,
-               max_bytes = DEFAULT_MAX_BYTES;
+    Py_ssize_t max_records = DEFAULT_MAX_RECORDS, max_bytes = ITER_MAX_BYTES;
     PyObject *offset_type = NULL, *data_type = NULL;
     unsigned types = 0;
     if (!PyArg_ParseTupleAndKeywords(
@@ -984,7 +988,7 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
         return NULL;
     }
     PyObject *batches =
-        batches_make(reader, DEFAULT_MAX_RECORDS, DEFAULT_MAX_BYTES,
+        batches_make(reader, DEFAULT_MAX_RECORDS, STREAM_MAX_BYTES,
                      requested_types(requested, 0));
     return batches ? stream_capsule(batches) : NULL;
 }
