@@ -214,6 +214,7 @@ typedef struct impl {
     int (*supported)(void); /* asked once, in prepare(), after probing */
     crc_fn ahead; /* update fetching ahead (extend_ahead), or NULL: update */
     int (*passed_over)(void); /* NULL, or: usable, but not chosen here */
+    crc_copy_fn copy;         /* update while copying (copy_many), or NULL */
 } impl;
 
 /*
@@ -224,24 +225,24 @@ typedef struct impl {
  * (docs/performance.md has the figures).
  */
 static const impl impls[] = {
-    {"portable", update_portable, always, NULL, NULL},
+    {"portable", update_portable, always, NULL, NULL, NULL},
 #if HAVE_X86
-    {"sse4.2", llog_crc32c_sse42, llog_crc32c_has_sse42, NULL, NULL},
+    {"sse4.2", llog_crc32c_sse42, llog_crc32c_has_sse42, NULL, NULL, NULL},
     {"sse4.2+pclmul", llog_crc32c_sse42_3way, llog_crc32c_has_pclmul, NULL,
-     NULL},
-    {"avx2+vpclmulqdq", llog_crc32c_avx2_fold, llog_crc32c_has_avx2, NULL,
-     NULL},
-    {"avx2+vpclmulqdq+crc32", llog_crc32c_avx2, llog_crc32c_has_avx2,
-     llog_crc32c_avx2_ahead, NULL},
-    {"avx512+vpclmulqdq", llog_crc32c_avx512_fold, llog_crc32c_has_avx512,
      NULL, NULL},
+    {"avx2+vpclmulqdq", llog_crc32c_avx2_fold, llog_crc32c_has_avx2, NULL,
+     NULL, llog_crc32c_avx2_fold_copy},
+    {"avx2+vpclmulqdq+crc32", llog_crc32c_avx2, llog_crc32c_has_avx2,
+     llog_crc32c_avx2_ahead, NULL, llog_crc32c_avx2_fold_copy},
+    {"avx512+vpclmulqdq", llog_crc32c_avx512_fold, llog_crc32c_has_avx512,
+     NULL, NULL, llog_crc32c_avx512_fold_copy},
     {"avx512+vpclmulqdq+crc32", llog_crc32c_avx512, llog_crc32c_has_avx512,
-     NULL, llog_crc32c_avx512_halved},
+     NULL, llog_crc32c_avx512_halved, llog_crc32c_avx512_fold_copy},
 #endif
 #if HAVE_ARM
-    {"armv8-crc", llog_crc32c_arm, llog_crc32c_has_arm_crc, NULL, NULL},
+    {"armv8-crc", llog_crc32c_arm, llog_crc32c_has_arm_crc, NULL, NULL, NULL},
     {"armv8-crc+pmull", llog_crc32c_arm_3way, llog_crc32c_has_arm_pmull, NULL,
-     NULL},
+     NULL, NULL},
 #endif
 };
 #define N_IMPLS ((int)(sizeof impls / sizeof impls[0]))
@@ -315,7 +316,7 @@ void llog_crc32c_copy_many(uint32_t seed, uint32_t *crc, uint8_t *const *dst,
 #if HAVE_X86
     if (chosen > 0) { /* every x86 instruction path has SSE4.2's crc32 */
         llog_crc32c_copy_many_x86(~seed, crc, dst, src, len, n,
-                                  impls[chosen].update);
+                                  impls[chosen].update, impls[chosen].copy);
         return;
     }
 #endif

@@ -48,6 +48,9 @@
 
 /* Raw CRC update (no inversion): the signature every implementation has. */
 typedef uint32_t (*crc_fn)(uint32_t crc, const uint8_t *p, size_t len);
+/* The same while copying the len bytes at p to d (no overlap). */
+typedef uint32_t (*crc_copy_fn)(uint32_t crc, uint8_t *d, const uint8_t *p,
+                                size_t len);
 
 #if HAVE_X86 || HAVE_ARM
 
@@ -174,16 +177,26 @@ LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512_fold(uint32_t crc,
                                                       size_t len);
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512(uint32_t crc,
                                                  const uint8_t *p, size_t len);
+/* The folding paths' update while copying (llog_crc32c_copy_many). */
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2_fold_copy(uint32_t crc,
+                                                         uint8_t *d,
+                                                         const uint8_t *p,
+                                                         size_t len);
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx512_fold_copy(uint32_t crc,
+                                                           uint8_t *d,
+                                                           const uint8_t *p,
+                                                           size_t len);
 
 /*
  * llog_crc32c_copy_many on any x86 instruction path (all have SSE4.2's
  * crc32), from the inverted seed: short buffers three at a time, long ones
+ * by copy (the chosen path's, folding while copying) or, when it is NULL,
  * by update (the chosen path), then copied.
  */
 LLOG_CRC32C_INTERNAL void
 llog_crc32c_copy_many_x86(uint32_t seed, uint32_t *crc, uint8_t *const *d,
                           const uint8_t *const *p, const size_t *len, size_t n,
-                          crc_fn update);
+                          crc_fn update, crc_copy_fn copy);
 #endif /* HAVE_X86 */
 
 #if HAVE_ARM

@@ -665,13 +665,117 @@ TARGET_SSE42 static inline void crc_copy_x3(uint32_t *crc, uint32_t seed,
     crc[2] = ~crc_copy_one((uint32_t)c, dc + m, pc + m, len[2] - m);
 }
 
+/* ---- long buffers folded while copied: each vector loaded is stored
+ * too, so that the copy reads nothing again (a separate memcpy after the
+ * CRC re-reads the source and competes with it for the cache) ---------- */
+
+TARGET_AVX2 static inline __m256i copy_y(uint8_t *d, const uint8_t *p) {
+    __m256i v = load_y(p);
+    _mm256_storeu_si256((__m256i *)(void *)d, v);
+    return v;
+}
+
+/* fold_blocks_y, storing what it loads at d. */
+TARGET_AVX2 static __m256i fold_copy_blocks_y(uint32_t crc, uint8_t *d,
+                                              const uint8_t *p, size_t n) {
+    assert(n >= 32 && n % 32 == 0);
+    const uint8_t *end = p + n;
+    __m256i x[8];
+    x[0] = _mm256_xor_si256(copy_y(d, p),
+                            _mm256_setr_epi32((int)crc, 0, 0, 0, 0, 0, 0, 0));
+    p += 32;
+    d += 32;
+    if (end - p >= 224) {
+        UNROLL(8)
+        for (int j = 1; j < 8; j++)
+            x[j] = copy_y(d + 32 * (j - 1), p + 32 * (j - 1));
+        __m256i k256 = broadcast_y(llog_crc32c_k.fold_256);
+        for (p += 224, d += 224; end - p >= 256; p += 256, d += 256) {
+            UNROLL(8)
+            for (int j = 0; j < 8; j++)
+                x[j] = fold_y(x[j], k256, copy_y(d + 32 * j, p + 32 * j));
+        }
+        x[0] = merge8_y(x);
+    }
+    __m256i k32 = broadcast_y(llog_crc32c_k.fold_32);
+    for (; p < end; p += 32, d += 32)
+        x[0] = fold_y(x[0], k32, copy_y(d, p));
+    return x[0];
+}
+
+/* llog_crc32c_avx2_fold of p while copying it to d. */
+TARGET_AVX2 uint32_t llog_crc32c_avx2_fold_copy(uint32_t crc, uint8_t *d,
+                                                const uint8_t *p, size_t len) {
+    if (len < FOLD_MIN)
+        return crc_copy_one(crc, d, p, len);
+    size_t head = to_boundary(p, 32);
+    crc = crc_copy_one(crc, d, p, head);
+    d += head;
+    p += head;
+    len -= head;
+    size_t n = len & ~(size_t)31;
+    crc = reduce_y(fold_copy_blocks_y(crc, d, p, n));
+    _mm256_zeroupper(); /* else SSE code after us may pay for the state */
+    return crc_copy_one(crc, d + n, p + n, len - n);
+}
+
+TARGET_AVX512 static inline __m512i copy_z(uint8_t *d, const uint8_t *p) {
+    __m512i v = _mm512_loadu_si512(p);
+    _mm512_storeu_si512(d, v);
+    return v;
+}
+
+/* fold_blocks, storing what it loads at d. */
+TARGET_AVX512 static __m512i fold_copy_blocks(uint32_t crc, uint8_t *d,
+                                              const uint8_t *p, size_t n) {
+    assert(n >= 64 && n % 64 == 0);
+    const uint8_t *end = p + n;
+    __m512i x0 =
+        _mm512_xor_si512(copy_z(d, p), _mm512_maskz_set1_epi32(1, (int)crc));
+    __m512i k64 = broadcast_k(llog_crc32c_k.fold_64);
+    p += 64;
+    d += 64;
+    if (end - p >= 192) {
+        __m512i x1 = copy_z(d, p), x2 = copy_z(d + 64, p + 64),
+                x3 = copy_z(d + 128, p + 128);
+        __m512i k256 = broadcast_k(llog_crc32c_k.fold_256);
+        for (p += 192, d += 192; end - p >= 256; p += 256, d += 256) {
+            x0 = fold(x0, k256, copy_z(d, p));
+            x1 = fold(x1, k256, copy_z(d + 64, p + 64));
+            x2 = fold(x2, k256, copy_z(d + 128, p + 128));
+            x3 = fold(x3, k256, copy_z(d + 192, p + 192));
+        }
+        x0 = merge4(x0, x1, x2, x3);
+    }
+    for (; p < end; p += 64, d += 64)
+        x0 = fold(x0, k64, copy_z(d, p));
+    return x0;
+}
+
+/* llog_crc32c_avx512_fold of p while copying it to d. */
+TARGET_AVX512 uint32_t llog_crc32c_avx512_fold_copy(uint32_t crc, uint8_t *d,
+                                                    const uint8_t *p,
+                                                    size_t len) {
+    if (len < FOLD_MIN)
+        return crc_copy_one(crc, d, p, len);
+    size_t head = to_boundary(p, 64);
+    crc = crc_copy_one(crc, d, p, head);
+    d += head;
+    p += head;
+    len -= head;
+    size_t n = len & ~(size_t)63;
+    crc = reduce_block(fold_copy_blocks(crc, d, p, n));
+    _mm256_zeroupper(); /* else SSE code after us may pay for the state */
+    return crc_copy_one(crc, d + n, p + n, len - n);
+}
+
 /* llog_crc32c_copy_many from the inverted seed: three at a time while
- * three short ones follow; long ones by update. */
+ * three short ones follow; long ones by copy, or by update then memcpy. */
 TARGET_SSE42 void llog_crc32c_copy_many_x86(uint32_t seed, uint32_t *crc,
                                             uint8_t *const *d,
                                             const uint8_t *const *p,
                                             const size_t *len, size_t n,
-                                            crc_fn update) {
+                                            crc_fn update, crc_copy_fn copy) {
     size_t i = 0;
     while (i < n) {
         if (n - i >= 3 && (len[i] | len[i + 1] | len[i + 2]) < MANY_LONG) {
@@ -679,6 +783,9 @@ TARGET_SSE42 void llog_crc32c_copy_many_x86(uint32_t seed, uint32_t *crc,
             i += 3;
         } else if (len[i] < MANY_LONG) {
             crc[i] = ~crc_copy_one(seed, d[i], p[i], len[i]);
+            i++;
+        } else if (copy != NULL) {
+            crc[i] = ~copy(seed, d[i], p[i], len[i]);
             i++;
         } else {
             crc[i] = ~update(seed, p[i], len[i]);

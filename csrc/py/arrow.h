@@ -1,8 +1,9 @@
 /*
  * arrow.h - the Arrow C data interface and C stream interface (the ABI
  * structs exactly as the Arrow specification defines them), and what the
- * binding's Arrow files share: reader_arrow.c exports a Reader's records as
- * batches and streams, writer_arrow.c imports binary and string arrays for
+ * binding's Arrow files share: arrow_cols.c holds a batch's columns and
+ * exports them, reader_arrow.c fills them from a Reader as batches and
+ * streams, writer_arrow.c imports binary and string arrays for
  * Writer.write_many. No pyarrow is needed: objects travel as PyCapsules
  * named "arrow_schema", "arrow_array" and "arrow_array_stream".
  */
@@ -61,13 +62,85 @@ struct ArrowArrayStream {
 
 #endif /* ARROW_C_STREAM_INTERFACE */
 
+/* ---- a batch's columns (arrow_cols.c) --------------------------------- */
+
+/* The types a batch's columns are exported in (iter_batches' offset_type
+ * and data_type): bits of an unsigned. The offsets are the same bits
+ * either way (file offsets stay far below 2**63); a binary column's ends
+ * are narrowed to 32 bits once the batch is full (llpy_cols_finish). */
+#define LLPY_COLS_INT64_OFFSETS 1u /* "l" instead of "L" */
+#define LLPY_COLS_BINARY 2u        /* "z" instead of "Z" */
+/* What a record adds to a batch besides its payload: its offset and the
+ * end of its payload, 8 bytes each (4 for the end in a binary column; see
+ * llpy_cols_row_bytes). A batch's size (nbytes, max_bytes) is its payloads
+ * plus this for each record, as pyarrow counts it. */
+#define LLPY_COLS_ROW_BYTES 16
+
+/* Where the module keeps the columns of released batches for the next
+ * batches of any iterator (arrow_cols.c has its fields): their pages are
+ * already in memory, where fresh ones cost a page fault and zeroing each.
+ * Shared by the module, the iterators and every batch they made (one
+ * reference each). */
+typedef struct cols_spare cols_spare;
+
+/* The columns of one batch. Released from any thread (an Arrow
+ * consumer's), hence the atomic counts and the C allocator. */
+typedef struct arrow_cols {
+    long refs;
+    size_t n, cap_n, cap_off; /* rows: held, and room in ends and offsets */
+    uint64_t *offsets;        /* the offset column */
+    int64_t *ends;            /* large_binary offsets: n + 1 of them */
+    uint8_t *data;
+    size_t len, cap_len;
+    size_t cap_limit;  /* grow data no further unless a record needs it (a
+                          batch's max_bytes and a block), or 0 */
+    size_t rows_limit; /* the most rows a batch holds, or 0 */
+    unsigned types;    /* LLPY_COLS_*: ends are 32-bit once BINARY is set */
+    cols_spare *spare; /* where they go when released, or NULL */
+} arrow_cols;
+
+static inline size_t llpy_cols_row_bytes(unsigned types) {
+    return types & LLPY_COLS_BINARY ? 12 : LLPY_COLS_ROW_BYTES;
+}
+
+/* A keeper with one reference, or NULL with MemoryError; its references. */
+cols_spare *llpy_cols_spare_new(void);
+void llpy_cols_spare_ref(cols_spare *sp);
+void llpy_cols_spare_unref(cols_spare *sp);
+/* Empty columns (one reference) that go to sp when released (sp may be
+ * NULL): sp's kept ones if any, else new; or NULL with MemoryError. */
+arrow_cols *llpy_cols_new(cols_spare *sp);
+/* Drops a reference: the last one gives the columns to their keeper, or
+ * frees them. */
+void llpy_cols_unref(arrow_cols *c);
+/* Room for one more row, or for n more bytes of data; 0, or -1 (no
+ * exception; nothing changed). */
+int llpy_cols_grow_rows(arrow_cols *c);
+int llpy_cols_grow_data(arrow_cols *c, size_t n);
+/* The reader's redirect (llpy_reader_redirect, ctx: the columns): a
+ * fragmented record is assembled at the end of the data. */
+uint8_t *llpy_cols_reserve(void *ctx, size_t len, size_t need, size_t *cap);
+/* Appends one record (a fragmented one may be in its place already); 0, or
+ * -1 with MemoryError. */
+int llpy_cols_append(arrow_cols *c, const llog_event *ev);
+/* Sets the column types once the batch is full (LLPY_COLS_*). */
+void llpy_cols_finish(arrow_cols *c, unsigned types);
+/* The batches' schema, and a batch as a struct array (a reference taken);
+ * 0, or ENOMEM (no exception). */
+int llpy_cols_schema_export(struct ArrowSchema *out, unsigned types);
+int llpy_cols_array_export(arrow_cols *c, struct ArrowArray *out);
+/* The same in "arrow_schema" and "arrow_array" capsules; NULL with an
+ * exception set. */
+PyObject *llpy_cols_schema_capsule(unsigned types);
+PyObject *llpy_cols_array_capsule(arrow_cols *c);
+
 /* ---- export (reader_arrow.c) ------------------------------------------ */
 
 /* Registers the batch types on the module (state in st); 0, or -1. */
 int llpy_arrow_add_types(PyObject *module, llpy_state *st);
 /* Lets go of the module's kept batch buffers (module clearing). */
 void llpy_arrow_clear(llpy_state *st);
-/* Reader.iter_batches(max_records=65536, max_bytes=4 MiB). */
+/* Reader.iter_batches(max_records=65536, max_bytes=1 MiB). */
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds);
 /* Reader.__arrow_c_stream__(requested_schema=None). */

@@ -12,8 +12,8 @@
  *   llpy_io.h          sources and targets: paths, descriptors, file
  *                      objects, aligned and page-mapped buffers (io.c,
  *                      pages.c)
- *   arrow.h            the Arrow C interfaces (reader_arrow.c,
- *                      writer_arrow.c)
+ *   arrow.h            the Arrow C interfaces (arrow_cols.c,
+ *                      reader_arrow.c, writer_arrow.c)
  *   reader.h           the Reader as other files see it: opaque, accessors
  *   reader_internal.h  what the Reader's own files ask of each other
  *                      (each keeps its fields in its .c file)
@@ -97,7 +97,7 @@ typedef struct llpy_state {
     Py_ssize_t assembly_hint;   /* the last fragmented record's length */
     Py_ssize_t assembly_expect; /* the next one's, when the last two agree */
     struct cols_spare *arrow_spare; /* a released batch's buffers, for the
-                                       next iterator's (reader_arrow.c) */
+                                       next iterator's (arrow_cols.c) */
     unsigned slow_copy_max; /* llpy_copy_is_slow's window: 1 to this many
                                bytes (LLPY_SLOW_COPY_MAX; tests change it) */
 } llpy_state;

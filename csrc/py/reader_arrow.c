@@ -3,7 +3,9 @@
  * C stream interfaces, arrow.h): Reader.iter_batches() yields Batch objects
  * (columns offset: uint64 or int64 and data: large_binary or binary, filled
  * from the core's payloads in one pass, no Python object per record), and
- * Reader.__arrow_c_stream__() hands the same batches to any consumer.
+ * Reader.__arrow_c_stream__() hands the same batches to any consumer. The
+ * columns themselves, their buffers and their Arrow export are
+ * arrow_cols.c's.
  * Records, corruptions, recovery modes and ranges are exactly those of
  * record-by-record iteration: both read through the same reader.
  */
@@ -18,419 +20,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _MSC_VER
-#include <intrin.h>
-#endif
-
 #define DEFAULT_MAX_RECORDS 65536
-/* Batches of long records no larger than a few MiB read as fast as the
- * record loop, larger ones slower (bench/README.md, "The Arrow rows"), and
- * their columns are kept for the next (SPARE_MOST). */
-#define DEFAULT_MAX_BYTES ((Py_ssize_t)4 << 20)
-#define FIRST_ROWS 256
-/* What a record adds to a batch besides its payload: its offset and the
- * end of its payload, 8 bytes each (4 for the end in a binary column; see
- * row_bytes). A batch's size (nbytes, max_bytes) is its payloads plus this
- * for each record, as pyarrow counts it. */
-#define ROW_BYTES 16
+/* iter_batches() is mostly read by a loop that drops each batch: the two
+ * batches' buffers it fills in turn (arrow_cols.c) then stay in the CPU's
+ * caches, where larger ones are fetched from memory again each time
+ * (bench/README.md, "Arrow batches from a file"). */
+#define ITER_MAX_BYTES ((Py_ssize_t)1 << 20)
+/* A stream is mostly read into a table that keeps every batch: buffers of
+ * LLPY_PAGES_MIN and more come in huge pages, which fault in several times
+ * faster (pages.c). */
+#define STREAM_MAX_BYTES ((Py_ssize_t)4 << 20)
 /* The most payload bytes a binary column (32-bit offsets) holds. */
 #define BINARY_MOST ((size_t)INT32_MAX)
-#define FIRST_BYTES ((size_t)64 * 1024)
-#define RESERVE_AT_ONCE ((size_t)16 << 20)
-#define SPARE_MOST ((size_t)32 << 20) /* bytes of a batch's buffers kept */
-#define SPARE_SETS 2                  /* released batches' buffers kept */
-
-/* ---- the column types ------------------------------------------------- */
-
-/* The types a batch's columns are exported in (iter_batches' offset_type
- * and data_type): bits of an unsigned. The offsets are the same bits
- * either way (file offsets stay far below 2**63); a binary column's ends
- * are narrowed to 32 bits once the batch is full (cols_finish). */
-#define TYPE_INT64_OFFSETS 1u /* "l" instead of "L" */
-#define TYPE_BINARY 2u        /* "z" instead of "Z" */
-
-static size_t row_bytes(unsigned types) {
-    return types & TYPE_BINARY ? 12 : ROW_BYTES;
-}
-
-/* ---- the columns of one batch, shared by every export of it ----------- */
-
-/* Where the module keeps the columns of released batches (SPARE_SETS) for
- * the next batches of any iterator: their pages are already in memory, where
- * fresh ones cost a page fault and zeroing each (bench/README.md, "The Arrow
- * rows"). Shared by the module, the iterators and every batch they made (one
- * reference each); columns larger than SPARE_MOST are not kept (a record
- * being assembled, or dropped, may have filled more than the batch holds). */
-typedef struct cols_spare {
-    long refs;
-    /* Two, as a for loop over batches holds one while the next fills:
-     * each NULL or kept columns, swapped atomically. */
-    struct arrow_cols *kept[SPARE_SETS];
-} cols_spare;
-
-/* Released from any thread (an Arrow consumer's), hence the atomic counts
- * and the C allocator. */
-typedef struct arrow_cols {
-    long refs;
-    size_t n, cap_n, cap_off; /* rows: held, and room in ends and offsets */
-    uint64_t *offsets;        /* the offset column */
-    int64_t *ends;            /* large_binary offsets: n + 1 of them */
-    uint8_t *data;
-    size_t len, cap_len;
-    size_t cap_limit;  /* grow data no further unless a record needs it (a
-                          batch's max_bytes and a block), or 0 */
-    size_t rows_limit; /* the most rows a batch holds, or 0 */
-    unsigned types;    /* TYPE_*: ends are 32-bit once TYPE_BINARY is set */
-    cols_spare *spare; /* where they go when released, or NULL */
-} arrow_cols;
-
-static long atomic_add(long *v, long d) {
-#ifdef _MSC_VER
-    return _InterlockedExchangeAdd(v, d) + d;
-#else
-    return __atomic_add_fetch(v, d, __ATOMIC_ACQ_REL);
-#endif
-}
-
-static arrow_cols *spare_swap(cols_spare *sp, int i, arrow_cols *c) {
-#ifdef _MSC_VER
-    return _InterlockedExchangePointer((void *volatile *)&sp->kept[i], c);
-#else
-    return __atomic_exchange_n(&sp->kept[i], c, __ATOMIC_ACQ_REL);
-#endif
-}
-
-static void cols_ref(arrow_cols *c) { atomic_add(&c->refs, 1); }
-
-static void cols_destroy(arrow_cols *c) {
-    /* (pages.c: large buffers are mappings of their own) */
-    llpy_pages_free(c->offsets, c->cap_off * sizeof *c->offsets);
-    llpy_pages_free(c->ends, (c->cap_n + 1) * sizeof *c->ends);
-    llpy_pages_free(c->data, c->cap_len);
-    free(c);
-}
-
-static void spare_unref(cols_spare *sp) {
-    if (atomic_add(&sp->refs, -1) > 0)
-        return;
-    for (int i = 0; i < SPARE_SETS; i++) {
-        arrow_cols *kept = spare_swap(sp, i, NULL);
-        if (kept != NULL)
-            cols_destroy(kept);
-    }
-    free(sp);
-}
-
-static void cols_unref(arrow_cols *c) {
-    if (atomic_add(&c->refs, -1) > 0)
-        return;
-    cols_spare *sp = c->spare;
-    if (sp == NULL) {
-        cols_destroy(c);
-        return;
-    }
-    c->spare = NULL; /* kept columns hold no reference to their keeper */
-    if (c->cap_len + ROW_BYTES * c->cap_n > SPARE_MOST) {
-        cols_destroy(c);
-        spare_unref(sp);
-        return;
-    }
-    /* (each set is in one place at a time: a slot, a batch or freed) */
-    for (int i = 0; i < SPARE_SETS && c != NULL; i++)
-        c = spare_swap(sp, i, c); /* the one pushed out goes on */
-    if (c != NULL)
-        cols_destroy(c);
-    spare_unref(sp);
-}
-
-/* Empty columns (one reference) that go to sp when released (sp may be
- * NULL): sp's kept ones if any, else new; or NULL with MemoryError. */
-static arrow_cols *cols_new(cols_spare *sp) {
-    arrow_cols *c = NULL;
-    for (int i = 0; sp != NULL && i < SPARE_SETS && c == NULL; i++)
-        c = spare_swap(sp, i, NULL);
-    if (c != NULL) { /* cap_n, cap_len and the buffers stay */
-        c->n = c->len = 0;
-        c->types = 0;
-    } else {
-        c = calloc(1, sizeof *c);
-        if (c != NULL) {
-            c->ends = malloc(sizeof *c->ends);
-            c->data = malloc(1); /* never NULL, even when empty */
-            c->cap_len = 1;
-        }
-        if (c == NULL || c->ends == NULL || c->data == NULL) {
-            if (c != NULL)
-                cols_destroy(c);
-            PyErr_NoMemory();
-            return NULL;
-        }
-    }
-    c->refs = 1;
-    c->ends[0] = 0;
-    c->spare = sp;
-    if (sp != NULL)
-        atomic_add(&sp->refs, 1);
-    return c;
-}
-
-/* A column's new capacity: cap, grown by doubling, or instead the batch's
- * limit (0: none) when that holds `need` and doubling would pass it or it
- * is no more than `at_once`: a batch ends near its limit, and a small one
- * is better reserved at once than reached by copies (pages never written
- * cost no memory). */
-static size_t cap_at_once(size_t cap, size_t need, size_t limit,
-                          size_t at_once) {
-    return limit > 0 && need <= limit && (cap > limit || limit <= at_once)
-               ? limit
-               : cap;
-}
-
-/* Room for one more row; 0, or -1 (no row more). */
-static int cols_grow_rows(arrow_cols *c) {
-    size_t cap = c->cap_n < FIRST_ROWS ? FIRST_ROWS : 2 * c->cap_n;
-    cap = cap_at_once(cap, c->cap_n + 1, c->rows_limit,
-                      RESERVE_AT_ONCE / sizeof *c->offsets);
-    if (c->cap_off < cap) {
-        uint64_t *offsets = llpy_pages_resize(
-            c->offsets, c->cap_off * sizeof *offsets, cap * sizeof *offsets);
-        if (offsets == NULL)
-            return -1;
-        c->offsets = offsets;
-        c->cap_off = cap;
-    }
-    int64_t *ends = llpy_pages_resize(c->ends, (c->cap_n + 1) * sizeof *ends,
-                                      (cap + 1) * sizeof *ends);
-    if (ends == NULL)
-        return -1;
-    c->ends = ends;
-    c->cap_n = cap;
-    return 0;
-}
-
-/* Room for n more bytes of data; 0, or -1 (nothing changed). */
-static int cols_grow_data(arrow_cols *c, size_t n) {
-    size_t need = c->len + n,
-           cap = c->cap_len < FIRST_BYTES ? FIRST_BYTES : c->cap_len;
-    if (need < c->len)
-        return -1; /* overflow */
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
-    cap = cap_at_once(cap, need, c->cap_limit, RESERVE_AT_ONCE);
-    uint8_t *data = llpy_pages_resize(c->data, c->cap_len, cap);
-    if (data == NULL)
-        return -1;
-    c->data = data;
-    c->cap_len = cap;
-    return 0;
-}
-
-/* The reader's redirect (llpy_reader_redirect): a fragmented record is
- * assembled at the end of the data, where it stays; len bytes of it are
- * there already, and move with the data when it grows. */
-static uint8_t *cols_reserve(void *ctx, size_t len, size_t need, size_t *cap) {
-    arrow_cols *c = ctx;
-    (void)len;
-    if (need > c->cap_len - c->len && cols_grow_data(c, need) < 0)
-        return NULL;
-    *cap = c->cap_len - c->len;
-    return c->data + c->len;
-}
-
-/* Appends one record (a fragmented one may be in its place already: see
- * cols_reserve); 0, or -1 with MemoryError. */
-static int cols_append(arrow_cols *c, const llog_event *ev) {
-    int in_place = ev->len > 0 && ev->data == c->data + c->len;
-    if ((c->n == c->cap_n && cols_grow_rows(c) < 0) ||
-        (!in_place && ev->len > c->cap_len - c->len &&
-         cols_grow_data(c, ev->len) < 0) ||
-        c->len + ev->len > (size_t)INT64_MAX) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (ev->len > 0 && !in_place)
-        memcpy(c->data + c->len, ev->data, ev->len);
-    c->len += ev->len;
-    c->offsets[c->n] = ev->offset;
-    c->n++;
-    c->ends[c->n] = (int64_t)c->len;
-    return 0;
-}
-
-/* Sets the batch's column types once it is full: a binary column's ends,
- * filled as 64-bit ones, are narrowed in place (each 32-bit end lies no
- * later than the 64-bit one it comes from, so a forward pass reads each
- * before it is overwritten). */
-static void cols_finish(arrow_cols *c, unsigned types) {
-    c->types = types;
-    if (!(types & TYPE_BINARY))
-        return;
-    uint8_t *bytes = (uint8_t *)c->ends; /* (memcpy: no aliasing rules) */
-    for (size_t i = 0; i <= c->n; i++) {
-        int64_t wide;
-        memcpy(&wide, bytes + 8 * i, 8);
-        int32_t narrow = (int32_t)wide;
-        memcpy(bytes + 4 * i, &narrow, 4);
-    }
-}
-
-/* ---- ArrowSchema: struct<offset: uint64|int64, data: large_binary|binary> */
-
-typedef struct {
-    struct ArrowSchema kids[2];
-    struct ArrowSchema *ptrs[2];
-} schema_priv;
-
-static void schema_release_child(struct ArrowSchema *s) { s->release = NULL; }
-
-static void schema_release(struct ArrowSchema *s) {
-    schema_priv *p = s->private_data;
-    for (int i = 0; i < 2; i++)
-        if (p->kids[i].release != NULL)
-            p->kids[i].release(&p->kids[i]);
-    free(p);
-    s->release = NULL;
-}
-
-static void schema_field(struct ArrowSchema *s, const char *format,
-                         const char *name) {
-    memset(s, 0, sizeof *s);
-    s->format = format;
-    s->name = name;
-    s->release = schema_release_child;
-}
-
-/* Fills out with the batches' schema (types: TYPE_*); 0, or ENOMEM (no
- * exception). */
-static int schema_export(struct ArrowSchema *out, unsigned types) {
-    schema_priv *p = malloc(sizeof *p);
-    if (p == NULL)
-        return ENOMEM;
-    schema_field(&p->kids[0], types & TYPE_INT64_OFFSETS ? "l" : "L",
-                 "offset");
-    schema_field(&p->kids[1], types & TYPE_BINARY ? "z" : "Z", "data");
-    p->ptrs[0] = &p->kids[0];
-    p->ptrs[1] = &p->kids[1];
-    memset(out, 0, sizeof *out);
-    out->format = "+s";
-    out->name = "";
-    out->n_children = 2;
-    out->children = p->ptrs;
-    out->release = schema_release;
-    out->private_data = p;
-    return 0;
-}
-
-/* ---- ArrowArray: the struct array and its two children ---------------- */
-
-typedef struct {
-    arrow_cols *cols;
-    const void *buffers[3];
-    struct ArrowArray *children[2];
-} array_priv;
-
-static void array_release_child(struct ArrowArray *a) {
-    array_priv *p = a->private_data;
-    cols_unref(p->cols);
-    free(p);
-    a->release = NULL;
-}
-
-static void array_release(struct ArrowArray *a) {
-    array_priv *p = a->private_data;
-    for (int i = 0; i < 2; i++) {
-        if (p->children[i] != NULL && p->children[i]->release != NULL)
-            p->children[i]->release(p->children[i]);
-        free(p->children[i]);
-    }
-    array_release_child(a);
-}
-
-/* One array over cols (a reference taken), buffers given; 0 or -1. */
-static int array_init(struct ArrowArray *a, arrow_cols *c, int n_buffers,
-                      const void *b1, const void *b2) {
-    array_priv *p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return -1;
-    cols_ref(c);
-    p->cols = c;
-    p->buffers[1] = b1;
-    p->buffers[2] = b2;
-    memset(a, 0, sizeof *a);
-    a->length = (int64_t)c->n;
-    a->n_buffers = n_buffers;
-    a->buffers = p->buffers;
-    a->release = array_release_child;
-    a->private_data = p;
-    return 0;
-}
-
-/* Fills out with the batch as a struct array; 0, or ENOMEM. */
-static int array_export(arrow_cols *c, struct ArrowArray *out) {
-    if (array_init(out, c, 1, NULL, NULL) < 0)
-        return ENOMEM;
-    array_priv *p = out->private_data;
-    out->release = array_release;
-    out->n_children = 2;
-    out->children = p->children;
-    for (int i = 0; i < 2; i++) {
-        p->children[i] = malloc(sizeof(struct ArrowArray));
-        int rc = p->children[i] == NULL ? -1
-                 : i == 0 ? array_init(p->children[i], c, 2, c->offsets, NULL)
-                          : array_init(p->children[i], c, 3, c->ends, c->data);
-        if (rc < 0) {
-            free(p->children[i]);
-            p->children[i] = NULL;
-            array_release(out);
-            return ENOMEM;
-        }
-    }
-    return 0;
-}
-
-/* ---- capsules --------------------------------------------------------- */
-
-static void schema_capsule_free(PyObject *capsule) {
-    struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
-    if (s != NULL && s->release != NULL)
-        s->release(s);
-    free(s);
-}
-
-static void array_capsule_free(PyObject *capsule) {
-    struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
-    if (a != NULL && a->release != NULL)
-        a->release(a);
-    free(a);
-}
-
-static PyObject *schema_capsule(unsigned types) {
-    struct ArrowSchema *s = malloc(sizeof *s);
-    if (s == NULL || schema_export(s, types) != 0) {
-        free(s);
-        return PyErr_NoMemory();
-    }
-    PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
-    if (cap == NULL) {
-        s->release(s);
-        free(s);
-    }
-    return cap;
-}
-
-static PyObject *array_capsule(arrow_cols *c) {
-    struct ArrowArray *a = malloc(sizeof *a);
-    if (a == NULL || array_export(c, a) != 0) {
-        free(a);
-        return PyErr_NoMemory();
-    }
-    PyObject *cap = PyCapsule_New(a, "arrow_array", array_capsule_free);
-    if (cap == NULL) {
-        a->release(a);
-        free(a);
-    }
-    return cap;
-}
 
 /* ---- Batch ------------------------------------------------------------ */
 
@@ -441,7 +42,7 @@ typedef struct {
 static PyObject *batch_new(PyTypeObject *type, arrow_cols *c) {
     batch_object *b = PyObject_New(batch_object, type);
     if (b == NULL) {
-        cols_unref(c);
+        llpy_cols_unref(c);
         return NULL;
     }
     b->cols = c; /* the reference passes to it */
@@ -450,7 +51,7 @@ static PyObject *batch_new(PyTypeObject *type, arrow_cols *c) {
 
 static void Batch_dealloc(PyObject *op) {
     PyTypeObject *tp = Py_TYPE(op);
-    cols_unref(((batch_object *)op)->cols);
+    llpy_cols_unref(((batch_object *)op)->cols);
     PyObject_Free(op);
     Py_DECREF(tp);
 }
@@ -462,7 +63,7 @@ static Py_ssize_t Batch_len(PyObject *op) {
 static PyObject *Batch_nbytes(PyObject *op, void *closure) {
     (void)closure;
     arrow_cols *c = ((batch_object *)op)->cols;
-    return PyLong_FromSize_t(c->len + row_bytes(c->types) * c->n);
+    return PyLong_FromSize_t(c->len + llpy_cols_row_bytes(c->types) * c->n);
 }
 
 /* A child of a requested schema: named name, of format a or b (1 for b);
@@ -493,7 +94,7 @@ static unsigned requested_types(PyObject *requested, unsigned types) {
     int data = requested_child(s->children[1], "data", "Z", "z");
     if (off < 0 || data < 0)
         return types;
-    return (off ? TYPE_INT64_OFFSETS : 0) | (data ? TYPE_BINARY : 0);
+    return (off ? LLPY_COLS_INT64_OFFSETS : 0) | (data ? LLPY_COLS_BINARY : 0);
 }
 
 /* requested_schema, the one argument of the protocol's methods (None when
@@ -516,9 +117,10 @@ static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
     if (parse_requested(args, kwds, LLPY_FORMAT_Batch___arrow_c_array__("O"),
                         kwlist, &requested) < 0)
         return NULL;
-    PyObject *schema = schema_capsule(((batch_object *)op)->cols->types);
+    PyObject *schema =
+        llpy_cols_schema_capsule(((batch_object *)op)->cols->types);
     PyObject *array =
-        schema ? array_capsule(((batch_object *)op)->cols) : NULL;
+        schema ? llpy_cols_array_capsule(((batch_object *)op)->cols) : NULL;
     PyObject *pair = array ? PyTuple_Pack(2, schema, array) : NULL;
     Py_XDECREF(schema);
     Py_XDECREF(array);
@@ -527,7 +129,7 @@ static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
 
 static PyObject *Batch_arrow_schema(PyObject *op, PyObject *unused) {
     (void)unused;
-    return schema_capsule(((batch_object *)op)->cols->types);
+    return llpy_cols_schema_capsule(((batch_object *)op)->cols->types);
 }
 
 static PyMethodDef Batch_methods[] = {
@@ -562,7 +164,7 @@ typedef struct {
     PyObject_HEAD PyObject *reader;
     llpy_lock lock;
     size_t max_records, max_bytes;
-    unsigned types;    /* of the batches' columns: TYPE_* */
+    unsigned types;    /* of the batches' columns: LLPY_COLS_* */
     arrow_cols *carry; /* a record read that begins the next batch, or NULL */
     PyObject *pending; /* an exception raised after a batch's records */
     PyTypeObject *batch_type;
@@ -570,8 +172,8 @@ typedef struct {
 } batches_object;
 
 /* The most records a run may take: the core counts payload bytes only, so
- * it is given max_bytes less row_bytes for as many records as it may take
- * (less than a batch's last 8 KiB then go record by record). A binary
+ * it is given max_bytes less llpy_cols_row_bytes for as many records as it may
+ * take (less than a batch's last 8 KiB then go record by record). A binary
  * column's run ends a block short of BINARY_MOST (a run's records each lie
  * in one block), past which records go one by one (batches_hold). */
 #define RUN_ROWS 512
@@ -587,14 +189,14 @@ static int batches_fill_run(batches_object *it, llpy_reader *r,
     size_t room = it->max_records - c->n; /* (> 0) */
     room = room < RUN_ROWS ? room : RUN_ROWS;
     while (c->cap_n - c->n < room)
-        if (cols_grow_rows(c) < 0)
+        if (llpy_cols_grow_rows(c) < 0)
             return PyErr_NoMemory(), -1;
     if (c->cap_len - c->len < LLOG_BLOCK_SIZE &&
-        cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
+        llpy_cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
         return PyErr_NoMemory(), -1;
-    size_t rows = row_bytes(it->types) * (c->n + room);
+    size_t rows = llpy_cols_row_bytes(it->types) * (c->n + room);
     size_t budget = it->max_bytes > rows ? it->max_bytes - rows : 0;
-    if (it->types & TYPE_BINARY && budget > BINARY_MOST - LLOG_BLOCK_SIZE)
+    if (it->types & LLPY_COLS_BINARY && budget > BINARY_MOST - LLOG_BLOCK_SIZE)
         budget = BINARY_MOST - LLOG_BLOCK_SIZE;
     llog_run run = {c->offsets,  c->ends, c->data, c->n,
                     c->n + room, c->len,  budget};
@@ -618,11 +220,11 @@ static int batches_hold(batches_object *it, const llog_event *ev) {
                      (unsigned long long)ev->offset, ev->len, BINARY_MOST);
         return -1;
     }
-    it->carry = cols_new(it->spare);
+    it->carry = llpy_cols_new(it->spare);
     if (it->carry == NULL)
         return -1;
-    if (cols_append(it->carry, ev) < 0) {
-        cols_unref(it->carry);
+    if (llpy_cols_append(it->carry, ev) < 0) {
+        llpy_cols_unref(it->carry);
         it->carry = NULL;
         return -1;
     }
@@ -636,7 +238,7 @@ static int batches_hold(batches_object *it, const llog_event *ev) {
  * one a binary column has no room for: batches_hold). */
 static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
     llpy_state *st = llpy_state_of(Py_TYPE(r));
-    size_t per_row = row_bytes(it->types);
+    size_t per_row = llpy_cols_row_bytes(it->types);
     llog_event ev;
     while (c->n < it->max_records && c->len + per_row * c->n < it->max_bytes) {
         int rc = batches_fill_run(it, r, c);
@@ -646,9 +248,9 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
             rc = llpy_reader_next_view(r, st, &ev);
         if (rc <= 0)
             return rc;
-        if (it->types & TYPE_BINARY && ev.len > BINARY_MOST - c->len)
+        if (it->types & LLPY_COLS_BINARY && ev.len > BINARY_MOST - c->len)
             return batches_hold(it, &ev) < 0 ? -1 : 0;
-        if (cols_append(c, &ev) < 0)
+        if (llpy_cols_append(c, &ev) < 0)
             return -1;
     }
     return 0;
@@ -658,37 +260,38 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
  * (raised after any records read before it, kept in it->pending). */
 static arrow_cols *batches_next_cols(batches_object *it) {
     llpy_reader *r = (llpy_reader *)it->reader;
-    arrow_cols *c = it->carry != NULL ? it->carry : cols_new(it->spare);
+    arrow_cols *c = it->carry != NULL ? it->carry : llpy_cols_new(it->spare);
     it->carry = NULL;
     if (c == NULL)
         return NULL;
     c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
                        ? 0
                        : it->max_bytes + LLOG_BLOCK_SIZE;
-    /* (every row takes row_bytes of max_bytes, the last one past it) */
-    size_t rows = it->max_bytes / row_bytes(it->types) + 1;
+    /* (every row takes llpy_cols_row_bytes of max_bytes, the last one past it)
+     */
+    size_t rows = it->max_bytes / llpy_cols_row_bytes(it->types) + 1;
     c->rows_limit = rows < it->max_records ? rows : it->max_records;
     if (llpy_reader_acquire(r) < 0) {
-        cols_unref(c);
+        llpy_cols_unref(c);
         return NULL;
     }
     int rc = 0;
     if (llpy_reader_check_open(r) < 0) {
         rc = -1;
     } else {
-        llpy_reader_redirect(r, cols_reserve, c);
+        llpy_reader_redirect(r, llpy_cols_reserve, c);
         rc = batches_fill(it, r, c);
         if (llpy_reader_redirect_end(r) < 0)
             rc = -1;
     }
     llpy_reader_release(r);
-    cols_finish(c, it->types);
+    llpy_cols_finish(c, it->types);
     if (rc < 0 && c->n > 0) {
         it->pending = PyErr_GetRaisedException();
         rc = 0;
     }
     if (rc < 0) {
-        cols_unref(c);
+        llpy_cols_unref(c);
         return NULL;
     }
     return c;
@@ -705,7 +308,7 @@ static PyObject *Batches_next(PyObject *op) {
     } else {
         arrow_cols *c = batches_next_cols(it);
         if (c != NULL && c->n == 0)
-            cols_unref(c); /* the end: StopIteration */
+            llpy_cols_unref(c); /* the end: StopIteration */
         else if (c != NULL)
             result = batch_new(it->batch_type, c);
     }
@@ -734,9 +337,9 @@ static void Batches_dealloc(PyObject *op) {
     PyObject_GC_UnTrack(op);
     Batches_clear(op);
     if (it->carry != NULL)
-        cols_unref(it->carry);
+        llpy_cols_unref(it->carry);
     if (it->spare != NULL)
-        spare_unref(it->spare);
+        llpy_cols_spare_unref(it->spare);
     llpy_lock_free(&it->lock);
     tp->tp_free(op);
     Py_DECREF(tp);
@@ -760,8 +363,8 @@ static PyType_Spec Batches_spec = {
     .slots = Batches_slots,
 };
 
-/* A batch iterator over reader (types: its columns', TYPE_*), or NULL with
- * an exception set. */
+/* A batch iterator over reader (types: its columns', LLPY_COLS_*), or NULL
+ * with an exception set. */
 static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
                               Py_ssize_t max_bytes, unsigned types) {
     if (max_records < 1 || max_bytes < 1) {
@@ -781,7 +384,7 @@ static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
     }
     it->spare = st->arrow_spare;
     if (it->spare != NULL)
-        atomic_add(&it->spare->refs, 1);
+        llpy_cols_spare_ref(it->spare);
     it->reader = Py_NewRef(reader);
     it->max_records = (size_t)max_records;
     it->max_bytes = (size_t)max_bytes;
@@ -815,17 +418,16 @@ static int parse_type(PyObject *value, const char *arg, const char *usual,
 PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
                                    PyObject *kwds) {
     static char *kwlist[] = LLPY_KWLIST_Reader_iter_batches;
-    Py_ssize_t max_records = DEFAULT_MAX_RECORDS,
-               max_bytes = DEFAULT_MAX_BYTES;
+    Py_ssize_t max_records = DEFAULT_MAX_RECORDS, max_bytes = ITER_MAX_BYTES;
     PyObject *offset_type = NULL, *data_type = NULL;
     unsigned types = 0;
     if (!PyArg_ParseTupleAndKeywords(
             args, kwds, LLPY_FORMAT_Reader_iter_batches("n", "n", "O", "O"),
             kwlist, &max_records, &max_bytes, &offset_type, &data_type) ||
         parse_type(offset_type, "offset_type", "uint64", "int64",
-                   TYPE_INT64_OFFSETS, &types) < 0 ||
+                   LLPY_COLS_INT64_OFFSETS, &types) < 0 ||
         parse_type(data_type, "data_type", "large_binary", "binary",
-                   TYPE_BINARY, &types) < 0)
+                   LLPY_COLS_BINARY, &types) < 0)
         return NULL;
     if (llpy_reader_check_open((llpy_reader *)reader) < 0)
         return NULL;
@@ -843,18 +445,18 @@ PyObject *llpy_reader_to_arrow(PyObject *reader, PyObject *args,
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OO:to_arrow", kwlist,
                                      &offset_type, &data_type) ||
         parse_type(offset_type, "offset_type", "uint64", "int64",
-                   TYPE_INT64_OFFSETS, &types) < 0 ||
+                   LLPY_COLS_INT64_OFFSETS, &types) < 0 ||
         parse_type(data_type, "data_type", "large_binary", "binary",
-                   TYPE_BINARY, &types) < 0 ||
+                   LLPY_COLS_BINARY, &types) < 0 ||
         llpy_reader_check_open((llpy_reader *)reader) < 0)
         return NULL;
     PyObject *mod = PyImport_ImportModule("leveldb_log._arrow_table");
     if (mod == NULL)
         return NULL;
-    PyObject *table =
-        PyObject_CallMethod(mod, "reader_table", "Oss", reader,
-                            types & TYPE_INT64_OFFSETS ? "int64" : "uint64",
-                            types & TYPE_BINARY ? "binary" : "large_binary");
+    PyObject *table = PyObject_CallMethod(
+        mod, "reader_table", "Oss", reader,
+        types & LLPY_COLS_INT64_OFFSETS ? "int64" : "uint64",
+        types & LLPY_COLS_BINARY ? "binary" : "large_binary");
     Py_DECREF(mod);
     return table;
 }
@@ -869,7 +471,7 @@ typedef struct {
 static int stream_get_schema(struct ArrowArrayStream *s,
                              struct ArrowSchema *out) {
     stream_priv *p = s->private_data;
-    return schema_export(out, ((batches_object *)p->batches)->types);
+    return llpy_cols_schema_export(out, ((batches_object *)p->batches)->types);
 }
 
 /* The exception raised as "Type: message", kept for get_last_error. */
@@ -899,7 +501,7 @@ static int stream_get_next(struct ArrowArrayStream *s,
     int rc = 0;
     PyObject *batch = PyIter_Next(p->batches);
     if (batch != NULL) {
-        rc = array_export(((batch_object *)batch)->cols, out);
+        rc = llpy_cols_array_export(((batch_object *)batch)->cols, out);
         Py_DECREF(batch);
         if (rc != 0) {
             PyErr_NoMemory();
@@ -984,7 +586,7 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
         return NULL;
     }
     PyObject *batches =
-        batches_make(reader, DEFAULT_MAX_RECORDS, DEFAULT_MAX_BYTES,
+        batches_make(reader, DEFAULT_MAX_RECORDS, STREAM_MAX_BYTES,
                      requested_types(requested, 0));
     return batches ? stream_capsule(batches) : NULL;
 }
@@ -999,17 +601,12 @@ int llpy_arrow_add_types(PyObject *module, llpy_state *st) {
     if (st->batches_type == NULL ||
         PyModule_AddType(module, st->batches_type) < 0)
         return -1;
-    st->arrow_spare = calloc(1, sizeof *st->arrow_spare);
-    if (st->arrow_spare == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    st->arrow_spare->refs = 1; /* the module's */
-    return 0;
+    st->arrow_spare = llpy_cols_spare_new(); /* the module's reference */
+    return st->arrow_spare == NULL ? -1 : 0;
 }
 
 void llpy_arrow_clear(llpy_state *st) {
     if (st->arrow_spare != NULL)
-        spare_unref(st->arrow_spare);
+        llpy_cols_spare_unref(st->arrow_spare);
     st->arrow_spare = NULL;
 }

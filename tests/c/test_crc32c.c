@@ -298,8 +298,9 @@ static void test_names_and_init_named(void) {
 
 /* init(0/1), portable, hardware and the mask keep their old contracts. */
 /* One llog_crc32c_copy_many call over n buffers cut from src at seed's
- * lengths (0 to about 1100, so that short and long ones mix), each in its own
- * exact allocation: every checksum and every copy as the reference says. */
+ * lengths (0 to about 5000, so that short ones and long ones, folded while
+ * copied, mix), each in its own exact allocation: every checksum and every
+ * copy as the reference says. */
 static void check_copy_many(const uint8_t *src, size_t n, uint64_t seed64) {
     enum { MOST = 9 };
     const uint8_t *from[MOST] = {0};
@@ -309,7 +310,8 @@ static void check_copy_many(const uint8_t *src, size_t n, uint64_t seed64) {
     void *blocks[MOST] = {0};
     rng = seed64;
     for (size_t i = 0; i < n; i++) {
-        len[i] = (size_t)(rnd() % 4 == 0 ? rnd() % 1100 : rnd() % 140);
+        size_t most = rnd() % 8 == 0 ? 5000 : rnd() % 3 == 0 ? 1100 : 140;
+        len[i] = (size_t)(rnd() % most);
         from[i] = placed_copy(src + 37 * i, len[i], i * 13 % 64, &blocks[i]);
         to[i] = malloc(len[i] + 1);
         if (to[i] == NULL)
@@ -328,7 +330,7 @@ static void check_copy_many(const uint8_t *src, size_t n, uint64_t seed64) {
 
 /* llog_crc32c_copy_many under every implementation, for 0 to 9 buffers. */
 static void test_copy_many(void) {
-    static uint8_t src[9 * 37 + 1100];
+    static uint8_t src[9 * 37 + 5000];
     fill_random(src, sizeof src, 6);
     for (int i = 0; i < llog_crc32c_impl_count(); i++) {
         if (!llog_crc32c_init_named(llog_crc32c_impl_name(i)))

@@ -567,6 +567,25 @@ def test_kept_columns_grow_for_larger_batches(tmp_path: Any) -> None:
         assert got == records, mib
 
 
+def test_batches_default_to_1_mib_and_the_stream_to_4_mib() -> None:
+    """iter_batches() without max_bytes ends a batch at 1 MiB (a loop that drops each one
+    refills buffers still in the CPU's caches); the C stream, which a table keeps whole,
+    at 4 MiB (huge pages). Both as expected_batches cuts them."""
+    records = make_records([1000] * 9000, 7)
+    log = encode(records)
+    read = Outcome(records, [None] * len(records), [], None, 0)
+    with leveldb_log.Reader(log) as r:
+        got = [len(b) for b in r.iter_batches()]
+    assert got == [b.length for b in expected_batches(read, 65536, 1 << 20)]
+    assert got[0] == -(-(1 << 20) // 1016)  # the record that reaches 1 MiB ends it
+    streamed, error = stream_batches(leveldb_log.Reader(log))
+    assert error is None
+    assert [len(recs) for _, recs in streamed] == [
+        b.length for b in expected_batches(read, 65536, 4 << 20)
+    ]
+    assert [rec for _, recs in streamed for rec in recs] == records
+
+
 def test_limits_and_closed_readers_are_refused() -> None:
     r = leveldb_log.Reader(CLEAN)
     for kw in ({"max_records": 0}, {"max_bytes": 0}, {"max_records": -1}):
