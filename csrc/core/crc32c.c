@@ -329,6 +329,15 @@ void llog_crc32c_copy_many(uint32_t seed, uint32_t *crc, uint8_t *const *dst,
     }
 }
 
+int llog_crc32c_copy_many_interleaves(void) {
+    assert(ready);
+#if HAVE_X86
+    return chosen > 0;
+#else
+    return 0;
+#endif
+}
+
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len) {
     return run(0, crc, data, len);
 }

@@ -65,6 +65,10 @@ void llog_crc32c_copy_many(uint32_t seed, uint32_t *crc, uint8_t *const *dst,
                            const uint8_t *const *src, const size_t *len,
                            size_t n);
 
+/* 1 when llog_crc32c_copy_many runs several checksums side by side on the
+ * chosen path; 0 when it takes them one at a time, then copies. */
+int llog_crc32c_copy_many_interleaves(void);
+
 /* The same, always with the portable table-driven code (used by tests). */
 uint32_t llog_crc32c_portable(uint32_t crc, const void *data, size_t len);
 

@@ -112,6 +112,7 @@ void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len) {
     assert(len <= LLOG_BLOCK_SIZE); /* one block at a time */
     r->block = data;
     r->rest = NULL;
+    r->fast_n = 0; /* what was checked ahead was another block's bytes */
     r->block_len = len;
     r->block_offset = llog_reader_wanted(r);
     r->have_block = 1;
@@ -151,6 +152,8 @@ size_t llog_reader_next_length(const llog_reader *r) {
     if ((r->phase != PHASE_READ && r->phase != PHASE_READ_DIALECT) ||
         !r->have_block || r->pos < r->block_offset)
         return 0;
+    if (r->fast_i < r->fast_n && r->pos == r->fast_at)
+        return r->fast_len[r->fast_i]; /* checked ahead: short */
     if (r->compressed)
         return 0; /* decoding calls the caller back: keep its lock held */
     size_t in = (size_t)(r->pos - r->block_offset);
@@ -478,6 +481,76 @@ COLD_STEP enum step_result drop_rest(llog_reader *r, size_t left,
     return STEP_CONTINUE;
 }
 
+/* ---- checked ahead ------------------------------------------------------ */
+
+/* Records this short are checked ahead, FAST_BYTES of them at most: for
+ * them the checksum's latency and the general step cost more than the
+ * bytes, and three checksums run side by side (llog_crc32c_copy_many) where
+ * one would run alone. */
+#define FAST_LEN 512
+#define FAST_BYTES 4096
+
+/* How many of the k records gathered lead with checksums that hold (all
+ * when they are not checked); fills fast_data and fast_len with them. The
+ * side-by-side checksums copy as they go: the copies land in scratch. */
+static size_t fast_checked(llog_reader *r, const uint8_t *const *p,
+                           const size_t *len, size_t k) {
+    uint32_t crc[LLOG_FAST_MAX];
+    uint8_t scratch[FAST_BYTES]; /* the copies llog_crc32c_copy_many makes */
+    uint8_t *dst[LLOG_FAST_MAX];
+    size_t n = 0, at = 0;
+    if (r->opt.verify_checksums && llog_crc32c_copy_many_interleaves()) {
+        for (size_t i = 0; i < k; i++) {
+            dst[i] = scratch + at;
+            at += len[i];
+        }
+        llog_crc32c_copy_many(llog_type_crc[LLOG_FULL], crc, dst, p, len, k);
+    } else if (r->opt.verify_checksums) { /* one at a time: no copy */
+        for (size_t i = 0; i < k; i++)
+            crc[i] =
+                llog_crc32c_extend(llog_type_crc[LLOG_FULL], p[i], len[i]);
+    }
+    for (; n < k; n++) {
+        if (r->opt.verify_checksums &&
+            llog_unmask_crc(
+                llog_header_decode(p[n] - LLOG_HEADER_SIZE).masked_crc) !=
+                crc[n])
+            break; /* the general step reports it */
+        r->fast_data[n] = p[n];
+        r->fast_len[n] = (uint32_t)len[n];
+    }
+    return n;
+}
+
+/* After a FULL record that ends `in` bytes into the block (pos there, no
+ * record open): takes the whole FULL records that follow in the block and
+ * in range, while their checksums hold, for llog_reader_next to hand out
+ * without stepping (fast_at, fast_data, fast_len). */
+static void check_ahead(llog_reader *r, size_t in) {
+    const uint8_t *p[LLOG_FAST_MAX];
+    size_t len[LLOG_FAST_MAX], k = 0, bytes = 0;
+    if (r->in_record || r->resync || r->pos < r->opt.start)
+        return;
+    uint64_t end = r->opt.end - r->block_offset; /* in range before it */
+    while (k < LLOG_FAST_MAX && in + LLOG_HEADER_SIZE <= r->block_len &&
+           in < end) {
+        llog_header h = llog_header_decode(r->block + in);
+        if (h.type != LLOG_FULL || h.length > FAST_LEN ||
+            bytes + h.length > FAST_BYTES ||
+            !llog_header_fits(in + LLOG_HEADER_SIZE, h.length, r->block_len))
+            break;
+        p[k] = r->block + in + LLOG_HEADER_SIZE;
+        len[k++] = h.length;
+        bytes += h.length;
+        in += LLOG_HEADER_SIZE + h.length;
+    }
+    r->fast_n = r->fast_i = 0;
+    if (k == 0)
+        return;
+    r->fast_n = (unsigned)fast_checked(r, p, len, k);
+    r->fast_at = r->pos;
+}
+
 static enum step_result step(llog_reader *r) {
     uint64_t block_offset = r->pos - r->pos % LLOG_BLOCK_SIZE;
     if (!r->have_block || r->block_offset != block_offset)
@@ -523,6 +596,8 @@ static enum step_result step(llog_reader *r) {
     uint64_t at = r->pos;
     r->pos += LLOG_HEADER_SIZE + h.length;
     on_fragment(r, h.type, h.type, at, payload, h.length, h.length);
+    if (h.type == LLOG_FULL && h.length <= FAST_LEN && r->rest == NULL)
+        check_ahead(r, in + LLOG_HEADER_SIZE + h.length);
     return STEP_CONTINUE;
 }
 
@@ -573,6 +648,7 @@ static void begin_at(llog_reader *r, uint64_t block_offset, int resync) {
     r->phase = read_phase(r);
     r->pos = block_offset;
     r->resync = resync;
+    r->fast_n = 0;
 }
 
 /* 1 when the block holds only MIDDLE fragments up to its trailer, so the
@@ -824,11 +900,28 @@ static int other_phase(llog_reader *r, llog_event *ev) {
     return 1;
 }
 
+/* Hands out the next record checked ahead, when pos is where it begins:
+ * what step() and emit_record would do for it. 0 when there is none. */
+LLOG_HOT_INLINE int fast_next(llog_reader *r, llog_event *ev) {
+    if (r->fast_i >= r->fast_n || r->pos != r->fast_at ||
+        r->phase != PHASE_READ || r->failure != LLOG_OK)
+        return 0;
+    size_t n = r->fast_len[r->fast_i];
+    *ev = (llog_event){.kind = LLOG_EV_RECORD,
+                       .offset = r->pos,
+                       .data = r->fast_data[r->fast_i++],
+                       .len = n};
+    r->pos = r->clean_end = r->fast_at = r->pos + LLOG_HEADER_SIZE + n;
+    return 1;
+}
+
 void llog_reader_next(llog_reader *r, llog_event *ev) {
     if (r->queue_head < r->queue_len) {
         *ev = r->queue[r->queue_head++];
         return;
     }
+    if (fast_next(r, ev))
+        return;
     r->queue_head = r->queue_len = 0;
     r->out = ev;
     for (;;) {

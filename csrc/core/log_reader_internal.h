@@ -36,6 +36,9 @@ enum step_result { STEP_CONTINUE, STEP_NEED_BLOCK, STEP_EOF };
 /* One step queues at most a report, a report, a record. */
 #define QUEUE_MAX 3
 
+/* At most this many records are checked ahead (see fast_at below). */
+#define LLOG_FAST_MAX 16
+
 struct llog_reader {
     llog_reader_options opt;
     enum phase phase;
@@ -89,6 +92,14 @@ struct llog_reader {
     uint32_t recyclable_crc[RECYCLABLE_TYPES];
     uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
     uint64_t ended_at;    /* 1 + where an older log's record ended it */
+
+    /* Short FULL records after the one just read, in the same block, their
+     * checksums checked together (log_reader.c, "checked ahead"): the next
+     * calls hand them out in order while pos is fast_at. */
+    uint64_t fast_at;
+    unsigned fast_i, fast_n;
+    const uint8_t *fast_data[LLOG_FAST_MAX];
+    uint32_t fast_len[LLOG_FAST_MAX];
 };
 
 /* 1 when offset lies in the range read, [start, end). */
