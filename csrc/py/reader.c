@@ -102,8 +102,14 @@ static int reader_eof_stale(const llpy_reader *self, int *fed) {
     return 1;
 }
 
+/* The module state, looked up only where a record's way out needs it (the
+ * damage and end handlers), not once a record. */
+static llpy_state *reader_state(llpy_reader *self) {
+    return llpy_state_of(Py_TYPE(self));
+}
+
 /* The next record as bytes, NULL at the end (no exception) or on error. */
-static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
+static PyObject *reader_next_locked(llpy_reader *self) {
     llog_event ev;
     int fed = 0; /* a block was read during this call */
     for (;;) {
@@ -114,7 +120,7 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
         case LLOG_EV_RECORD:
             return reader_record(self, &ev);
         case LLOG_EV_CORRUPTION:
-            if (llpy_reader_on_damage(self, st, &ev) <= 0)
+            if (llpy_reader_on_damage(self, reader_state(self), &ev) <= 0)
                 return NULL;
             break;
         case LLOG_EV_NEED_BLOCK:
@@ -125,7 +131,7 @@ static PyObject *reader_next_locked(llpy_reader *self, llpy_state *st) {
         case LLOG_EV_EOF:
             if (reader_eof_stale(self, &fed))
                 break;
-            llpy_reader_on_end(self, st, &ev);
+            llpy_reader_on_end(self, reader_state(self), &ev);
             return NULL;
         case LLOG_EV_META:
             if (llpy_meta_on_event(self->meta, &ev) < 0)
@@ -188,12 +194,11 @@ int llpy_reader_next_view(llpy_reader *self, llpy_state *st, llog_event *ev) {
 
 static PyObject *Reader_iternext(PyObject *op) {
     llpy_reader *self = (llpy_reader *)op;
-    llpy_state *st = llpy_state_of(Py_TYPE(op));
     if (llpy_lock_acquire(&self->lock) < 0)
         return NULL;
     PyObject *rec = NULL;
     if (llpy_reader_check_open(self) == 0)
-        rec = reader_next_locked(self, st);
+        rec = reader_next_locked(self);
     llpy_lock_release(&self->lock);
     return rec;
 }
