@@ -219,7 +219,17 @@ def _check_flag(name: str, value: object) -> bool:
 
 
 def _scan_path(f: BinaryIO, opts: _Options) -> Iterator[PhysicalRecord]:
+    """The regions of the file scan opened, which closes when they end or are dropped."""
+    regions = _closing_regions(f, opts)
+    # Started up to its `with`: an iterator dropped before its first region then closes the
+    # file as it is collected (an unstarted generator never enters the block).
+    next(regions)
+    return cast(Iterator[PhysicalRecord], regions)
+
+
+def _closing_regions(f: BinaryIO, opts: _Options) -> Iterator[PhysicalRecord | None]:
     with f:
+        yield None
         yield from _scan_blocks(_file_blocks(f), opts)
 
 

@@ -6,10 +6,11 @@ and a Writer and a Reader count a file object's offsets from the same place."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import leveldb_log
@@ -38,17 +39,23 @@ def log_path(tmp_path: pathlib.Path) -> pathlib.Path:
     return path
 
 
-def open_source(kind: str, path: pathlib.Path) -> Any:
-    if kind == "path":
-        return path
-    if kind == "file object":
-        return open(path, "rb")
-    if kind == "file object after a prefix":
-        f = io.BytesIO(b"prefix" + path.read_bytes())
-        f.seek(6)
-        return f
-    assert kind == "unbuffered file object"
-    return open(path, "rb", buffering=0)
+@pytest.fixture
+def open_source(log_path: pathlib.Path) -> Iterator[Callable[[str], Any]]:
+    """A function giving the log as a source of the kind named; the files it opens are
+    closed when the test ends (a Reader leaves a file object it was given open)."""
+    with contextlib.ExitStack() as opened:
+
+        def source(kind: str) -> Any:
+            if kind == "path":
+                return log_path
+            if kind == "file object after a prefix":
+                f = io.BytesIO(b"prefix" + log_path.read_bytes())
+                f.seek(6)
+                return f
+            buffering = {"file object": -1, "unbuffered file object": 0}[kind]
+            return opened.enter_context(open(log_path, "rb", buffering=buffering))
+
+        yield source
 
 
 SOURCES = ["path", "file object", "file object after a prefix", "unbuffered file object"]
@@ -56,17 +63,19 @@ SOURCES = ["path", "file object", "file object after a prefix", "unbuffered file
 
 @pytest.mark.parametrize("kind", SOURCES)
 @pytest.mark.parametrize("start", PAST_THE_END)
-def test_a_start_past_the_end_reads_nothing(log_path: pathlib.Path, kind: str, start: str) -> None:
+def test_a_start_past_the_end_reads_nothing(
+    log_path: pathlib.Path, open_source: Callable[[str], Any], kind: str, start: str
+) -> None:
     value = eval(start, {"size": log_path.stat().st_size})
-    source = open_source(kind, log_path)
+    source = open_source(kind)
     with Reader(source, start=value) as r:
         assert list(r) == []
         assert r.dropped_bytes == 0
 
 
 @pytest.mark.parametrize("kind", SOURCES)
-def test_an_end_past_the_end_reads_everything(log_path: pathlib.Path, kind: str) -> None:
-    with Reader(open_source(kind, log_path), end=2**64 - 1) as r:
+def test_an_end_past_the_end_reads_everything(open_source: Callable[[str], Any], kind: str) -> None:
+    with Reader(open_source(kind), end=2**64 - 1) as r:
         assert list(r) == RECORDS
 
 
@@ -74,10 +83,10 @@ def test_an_end_past_the_end_reads_everything(log_path: pathlib.Path, kind: str)
 @pytest.mark.parametrize("name", ["start", "end"])
 @pytest.mark.parametrize("value", [2**64, 2**64 + 1, 10**30])
 def test_an_offset_of_2_to_the_64_or_more_is_a_value_error_naming_it(
-    log_path: pathlib.Path, kind: str, name: str, value: int
+    open_source: Callable[[str], Any], kind: str, name: str, value: int
 ) -> None:
     with pytest.raises(ValueError, match=f"{name} is too large"):
-        Reader(open_source(kind, log_path), **{name: value})
+        Reader(open_source(kind), **{name: value})
 
 
 # ---- flags are bools -------------------------------------------------------------------

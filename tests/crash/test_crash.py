@@ -97,6 +97,7 @@ def kill_at_random(proc: subprocess.Popen[str], rng: random.Random) -> int:
             acked += 1
     proc.send_signal(signal.SIGKILL)
     acked += sum(1 for _ in proc.stdout)  # lines already in the pipe
+    proc.stdout.close()
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
     return acked

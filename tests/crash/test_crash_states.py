@@ -461,6 +461,14 @@ def cli_append(log: Path, records: list[bytes], tmp: Path) -> int:
     return cli_main(["write", str(log), "--append", "--length-prefixed", "--input", str(source)])
 
 
+def undo_record(log: Path, records: list[bytes]) -> Path:
+    """The undo record ``write --append`` makes durable before it appends ``records`` to
+    ``log``: the tail it will cut, saved (and closed once written out)."""
+    cut, tail, size = _atomic._save_tail(str(log))
+    with tail:
+        return Path(_undo.write(str(log), cut, tail, size, records))
+
+
 def test_an_append_a_crash_cut_short_is_put_back_by_the_next_write(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -472,7 +480,7 @@ def test_an_append_a_crash_cut_short_is_put_back_by_the_next_write(
     assert old is not None
     log.write_bytes(old)
     new = [payload(i) for i in range(6)]
-    undo = _undo.write(str(log), *_atomic._save_tail(str(log)), new)
+    undo = undo_record(log, new)
     with leveldb_log.Writer(log, "a") as w:  # mode "a" cuts the torn record first
         w.write_many([payload(0), payload(1)])
     assert read(log.read_bytes()) == [*map(payload, OLD[:-1]), payload(0), payload(1)]
@@ -515,7 +523,7 @@ def test_records_added_after_an_interrupted_append_are_never_rolled_back(
     old = old_log("log")
     assert old is not None
     log.write_bytes(old)
-    undo = Path(_undo.write(str(log), *_atomic._save_tail(str(log)), [payload(0), payload(1)]))
+    undo = undo_record(log, [payload(0), payload(1)])
     with leveldb_log.Writer(log, "a") as w:
         w.write_many([payload(0), b"a record of the service"])
     assert cli_append(log, [b"the next append"], tmp_path) == 0

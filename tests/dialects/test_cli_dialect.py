@@ -392,11 +392,11 @@ PEBBLE_LINES = [
 
 
 def _zstd_usable() -> bool:
-    try:
-        leveldb_log.Writer(io.BytesIO(), dialect="rocksdb", compression="zstd", log_number=1)  # type: ignore[call-arg]
+    try:  # closed at once: it holds the compression-type record it begins with
+        with leveldb_log.Writer(io.BytesIO(), dialect="rocksdb", compression="zstd", log_number=1):  # type: ignore[call-arg]
+            return True
     except (ImportError, TypeError):
         return False
-    return True
 
 
 WRITERS = [

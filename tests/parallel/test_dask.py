@@ -86,6 +86,10 @@ def client() -> Iterator[Any]:
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
+            # The scheduler's HTTP server runs without a dashboard too, on port 8787 unless
+            # told: on a port the kernel hands it, two test processes never warn that it is
+            # taken (a warning here is an error).
+            scheduler_kwargs={"dashboard_address": ":0"},
             silence_logs=40,
         ) as cluster,
         distributed.Client(cluster) as c,

@@ -6,10 +6,12 @@ records by docs/format.md's rules gives what Reader returns, on clean and on dam
 
 from __future__ import annotations
 
+import gc
 import io
 import itertools
 import os
 import pathlib
+import warnings
 from collections.abc import Iterable
 
 import leveldb_log
@@ -261,6 +263,23 @@ def test_a_pipe_is_scanned(sample: bytes) -> None:
 def test_a_missing_file_raises_file_not_found(tmp_path: pathlib.Path) -> None:
     with pytest.raises(FileNotFoundError):
         next(scan(tmp_path / "missing.log"))
+
+
+@pytest.mark.parametrize("read", [0, 1, 2])
+def test_the_file_scan_opens_is_closed_however_little_is_read(
+    sample: bytes, tmp_path: pathlib.Path, read: int
+) -> None:
+    """scan(path) opens the file at the call; an iterator dropped before its first region,
+    or after some, closes it (no ResourceWarning when it is collected)."""
+    path = tmp_path / "a.log"
+    path.write_bytes(sample)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        found = scan(path)
+        assert list(itertools.islice(found, read)) == regions(sample)[:read]
+        del found
+        gc.collect()
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
 
 
 # ---------------------------------------------------------------------------

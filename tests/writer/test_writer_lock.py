@@ -115,13 +115,13 @@ w.close()
 def held_by_another_process(tmp_path):
     p = tmp_path / "held.log"
     make_log(p)
-    proc = subprocess.Popen(
+    with subprocess.Popen(  # its exit closes both pipes
         [sys.executable, "-c", _HOLDER, str(p)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    assert proc.stdout.readline() == b"locked\n"
-    yield p, proc
-    proc.stdin.close()
-    assert proc.wait(30) == 0
+    ) as proc:
+        assert proc.stdout.readline() == b"locked\n"
+        yield p, proc
+        proc.stdin.close()
+        assert proc.wait(30) == 0
 
 
 @pytest.mark.parametrize("mode", ["w", "a"])
