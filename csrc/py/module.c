@@ -122,16 +122,19 @@ static int parse_u32(PyObject *arg, uint32_t *out) {
     return 0;
 }
 
-int llpy_get_bytes(PyObject *obj, Py_buffer *view) {
+int llpy_get_bytes_for(PyObject *obj, Py_buffer *view, const char *fmt) {
     if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
         return 0;
     if (PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError,
-                     "a bytes-like object is required, not '%.100s'",
-                     Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, fmt, Py_TYPE(obj)->tp_name);
     }
     return -1;
+}
+
+int llpy_get_bytes(PyObject *obj, Py_buffer *view) {
+    return llpy_get_bytes_for(obj, view,
+                              "a bytes-like object is required, not '%.100s'");
 }
 
 static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,

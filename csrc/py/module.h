@@ -131,6 +131,9 @@ int llpy_parse_flag(PyObject *obj, const char *what, int *out);
 /* A simple buffer of a bytes-like object (release it); 0, or -1 with a
  * TypeError naming obj's type. */
 int llpy_get_bytes(PyObject *obj, Py_buffer *view);
+/* The same with the TypeError's text from `fmt`, which takes obj's type
+ * name (%.100s): a caller that says what the bytes were for. */
+int llpy_get_bytes_for(PyObject *obj, Py_buffer *view, const char *fmt);
 
 /* ---- what module.c registers ------------------------------------------ */
 

@@ -24,15 +24,8 @@
 /* The bytes of a record given as a bytes-like object (release the view);
  * 0, or -1 with TypeError. */
 static int writer_get_record(PyObject *obj, Py_buffer *view) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
-        return 0;
-    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError,
-                     "a record must be a bytes-like object, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-    }
-    return -1;
+    return llpy_get_bytes_for(
+        obj, view, "a record must be a bytes-like object, not %.100s");
 }
 
 /* A compressed log's record is written as its zstd frame (an empty record
