@@ -2,7 +2,7 @@
 in a loop for a while; prints records acknowledged a second, fdatasync calls a second, and
 records a flush, for each thread count. The durable case of the suite (`python -m bench
 --only durable`) sets ours beside the other stores; this one is for looking inside ours, a
-variant at a time (bench/README.md, "Durable writes").
+variant at a time (bench/DURABLE.md).
 
     python -m bench.group_commit                      # 1, 8 and 64 threads, 1 s each
     python -m bench.group_commit --threads 8 --seconds 2 --rounds 5

@@ -24,7 +24,7 @@
 /* iter_batches() is mostly read by a loop that drops each batch: the two
  * batches' buffers it fills in turn (arrow_cols.c) then stay in the CPU's
  * caches, where larger ones are fetched from memory again each time
- * (bench/README.md, "Arrow batches from a file"). */
+ * (bench/ARROW.md). */
 #define ITER_MAX_BYTES ((Py_ssize_t)1 << 20)
 /* A stream is mostly read into a table that keeps every batch: buffers of
  * LLPY_PAGES_MIN and more come in huge pages, which fault in several times

@@ -192,7 +192,7 @@ static void group_check_fork(llpy_sync_group *g) {
  * fdatasync of the same file started beside the first does not end much
  * sooner (on ext4 both wait for the journal), and it splits the threads
  * queued behind the first into two smaller groups, which costs more wake-ups
- * per flush than it saves (bench/README.md, "Durable writes"). */
+ * per flush than it saves (bench/DURABLE.md). */
 static int group_room(const llpy_sync_group *g) { return g->active == 0; }
 
 int llpy_sync_defers(llpy_sync_group *g) {
