@@ -490,6 +490,19 @@ COLD_STEP enum step_result drop_rest(llog_reader *r, size_t left,
 #define FAST_LEN 512
 #define FAST_BYTES 4096
 
+/* How many of the k FULL records whose payloads are at p[i] (each after
+ * its header) lead with stored checksums equal to crc[i]. */
+static size_t checksums_hold(const uint8_t *const *p, const uint32_t *crc,
+                             size_t k) {
+    size_t n = 0;
+    while (n < k &&
+           llog_unmask_crc(
+               llog_header_decode(p[n] - LLOG_HEADER_SIZE).masked_crc) ==
+               crc[n])
+        n++;
+    return n;
+}
+
 /* How many of the k records gathered lead with checksums that hold (all
  * when they are not checked); fills fast_data and fast_len with them. The
  * side-by-side checksums copy as they go: the copies land in scratch. */
@@ -498,7 +511,7 @@ static size_t fast_checked(llog_reader *r, const uint8_t *const *p,
     uint32_t crc[LLOG_FAST_MAX];
     uint8_t scratch[FAST_BYTES]; /* the copies llog_crc32c_copy_many makes */
     uint8_t *dst[LLOG_FAST_MAX];
-    size_t n = 0, at = 0;
+    size_t at = 0;
     if (r->opt.verify_checksums && llog_crc32c_copy_many_interleaves()) {
         for (size_t i = 0; i < k; i++) {
             dst[i] = scratch + at;
@@ -510,14 +523,11 @@ static size_t fast_checked(llog_reader *r, const uint8_t *const *p,
             crc[i] =
                 llog_crc32c_extend(llog_type_crc[LLOG_FULL], p[i], len[i]);
     }
-    for (; n < k; n++) {
-        if (r->opt.verify_checksums &&
-            llog_unmask_crc(
-                llog_header_decode(p[n] - LLOG_HEADER_SIZE).masked_crc) !=
-                crc[n])
-            break; /* the general step reports it */
-        r->fast_data[n] = p[n];
-        r->fast_len[n] = (uint32_t)len[n];
+    /* Past the first that fails, the general step reports it. */
+    size_t n = r->opt.verify_checksums ? checksums_hold(p, crc, k) : k;
+    for (size_t i = 0; i < n; i++) {
+        r->fast_data[i] = p[i];
+        r->fast_len[i] = (uint32_t)len[i];
     }
     return n;
 }
@@ -829,12 +839,8 @@ static uint64_t run_take(const llog_reader *r, llog_run *run, uint64_t pos,
         for (size_t i = 0; i < k; i++)
             memcpy(dst[i], p[i], len[i]);
     size_t at = run->data_len, n = run->n;
-    for (size_t i = 0; i < k; i++) {
-        if (check &&
-            llog_unmask_crc(
-                llog_header_decode(p[i] - LLOG_HEADER_SIZE).masked_crc) !=
-                crc[i])
-            break; /* the general path reports it */
+    size_t ok = check ? checksums_hold(p, crc, k) : k; /* the rest: general */
+    for (size_t i = 0; i < ok; i++) {
         at += len[i];
         run->offsets[n] = pos;
         run->ends[++n] = (int64_t)at;
