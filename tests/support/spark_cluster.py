@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 
 def spark_home() -> Path:
-    """The installed pyspark's folder, a Spark distribution (bin/, jars/, python/lib/)."""
+    """The installed pyspark's folder: a Spark distribution, with its bin and jars."""
     import pyspark
 
     return Path(pyspark.__file__).parent
