@@ -113,15 +113,15 @@ def test_the_cluster_recipe_of_docs_spark_md_runs_as_written(tmp_path: Path) -> 
     reason = spark_missing()
     if reason is not None:
         pytest.skip(reason)
-    (pack, env_lang), (script, job_lang), (submit, submit_lang) = (
-        (body, lang) for lang, body in recipe()
-    )
-    assert (env_lang, job_lang, submit_lang) == ("sh", "python", "sh")
+    blocks = recipe()
+    assert [lang for lang, _ in blocks] == ["sh", "python", "sh"]
+    (_, pack), (_, script), (_, submit) = blocks
     name = re.match(r"# (\w+\.py): ", script)
     assert name, script.splitlines()[0]
-    reader = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep}
-    reader["PATH"] += os.environ.get("PATH", "")
-    reader["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # The user's shell: the Python of Setup (this one) first on PATH.
+    user = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep}
+    user["PATH"] += os.environ.get("PATH", "")
+    user["SPARK_LOCAL_IP"] = "127.0.0.1"
     bare = without_leveldb_log(dict(os.environ))
     folder = (tmp_path / "submit").resolve()
     folder.mkdir()
@@ -140,8 +140,8 @@ def test_the_cluster_recipe_of_docs_spark_md_runs_as_written(tmp_path: Path) -> 
             assert not imports_leveldb_log(python, bare), python
         rows = write_logs(folder / "logs")
         (folder / name.group(1)).write_text(script, encoding="utf-8")
-        bash(replace_once(pack, PACKAGE, package()), folder, reader)
-        output = bash(replace_once(submit, MASTER, master.result()), folder, reader)
+        bash(replace_once(pack, PACKAGE, package()), folder, user)
+        output = bash(replace_once(submit, MASTER, master.result()), folder, user)
     table = pq.read_table(folder / "table").to_pylist()
     assert sorted((r["path"], r["offset"], r["data"]) for r in table) == sorted(rows)
     assert f"\n{len(rows)} records\n" in output
