@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,111 +19,25 @@ import leveldb_log
 import pytest
 from leveldb_log._core import BLOCK_SIZE
 from support.engines import spark_missing
+from support.spark_cluster import TIMEOUT, daemon_env, standalone_cluster
 
 pytestmark = pytest.mark.slow
 
-TIMEOUT = 240  # s: JVMs start slowly on a loaded 2-core machine
-
-
-def spark_home() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent
-
 
 def cluster_env(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        SPARK_HOME=str(spark_home()),
-        SPARK_LOCAL_IP="127.0.0.1",
-        PYSPARK_PYTHON=sys.executable,
-        SPARK_LOG_DIR=str(tmp / "logs"),
-        SPARK_WORKER_DIR=str(tmp / "work"),
-        SPARK_NO_DAEMONIZE="1",
-    )
-    return env
-
-
-def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    spark_class = str(spark_home() / "bin" / "spark-class")
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [spark_class, *args],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
-def alive_workers(ui: str) -> int:
-    """The master's count of live workers, 0 while its status page does not answer in JSON."""
-    try:
-        with urllib.request.urlopen(f"{ui}/json/", timeout=5) as r:
-            return int(json.load(r).get("aliveworkers", 0))
-    except (OSError, ValueError):
-        return 0
-
-
-def wait_for(condition: Any, what: str, logs: list[Path]) -> Any:
-    """condition()'s first true value, polled until TIMEOUT; the logs' tails on failure."""
-    deadline = time.monotonic() + TIMEOUT
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            text = "\n".join(p.read_text(errors="replace")[-3000:] for p in logs if p.exists())
-            pytest.fail(f"{what} within {TIMEOUT} s; logs:\n{text}")
-        time.sleep(0.5)
-    return found
-
-
-def logged(log: Path, pattern: str) -> str | None:
-    """The first group of pattern's first match in log, None before it appears."""
-    match = re.search(pattern, log.read_text(errors="replace")) if log.exists() else None
-    return match.group(1) if match else None
+    """The environment of the daemons and of the driver: the executors' Python workers run
+    this interpreter, which has leveldb_log installed."""
+    return daemon_env(tmp, {**os.environ, "PYSPARK_PYTHON": sys.executable})
 
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A master and two one-core workers on 127.0.0.1: (master URL, workers' folder).
-
-    Every port is 0, so each JVM binds one the kernel hands it, and the master's URL and
-    status page are read from its log: ports picked here and bound later could be taken
-    in between (by the other daemons, or by tests running beside this one).
-    """
+    """A master and two one-core workers on 127.0.0.1: (master URL, workers' folder)."""
     reason = spark_missing()
     if reason is not None:
         pytest.skip(reason)
-    env = cluster_env(tmp_path)
-    logs = [tmp_path / "master.out", tmp_path / "worker1.out", tmp_path / "worker2.out"]
-    daemon = ["--host", "127.0.0.1", "--webui-port", "0"]
-    procs = [start(["org.apache.spark.deploy.master.Master", *daemon, "--port", "0"], env, logs[0])]
-    try:
-        master = wait_for(
-            lambda: logged(logs[0], r"Starting Spark master at (spark://\S+)"), "master up", logs
-        )
-        ui = wait_for(
-            lambda: logged(logs[0], r"MasterWebUI.*started at (http://\S+)"), "master UI", logs
-        )
-        for i in (1, 2):
-            worker = ["--cores", "1", "--memory", "1g", "--work-dir", str(tmp_path / f"work{i}")]
-            procs.append(
-                start(
-                    ["org.apache.spark.deploy.worker.Worker", master, *daemon, *worker],
-                    env,
-                    logs[i],
-                )
-            )
-        wait_for(lambda: alive_workers(ui) == 2, "two workers registered", logs)
-        yield master, tmp_path
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with standalone_cluster(tmp_path, cluster_env(tmp_path)) as cluster:
+        yield cluster.ready(), tmp_path
 
 
 DRIVER = """
