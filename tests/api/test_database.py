@@ -154,7 +154,7 @@ def test_database_logs_refuses_what_is_no_database_folder(tmp_path: pathlib.Path
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "000003.log").write_bytes(b"")
-    with pytest.raises(ValueError, match="not a database: no CURRENT in .*plain"):
+    with pytest.raises(ValueError, match=r"not a database: no CURRENT in .*plain"):
         leveldb_log.database_logs(plain)
     with pytest.raises(FileNotFoundError):
         leveldb_log.database_logs(tmp_path / "missing")

@@ -10,7 +10,6 @@ import pathlib
 
 import leveldb_log
 import pytest
-
 from support.cli import run_cli_asserting_no_traceback as run
 
 LEVELDB_RECORDS = [b"leveldb one", b"leveldb two" * 5000]

@@ -15,7 +15,6 @@ from typing import Any
 import leveldb_log
 import pytest
 from leveldb_log import _core
-
 from support import dialect_cases, model_dialects
 from support.reading import MODES, Outcome, assert_same, c_read
 
@@ -147,7 +146,9 @@ def test_auto_reads_as_the_dialect_block_zero_tells(name: str, kind: str, tmp_pa
             for start, end in RANGES:
                 kw = {"recovery": mode, "start": start, "end": end}
                 context = (name, kind, log_number, mode, start, end, dialect)
-                auto = read(sources(kind, data, tmp_path), dialect="auto", log_number=log_number, **kw)
+                auto = read(
+                    sources(kind, data, tmp_path), dialect="auto", log_number=log_number, **kw
+                )
                 named = read(sources(kind, data, tmp_path), dialect=dialect, **named_kw, **kw)
                 assert_same_read(auto, named, context)
 

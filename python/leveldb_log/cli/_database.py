@@ -42,9 +42,7 @@ def logs(args: argparse.Namespace) -> list[str] | None:
     manifest = getattr(args, "manifest", False)
     if not _is_folder(args):
         if manifest:
-            raise UsageError(
-                f"--manifest applies to a database folder, not '{shown(args.log)}'"
-            )
+            raise UsageError(f"--manifest applies to a database folder, not '{shown(args.log)}'")
         return None
     try:
         return database_logs(args.log, manifest=manifest, storage_options=storage_options(args))

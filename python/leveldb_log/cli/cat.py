@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from leveldb_log._public import module_dir
+from leveldb_log.cli import _database
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -19,7 +20,6 @@ from leveldb_log.cli._common import (
     open_reader,
     records,
 )
-from leveldb_log.cli import _database
 from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
