@@ -6,9 +6,7 @@ recovery mode and the damage; growing logs, pickling and the options' checks."""
 from __future__ import annotations
 
 import io
-import os
 import pickle
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -299,11 +297,15 @@ def _zstd_available() -> bool:
 
 
 def test_detection_uses_the_name_s_log_number(tmp_path: Path) -> None:
-    """A Pebble trailer is told by the log number after the reader's: from the name."""
-    trailer_only = model_dialects.pebble_trailer(NAME_NUMBER)
+    """A recyclable chunk of the number after the file name's is Pebble's trailer: told by
+    the number the reader holds records to (the name's), which detection alone lacks."""
+    chunk = model_dialects.encode_chunk(5, b"", NAME_NUMBER + 1)
+    assert leveldb_log.detect_dialect(chunk) == "rocksdb"  # no number: just recyclable
     path = tmp_path / f"{NAME_NUMBER:06d}.log"
-    path.write_bytes(trailer_only)
+    path.write_bytes(chunk)
     with leveldb_log.Reader(path, dialect="auto") as r:
-        assert list(r) == [] and r.dialect == told(trailer_only, NAME_NUMBER) == "pebble"
-    assert struct.unpack("<I", trailer_only[7:11])[0] == NAME_NUMBER + 1
-    assert os.path.getsize(path) == 11
+        assert r.dialect == "pebble" and list(r) == [] and r.log_number == NAME_NUMBER
+    with leveldb_log.Reader(chunk, dialect="auto") as r:  # a buffer has no name
+        assert r.dialect == "rocksdb"
+    with leveldb_log.Reader(chunk, dialect="auto", log_number=NAME_NUMBER) as r:
+        assert r.dialect == "pebble"
