@@ -57,10 +57,14 @@ def each(args: argparse.Namespace, names: list[str]) -> Iterator[argparse.Namesp
 
 
 def _is_folder(args: argparse.Namespace) -> bool:
-    """Whether LOG is a folder, local or on a store (s3://bucket/db/)."""
+    """Whether LOG is a folder, local or on a store (s3://bucket/db/); False when that cannot
+    be told (no fsspec, a store that fails): reading LOG as a log then says what is wrong."""
     if args.log == "-":
         return False
     if not _storage.is_url(args.log):
         return os.path.isdir(args.log)
-    fs, inner = _storage.filesystem(args.log, storage_options(args))
-    return bool(fs.isdir(inner))
+    try:
+        fs, inner = _storage.filesystem(args.log, storage_options(args))
+        return bool(fs.isdir(inner))
+    except (ImportError, ValueError, OSError):
+        return False
