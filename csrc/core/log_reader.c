@@ -56,16 +56,19 @@ static void decide_verdicts(llog_reader *r) {
     }
 }
 
-llog_reader *llog_reader_new(const llog_reader_options *options) {
-    llog_reader *r = calloc(1, sizeof *r);
-    if (r == NULL)
-        return NULL;
-    r->opt = *options;
-    r->rocksdb = r->opt.dialect == LLOG_DIALECT_ROCKSDB;
+void llog_reader_set_dialect(llog_reader *r, llog_dialect dialect) {
+    r->opt.dialect = dialect;
+    r->rocksdb = dialect == LLOG_DIALECT_ROCKSDB;
     decide_verdicts(r);
-    memcpy(r->types, llog_header_types(r->opt.dialect), sizeof r->types);
-    if (r->opt.has_log_number)
+    memcpy(r->types, llog_header_types(dialect), sizeof r->types);
+    r->have_log_number = 0;
+    /* (a told LevelDB log ignores the number: its records carry none) */
+    if (r->opt.has_log_number &&
+        !(r->opt.detect && dialect == LLOG_DIALECT_LEVELDB))
         llog_reader_learn_log_number(r, r->opt.log_number);
+}
+
+void llog_reader_begin(llog_reader *r) {
     if (r->opt.start >= r->opt.end)
         r->phase = PHASE_DONE;
     else if (r->opt.start < LLOG_BLOCK_SIZE || r->opt.sequential)
@@ -75,6 +78,21 @@ llog_reader *llog_reader_new(const llog_reader_options *options) {
                                                           : PHASE_PROLOGUE;
         r->probe = r->opt.start - r->opt.start % LLOG_BLOCK_SIZE;
     }
+}
+
+llog_reader *llog_reader_new(const llog_reader_options *options) {
+    llog_reader *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->opt = *options;
+    if (r->opt.detect) { /* block 0 first, whatever the range */
+        r->opt.dialect = LLOG_DIALECT_LEVELDB;
+        r->phase = PHASE_DETECT;
+        r->detecting = 1;
+        return r;
+    }
+    llog_reader_set_dialect(r, r->opt.dialect);
+    llog_reader_begin(r);
     return r;
 }
 
@@ -101,6 +119,8 @@ int llog_reader_recycled(const llog_reader *r) {
 }
 
 uint64_t llog_reader_wanted(const llog_reader *r) {
+    if (r->phase == PHASE_DETECT)
+        return 0;
     if (r->phase == PHASE_PROLOGUE)
         return r->prologue_at;
     if (r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
@@ -116,6 +136,8 @@ void llog_reader_feed(llog_reader *r, const uint8_t *data, size_t len) {
     r->block_len = len;
     r->block_offset = llog_reader_wanted(r);
     r->have_block = 1;
+    if (r->detecting) /* (once told, never again: one test a block) */
+        llog_reader_detect(r);
 }
 
 void llog_reader_feed_split(llog_reader *r, const uint8_t *head,
@@ -136,8 +158,8 @@ static const uint8_t *block_at(const llog_reader *r, size_t in) {
 }
 
 uint64_t llog_reader_position(const llog_reader *r) {
-    if (r->phase == PHASE_PROLOGUE || r->phase == PHASE_SYNC_START ||
-        r->phase == PHASE_SYNC_BACK)
+    if (r->phase == PHASE_DETECT || r->phase == PHASE_PROLOGUE ||
+        r->phase == PHASE_SYNC_START || r->phase == PHASE_SYNC_BACK)
         return r->opt.start;
     uint64_t at = r->in_record ? r->record_offset : r->pos;
     /* Before start, nothing is returned or reported: resume at start. */
@@ -877,6 +899,14 @@ size_t llog_reader_next_run(llog_reader *r, llog_run *run) {
 /* Every phase but LevelDB's reading; 1 when the caller is answered now. */
 static int other_phase(llog_reader *r, llog_event *ev) {
     switch (r->phase) {
+    case PHASE_DETECT: /* fed block 0, which told nothing (see detect) */
+        if (!r->have_block) {
+            answer(r, ev, LLOG_EV_NEED_BLOCK);
+            return 1;
+        }
+        llog_reader_push(r, LLOG_EV_EOF);
+        r->have_block = 0; /* asked for again, and told again */
+        return 0;
     case PHASE_PROLOGUE:
         if (!r->have_block || r->block_offset != r->prologue_at) {
             answer(r, ev, LLOG_EV_NEED_BLOCK);

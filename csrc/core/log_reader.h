@@ -146,6 +146,15 @@ typedef struct llog_reader_options {
     uint64_t log_number;    /* recyclable records of another number are old */
     llog_decode_fn decode;  /* for compressed logs; NULL: records as stored */
     void *decode_ctx;
+    /* Tell the dialect from block 0 (llog_detect_dialect, with the log
+     * number when given) instead of taking `dialect`: the reader asks for
+     * block 0 first, whatever the range, and then reads as a reader made in
+     * that dialect does (LevelDB's when block 0 tells none: a log number
+     * given is then not used). A block 0 shorter than a block that tells
+     * none (an empty log, a first record cut short) is told again each time
+     * it is fed again while nothing of it was consumed (the log grew); a
+     * range past block 0 finds the end of the data meanwhile. */
+    int detect;
 } llog_reader_options;
 
 /* Returns a new reader, or NULL when out of memory. */
@@ -164,6 +173,10 @@ void llog_reader_next(llog_reader *r, llog_event *ev);
 /* The log number the reader holds recyclable records to (learnt or given),
  * and whether it has one. */
 int llog_reader_log_number(const llog_reader *r, uint64_t *log_number);
+
+/* The dialect the reader reads in; *told is 0 while options.detect has not
+ * told it for good (before block 0 is fed, or while it tells nothing). */
+llog_dialect llog_reader_dialect(const llog_reader *r, int *told);
 
 /* 1 once a recyclable record (one with a log number) was read. */
 int llog_reader_recycled(const llog_reader *r);

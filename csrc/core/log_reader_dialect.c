@@ -6,6 +6,7 @@
  * LevelDB's reading, which this builds on, is log_reader.c's; what the two
  * share is log_reader_internal.h.
  */
+#include "log_detect.h"
 #include "log_reader_internal.h"
 
 #include <stdlib.h>
@@ -401,4 +402,39 @@ void llog_reader_prologue_step(llog_reader *r) {
         r->phase = PHASE_SYNC_START;
     else
         r->prologue_at = next;
+}
+
+/* ---- the dialect told from block 0 (options.detect) --------------------- */
+
+/*
+ * Block 0 was fed: llog_detect_dialect tells the dialect, and the reader
+ * begins as one made in it would, with block 0 at hand. A short block 0
+ * that tells nothing (an empty log, a first record still being written) is
+ * read as LevelDB's, as detection's verdict is, but told again when it is
+ * fed again (the log grew) while nothing of it was consumed; for a range
+ * past block 0 it is the end of the data until it tells.
+ */
+void llog_reader_detect(llog_reader *r) {
+    if (r->block_offset != 0 ||
+        (r->phase != PHASE_DETECT && (r->pos != 0 || r->in_record))) {
+        r->detecting = 0; /* something was read: the dialect holds */
+        return;
+    }
+    llog_detection d = llog_detect_dialect(
+        r->block, r->block_len, r->opt.has_log_number, r->opt.log_number);
+    int told =
+        d.dialect != LLOG_DIALECT_COUNT || r->block_len == LLOG_BLOCK_SIZE;
+    if (!told && r->opt.start >= LLOG_BLOCK_SIZE && !r->opt.sequential) {
+        r->phase = PHASE_DETECT; /* (other_phase answers EOF) */
+        return;
+    }
+    llog_reader_set_dialect(
+        r, d.dialect == LLOG_DIALECT_COUNT ? LLOG_DIALECT_LEVELDB : d.dialect);
+    llog_reader_begin(r);
+    r->detecting = !told;
+}
+
+llog_dialect llog_reader_dialect(const llog_reader *r, int *told) {
+    *told = !r->detecting;
+    return r->opt.dialect;
 }

@@ -19,6 +19,7 @@
 #endif
 
 enum phase {
+    PHASE_DETECT,     /* options.detect: block 0 tells the dialect first */
     PHASE_PROLOGUE,   /* other dialects: what block 0 states (log_reader.h) */
     PHASE_SYNC_START, /* is the block holding `start` entered mid-record? */
     PHASE_SYNC_BACK,  /* walking back over MIDDLE-only blocks */
@@ -92,6 +93,7 @@ struct llog_reader {
     uint32_t recyclable_crc[RECYCLABLE_TYPES];
     uint64_t prologue_at; /* PHASE_PROLOGUE: the block walked */
     uint64_t ended_at;    /* 1 + where an older log's record ended it */
+    int detecting; /* options.detect, and block 0 has not told it for good */
 
     /* Short FULL records after the one just read, in the same block, their
      * checksums checked together (log_reader.c, "checked ahead"): the next
@@ -144,7 +146,16 @@ LLOG_READER_INTERNAL void llog_reader_torn_physical(llog_reader *r, size_t in,
 LLOG_READER_INTERNAL enum step_result
 llog_reader_drop_rest(llog_reader *r, size_t left, const char *reason);
 
+/* Sets up the reader for a dialect (its tables, verdicts, log number), and
+ * the phase it begins in (the range's). */
+LLOG_READER_INTERNAL void llog_reader_set_dialect(llog_reader *r,
+                                                  llog_dialect dialect);
+LLOG_READER_INTERNAL void llog_reader_begin(llog_reader *r);
+
 /* ---- log_reader_dialect.c: other dialects (docs/rocksdb.md) ------------ */
+
+/* options.detect: block 0 was fed; the dialect it tells (log_reader.h). */
+LLOG_READER_INTERNAL void llog_reader_detect(llog_reader *r);
 
 /* Sets the log number recyclable records must carry. */
 LLOG_READER_INTERNAL void llog_reader_learn_log_number(llog_reader *r,

@@ -4,35 +4,38 @@
 
 #include <string.h>
 
-/* The names of a list (name_of(0) to name_of(count - 1)) as the message
- * lists them: 'a', 'b' or 'c'. */
-static PyObject *names_text(const char *(*name_of)(unsigned), unsigned count) {
+/* The names of a list (name_of(0) to name_of(count - 1), then extra when
+ * not NULL) as the message lists them: 'a', 'b' or 'c'. */
+static PyObject *names_text(const char *(*name_of)(unsigned), unsigned count,
+                            const char *extra) {
+    unsigned all = count + (extra != NULL);
     PyObject *text = PyUnicode_FromString("");
-    for (unsigned i = 0; text != NULL && i < count; i++) {
-        const char *sep = i == 0 ? "" : i + 1 < count ? ", " : " or ";
-        Py_SETREF(text,
-                  PyUnicode_FromFormat("%U%s'%s'", text, sep, name_of(i)));
+    for (unsigned i = 0; text != NULL && i < all; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < all ? ", " : " or ";
+        Py_SETREF(text, PyUnicode_FromFormat("%U%s'%s'", text, sep,
+                                             i < count ? name_of(i) : extra));
     }
     return text;
 }
 
-/* The index of obj's name in a list; 0, or -1 with an exception naming
- * `what` and the list's names. */
+/* The index of obj's name in a list, or count for extra (a name beyond the
+ * list, or NULL); 0, or -1 with an exception naming `what` and the names. */
 static int parse_name(PyObject *obj, const char *what,
                       const char *(*name_of)(unsigned), unsigned count,
-                      unsigned *out) {
+                      const char *extra, unsigned *out) {
     if (!PyUnicode_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    for (unsigned i = 0; i < count; i++) {
-        if (PyUnicode_CompareWithASCIIString(obj, name_of(i)) == 0) {
+    for (unsigned i = 0; i <= count; i++) {
+        const char *name = i < count ? name_of(i) : extra;
+        if (name != NULL && PyUnicode_CompareWithASCIIString(obj, name) == 0) {
             *out = i;
             return 0;
         }
     }
-    PyObject *names = names_text(name_of, count);
+    PyObject *names = names_text(name_of, count, extra);
     if (names != NULL)
         PyErr_Format(PyExc_ValueError, "%s must be %U, not %R", what, names,
                      obj);
@@ -42,8 +45,8 @@ static int parse_name(PyObject *obj, const char *what,
 
 int llpy_parse_dialect(PyObject *obj, llog_dialect *out) {
     unsigned i;
-    if (parse_name(obj, "dialect", llog_dialect_name, LLOG_DIALECT_COUNT, &i) <
-        0)
+    if (parse_name(obj, "dialect", llog_dialect_name, LLOG_DIALECT_COUNT, NULL,
+                   &i) < 0)
         return -1;
     *out = (llog_dialect)i;
     return 0;
@@ -52,7 +55,7 @@ int llpy_parse_dialect(PyObject *obj, llog_dialect *out) {
 int llpy_parse_recovery(PyObject *obj, llog_recovery *out) {
     unsigned i;
     if (parse_name(obj, "recovery", llog_recovery_name, LLOG_RECOVERY_COUNT,
-                   &i) < 0)
+                   NULL, &i) < 0)
         return -1;
     *out = (llog_recovery)i;
     return 0;
@@ -107,12 +110,14 @@ static int log_number_of_path(PyObject *source, llog_reader_options *opt) {
     return 0;
 }
 
-int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
-                         PyObject *path, llog_reader_options *opt) {
-    if (dialect != NULL && llpy_parse_dialect(dialect, &opt->dialect) < 0)
-        return -1;
+/* The log number of opt's dialect: given (log_number, not for LevelDB's,
+ * whose records carry none, unless the dialect is told from block 0), or
+ * from a path source's name (path, or NULL). */
+static int log_number_options(PyObject *log_number, PyObject *path,
+                              llog_reader_options *opt) {
+    int numbered = opt->detect || opt->dialect != LLOG_DIALECT_LEVELDB;
     if (log_number != NULL && log_number != Py_None) {
-        if (opt->dialect == LLOG_DIALECT_LEVELDB) {
+        if (!numbered) {
             PyErr_SetString(PyExc_ValueError,
                             "log_number needs dialect 'rocksdb' or 'pebble': "
                             "LevelDB's records carry no log number");
@@ -121,9 +126,27 @@ int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
         opt->has_log_number = 1;
         return llpy_parse_offset(log_number, "log_number", &opt->log_number);
     }
-    if (path != NULL && opt->dialect != LLOG_DIALECT_LEVELDB)
+    if (path != NULL && numbered)
         return log_number_of_path(path, opt);
     return 0;
+}
+
+int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
+                         PyObject *path, llog_reader_options *opt) {
+    if (dialect != NULL && llpy_parse_dialect(dialect, &opt->dialect) < 0)
+        return -1;
+    return log_number_options(log_number, path, opt);
+}
+
+int llpy_reader_dialect_options(PyObject *dialect, PyObject *log_number,
+                                PyObject *path, llog_reader_options *opt) {
+    unsigned i = LLOG_DIALECT_LEVELDB;
+    if (dialect != NULL && parse_name(dialect, "dialect", llog_dialect_name,
+                                      LLOG_DIALECT_COUNT, "auto", &i) < 0)
+        return -1;
+    opt->detect = i == LLOG_DIALECT_COUNT;
+    opt->dialect = opt->detect ? LLOG_DIALECT_LEVELDB : (llog_dialect)i;
+    return log_number_options(log_number, path, opt);
 }
 
 PyObject *llpy_log_options(PyObject *module, PyObject *const *args,

@@ -23,6 +23,12 @@ int llpy_parse_recovery(PyObject *obj, llog_recovery *out);
 int llpy_dialect_options(PyObject *dialect, PyObject *log_number,
                          PyObject *path, llog_reader_options *opt);
 
+/* As llpy_dialect_options, for a Reader, which also takes "auto": the
+ * dialect told from block 0 (opt->detect), with the log number given or
+ * the file name's, used when it is not LevelDB's. */
+int llpy_reader_dialect_options(PyObject *dialect, PyObject *log_number,
+                                PyObject *path, llog_reader_options *opt);
+
 /* _core._log_options(dialect, log_number=None): the two checked as a
  * Reader checks them, for the package's Python functions. */
 PyObject *llpy_log_options(PyObject *module, PyObject *const *args,

@@ -218,6 +218,8 @@ static void reader_close_locked(llpy_reader *self) {
     self->closed = 1;
     llpy_feed_close(self->feed); /* the source let go */
     if (self->core != NULL) {    /* what the getters still say */
+        int told;
+        self->dialect = llog_reader_dialect(self->core, &told);
         self->has_log_number =
             llog_reader_log_number(self->core, &self->log_number);
         self->recycled = llog_reader_recycled(self->core);
@@ -360,10 +362,23 @@ static PyObject *Reader_get_name(PyObject *op, void *closure) {
     return Py_NewRef(name != NULL ? name : Py_None);
 }
 
+/* The dialect read in: with "auto", the one block 0 told (the core's),
+ * *told 0 while it has not for good; a closed reader's last. */
+static llog_dialect reader_dialect(const llpy_reader *self, int *told) {
+    *told = 1;
+    return self->core != NULL ? llog_reader_dialect(self->core, told)
+                              : self->dialect;
+}
+
 static PyObject *Reader_get_dialect(PyObject *op, void *closure) {
     (void)closure;
-    return PyUnicode_FromString(
-        llog_dialect_name(((llpy_reader *)op)->dialect));
+    llpy_reader *self = (llpy_reader *)op;
+    int told;
+    if (llpy_lock_acquire(&self->lock) < 0)
+        return NULL;
+    llog_dialect dialect = reader_dialect(self, &told);
+    llpy_lock_release(&self->lock);
+    return PyUnicode_FromString(llog_dialect_name(dialect));
 }
 
 static PyObject *Reader_get_log_number(PyObject *op, void *closure) {
@@ -479,8 +494,10 @@ static int reader_over_path(const llpy_reader *self) {
 }
 
 int llpy_reader_state_of(llpy_reader *self, llpy_reader_state *out) {
+    int told;
     if (llpy_lock_acquire(&self->lock) < 0)
         return -1;
+    llog_dialect dialect = reader_dialect(self, &told);
     *out = (llpy_reader_state){.name = self->source,
                                .on_corruption = self->on_corruption,
                                .storage_options = self->storage_options,
@@ -489,7 +506,8 @@ int llpy_reader_state_of(llpy_reader *self, llpy_reader_state *out) {
                                .in_callback = self->in_callback,
                                .finished = self->finished,
                                .recovery = self->recovery,
-                               .dialect = self->dialect,
+                               .dialect = dialect,
+                               .told = told,
                                .verify_checksums = self->verify_checksums,
                                .end = self->end,
                                .has_last = self->has_last,

@@ -79,6 +79,7 @@ typedef struct llpy_reader_state {
     int closed, in_callback, finished;
     llog_recovery recovery;
     llog_dialect dialect;
+    int told; /* 0: dialect "auto", not told for good yet (reopen so) */
     int verify_checksums;
     uint64_t position, end; /* position clipped to end */
     int has_last, has_log_number;

@@ -234,8 +234,9 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
     int url;
     if (reader_options(recovery, verify, start, end, on_corruption, &opt) <
             0 ||
-        llpy_dialect_options(dialect, log_number,
-                             llpy_is_path(source) ? source : NULL, &opt) < 0 ||
+        llpy_reader_dialect_options(dialect, log_number,
+                                    llpy_is_path(source) ? source : NULL,
+                                    &opt) < 0 ||
         (url = llpy_is_url(source)) < 0)
         return -1;
     llpy_state *st = llpy_state_of(Py_TYPE(self));
@@ -248,7 +249,15 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
         llpy_feed_free(feed);
         return -1;
     }
-    return llpy_reader_adopt(self, &opt, feed, source, name,
-                             on_corruption == Py_None ? NULL : on_corruption,
-                             url ? storage_options : NULL);
+    if (llpy_reader_adopt(self, &opt, feed, source, name,
+                          on_corruption == Py_None ? NULL : on_corruption,
+                          url ? storage_options : NULL) < 0)
+        return -1;
+    /* dialect="auto": block 0 is read now, so that the dialect is known
+     * from the start (the core asks for it first). */
+    if (!opt.detect || llpy_reader_acquire(self) < 0)
+        return opt.detect ? -1 : 0;
+    int rc = llpy_feed_fill(feed);
+    llpy_reader_release(self);
+    return rc;
 }

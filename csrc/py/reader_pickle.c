@@ -32,8 +32,8 @@ static PyObject *reader_pickle(const llpy_reader_state *s) {
         s->verify_checksums ? Py_True : Py_False, "start",
         (unsigned long long)s->position, "end", end, "on_corruption",
         s->on_corruption ? s->on_corruption : Py_None, "dialect",
-        llog_dialect_name(s->dialect), "log_number", log_number, last,
-        (unsigned long long)s->dropped_bytes,
+        s->told ? llog_dialect_name(s->dialect) : "auto", "log_number",
+        log_number, last, (unsigned long long)s->dropped_bytes,
         s->finished ? Py_True : Py_False);
     Py_DECREF(restore);
     if (result != NULL && s->storage_options != NULL &&

@@ -33,6 +33,7 @@ from leveldb_log._core import (
     mask_crc,
     unmask_crc,
 )
+from leveldb_log._database_logs import database_logs
 from leveldb_log._detect import detect_dialect
 from leveldb_log._dialects import DIALECTS, Predecessor
 from leveldb_log._errors import (
@@ -94,6 +95,7 @@ __all__ = [
     "crc32c",
     "crc32c_implementation",
     "crc32c_implementations",
+    "database_logs",
     "detect_dialect",
     "leveldb",
     "mask_crc",

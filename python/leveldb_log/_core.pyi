@@ -608,11 +608,12 @@ class Reader(Iterator[bytes]):
         [start, end); end=None reads to the end. See "Ranges".
       on_corruption: None, or a callable given a Corruption(offset,
         size, reason) for each damage reported; see "Reports".
-      dialect: 'leveldb' (the default), 'rocksdb' or 'pebble'; see
-        "Dialects".
+      dialect: 'leveldb' (the default), 'rocksdb', 'pebble', or 'auto':
+        told from the log's first block; see "Dialects".
       log_number: the number recyclable records must carry (RocksDB,
         Pebble); None takes it from a path named NNNNNN.log, else from
-        the first recyclable record.
+        the first recyclable record. With 'auto', used when the log is
+        not LevelDB's.
       storage_options: for a source given as a URL (s3://, gcs://,
         memory://, file://, ...), which fsspec opens (pip install
         'leveldb-log[fsspec]'): the file system's options, such as
@@ -639,6 +640,18 @@ class Reader(Iterator[bytes]):
       the extra leveldb-log[rocksdb]). 'pebble' reads Pebble's WALs:
       recyclable and walSync chunks (19-byte headers), ending at its
       end-of-log trailer. See docs/rocksdb.md.
+
+      'auto' reads block 0 (the log's first 32 KiB) when the reader is
+      made, whatever start is (from a pipe: its first 32 KiB, or all of
+      it if shorter), and reads the log exactly as a reader made with
+      the dialect detect_dialect() tells from it would (given the
+      log_number, or the file name's); the property dialect then names
+      it. A block 0 that tells nothing is read as LevelDB's: an empty
+      log, one whose first record is damaged or still being written.
+      While such a block 0 is shorter than a block and nothing of it
+      was read, it is told again when the log has grown (following a
+      log from its creation); a range past block 0 reads nothing
+      meanwhile. A pickled reader keeps the dialect told.
 
     Recovery modes
       A torn tail is what a crash leaves at the end of a log: a partial
@@ -726,7 +739,7 @@ class Reader(Iterator[bytes]):
         self,
         source: StrPath | Buffer | _ReadableFile,
         *,
-        dialect: Dialect = "leveldb",
+        dialect: Dialect | Literal["auto"] = "leveldb",
         log_number: int | None = None,
         recovery: Recovery = "skip",
         verify_checksums: bool = True,
@@ -737,7 +750,9 @@ class Reader(Iterator[bytes]):
     ) -> None: ...
     @property
     def dialect(self) -> Dialect:
-        """The dialect read: 'leveldb', 'rocksdb' or 'pebble'."""
+        """The dialect read: 'leveldb', 'rocksdb' or 'pebble'; with
+        dialect='auto', the one told from block 0 (see "Dialects").
+        """
     @property
     def log_number(self) -> int | None:
         """The log number recyclable records are held to (given, from the

@@ -169,6 +169,14 @@ def export_path(m: Maker) -> str:
     return str(write_export(m.folder / f"export{next(m.count)}", [("K", [[]])]))
 
 
+def database_path(m: Maker) -> str:
+    folder = m.folder / f"db{next(m.count)}"
+    folder.mkdir()
+    (folder / "CURRENT").write_bytes(b"MANIFEST-000001\n")
+    (folder / "000002.log").write_bytes(LOG_BYTES)
+    return str(folder)
+
+
 # Values for a parameter, by "callable.parameter" or by parameter name; a parameter found in
 # neither takes its default.
 VALUES: dict[str, Callable[[Maker], object]] = {
@@ -209,6 +217,7 @@ VALUES: dict[str, Callable[[Maker], object]] = {
     "entity": lambda m: datastore.Entity({"a": 1}, key=datastore.Key([("K", 1)])),
     "encode_entity.key": lambda m: datastore.Key([("K", 1)]),
     "read_export.path": export_path,
+    "database_logs.path": database_path,
 }
 
 # Values by a parameter's annotation in the stub, for one found in neither VALUES nor with a

@@ -365,6 +365,7 @@ for call in (
     lambda: leveldb_log.splits("s3://bucket/a.log", n=2),
     lambda: leveldb_log.scan("s3://bucket/a.log"),
     lambda: leveldb_log.stats("s3://bucket/a.log"),
+    lambda: leveldb_log.database_logs("s3://bucket/db"),
 ):
     try:
         call()
@@ -373,6 +374,8 @@ for call in (
         assert "leveldb-log[fsspec]" in str(e), e
     else:
         raise AssertionError("no ImportError")
+from leveldb_log.cli import main
+assert main(["cat", "s3://bucket/db"]) == 2  # a usage error naming the extra
 print("ok")
 """
 
@@ -474,8 +477,9 @@ def _cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     )
 
 
-def test_s3_command_line(s3: dict[str, Any]) -> None:
-    options = [
+def _cli_options(s3: dict[str, Any]) -> list[str]:
+    """The --storage-option arguments that reach the moto server."""
+    return [
         "--storage-option",
         f"endpoint_url={s3['endpoint_url']}",
         "--storage-option",
@@ -485,6 +489,10 @@ def test_s3_command_line(s3: dict[str, Any]) -> None:
         "--storage-option",
         'client_kwargs={"region_name": "us-east-1"}',
     ]
+
+
+def test_s3_command_line(s3: dict[str, Any]) -> None:
+    options = _cli_options(s3)
     url = "s3://logs/cli.log"
     lines = b"".join(b"line %d\n" % i for i in range(5000))
     done = _cli("write", *options, url, stdin=lines)
@@ -501,3 +509,22 @@ def test_s3_command_line(s3: dict[str, Any]) -> None:
     assert list(Reader(url, storage_options=s3))[-1] == b"line 4999"
     done = _cli("cat", *options, "s3://logs/missing.log")
     assert done.returncode == 2 and b"s3://logs/missing.log" in done.stderr
+
+
+def test_s3_database_folder(s3: dict[str, Any]) -> None:
+    """A database folder on S3: database_logs lists its logs as URLs; cat reads them."""
+    fs = fsspec.filesystem("s3", **s3)
+    fs.pipe("logs/db/CURRENT", b"MANIFEST-000002\n")
+    fs.pipe("logs/db/MANIFEST-000002", _log_bytes([b"edit"]))
+    fs.pipe("logs/db/000004.ldb", b"a table, no log" * 100)
+    fs.pipe("logs/db/LOG", b"an info log\n")
+    fs.pipe("logs/db/000010.log", _log_bytes([b"ten"]))
+    fs.pipe("logs/db/000009.log", _log_bytes([b"nine"]))
+    assert leveldb_log.database_logs("s3://logs/db", manifest=True, storage_options=s3) == [
+        "s3://logs/db/MANIFEST-000002",
+        "s3://logs/db/000009.log",
+        "s3://logs/db/000010.log",
+    ]
+    options = _cli_options(s3)
+    done = _cli("cat", *options, "s3://logs/db")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"nine\nten\n", b"")

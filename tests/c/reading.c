@@ -298,7 +298,8 @@ read_info read_log(const uint8_t *log, size_t len, read_opts o, tevs *out) {
                                .has_log_number = o.has_log_number,
                                .log_number = o.log_number,
                                .decode = o.decode,
-                               .decode_ctx = o.decode_ctx};
+                               .decode_ctx = o.decode_ctx,
+                               .detect = o.detect};
     llog_reader *r = llog_reader_new(&opt);
     read_info info = {LLOG_EV_ERROR, 0, 0, 0, 0};
     if (!CHECK(r != NULL))

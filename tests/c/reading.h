@@ -85,6 +85,7 @@ typedef struct read_opts {
     uint64_t log_number;
     llog_decode_fn decode; /* compressed logs: NULL, records as stored */
     void *decode_ctx;
+    int detect; /* the dialect told from block 0 (dialect ignored) */
 } read_opts;
 
 extern const read_opts WHOLE; /* the whole log, checksums verified */

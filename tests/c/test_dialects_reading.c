@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dialect_logs.h"
+#include "log_detect.h"
 
 static const char TRUNC_BODY[] = "truncated record body";
 static const char TRUNC_HEADER[] = "truncated header";
@@ -619,6 +620,96 @@ static void test_ranges_in_every_dialect(void) {
     free(cuts);
 }
 
+/* options.detect: a reader told the dialect by block 0 reads exactly as one
+ * made in the dialect llog_detect_dialect names (LevelDB's for none), whole
+ * and from every cut, seekable and sequential, the log clean or damaged in
+ * block 0 or 1; and says that dialect (told) once block 0 was fed. */
+static void test_detect_reads_as_the_dialect_told(void) {
+    static const size_t headers[] = {H, RB, SB};
+    uint64_t *cuts = xmalloc(2000 * sizeof *cuts);
+    for (size_t c = 0; c < 3; c++) {
+        buf log = {0};
+        write_dialect_log(&log, headers[c], 0, 91 + c);
+        size_t n = edge_cuts(log.len, cuts, 2000);
+        for (int damage = 0; damage < 3; damage++) {
+            if (damage > 0) /* in block 0's first record, then in block 1 */
+                log.p[damage == 1 ? headers[c] : B + 3 * SB] ^= 0x10;
+            llog_detection d = llog_detect_dialect(log.p, log.len, 0, 0);
+            llog_dialect told = d.dialect == LLOG_DIALECT_COUNT
+                                    ? LLOG_DIALECT_LEVELDB
+                                    : d.dialect;
+            for (size_t i = 0; i < n; i += harness_pick(1, 7)) {
+                for (int seq = 0; seq < 2; seq++) {
+                    read_opts named = opts(told, LLOG_RECOVER_SKIP);
+                    named.start = cuts[i];
+                    named.sequential = seq;
+                    read_opts auto_ = named;
+                    auto_.dialect = LLOG_DIALECT_LEVELDB;
+                    auto_.detect = 1;
+                    tevs want = {0}, got = {0};
+                    read_log(log.p, log.len, named, &want);
+                    read_log(log.p, log.len, auto_, &got);
+                    CTX("header %zu, damage %d, from %llu%s", headers[c],
+                        damage, (unsigned long long)cuts[i],
+                        seq ? ", sequential" : "");
+                    check_events(&got, &want, dialect_ctx);
+                    tevs_free(&want);
+                    tevs_free(&got);
+                }
+            }
+            llog_reader_options ro = {
+                .end = LLOG_NO_END, .verify_checksums = 1, .detect = 1};
+            llog_reader *r = llog_reader_new(&ro);
+            int done = -1;
+            CHECK_EQ(llog_reader_dialect(r, &done), LLOG_DIALECT_LEVELDB);
+            CHECK_EQ(done, 0); /* nothing fed yet */
+            llog_reader_feed(r, log.p, B);
+            CHECK_EQ(llog_reader_dialect(r, &done), told);
+            CHECK_EQ(done, 1); /* a whole block tells for good */
+            llog_reader_free(r);
+        }
+        buf_free(&log);
+    }
+    free(cuts);
+}
+
+/* options.detect, following a log from its creation: an empty block 0 reads
+ * as LevelDB's, untold; once it holds a record, it tells, and the reader
+ * reads it in that dialect from offset 0. A range past block 0 waits. */
+static void test_detect_tells_a_growing_log_once_it_has_a_record(void) {
+    buf log = {0};
+    put11(&log, 5, "a", 1, 7);
+    buf_zero_to(&log, B);
+    put11(&log, 5, "b", 1, 7);
+    for (int past = 0; past < 2; past++) {
+        llog_reader_options ro = {.start = past ? B : 0,
+                                  .end = LLOG_NO_END,
+                                  .verify_checksums = 1,
+                                  .detect = 1};
+        llog_reader *r = llog_reader_new(&ro);
+        feeder f = {.log = log.p, .len = 0};
+        tevs got = {0}, want = {0};
+        CHECK_EQ(drive(r, &f, 0, &got), LLOG_EV_EOF);
+        int done = -1;
+        llog_reader_dialect(r, &done);
+        CHECK_EQ(done, 0);
+        f.len = log.len;
+        drive(r, &f, 0, &got);
+        CHECK_EQ(llog_reader_dialect(r, &done), LLOG_DIALECT_ROCKSDB);
+        CHECK_EQ(done, 1);
+        want_eof(&want);
+        if (!past)
+            want_rec(&want, 0, "a", 1);
+        want_rec(&want, B, "b", 1);
+        want_eof(&want);
+        check_events(&got, &want, past ? "a range past block 0" : "whole");
+        tevs_free(&got);
+        tevs_free(&want);
+        llog_reader_free(r);
+    }
+    buf_free(&log);
+}
+
 /* (A core bug, fixed.) a range reader past block 0 learns the log number from
  * block 0's first records, and only from a checksum-valid one; a whole read
  * learns it from the first recyclable header, whatever its checksum. A
@@ -848,6 +939,8 @@ void suite_dialects_reading(void) {
     RUN(test_growing_range_learns_log_number_of_block_0);
     RUN(test_pebble_range_learns_log_number_after_legacy);
     RUN(test_redrive_after_old_record_in_a_record);
+    RUN(test_detect_reads_as_the_dialect_told);
+    RUN(test_detect_tells_a_growing_log_once_it_has_a_record);
     /* A known limitation (docs/rocksdb.md): a range past a Pebble trailer
      * cannot see it, and reads on. Runs with LLOG_TEST_KNOWN_BUGS=1 in the
      * environment (listed as skipped otherwise). */

@@ -83,12 +83,14 @@ def test_a_missing_file_exits_2_with_its_name(tmp_path: pathlib.Path) -> None:
 
 
 def test_a_directory_exits_2_with_its_name(tmp_path: pathlib.Path) -> None:
+    """A folder is read as a database's logs (tests/cli/test_database_folders.py): one with
+    no CURRENT is no database."""
     for command in ("dump", "cat", "verify", "stats"):
         result = run(command, tmp_path)
         assert result.returncode == 2, command
         assert (
             result.stderr.decode()
-            == f"leveldb-log: cannot access {str(tmp_path)!r}: Is a directory\n"
+            == f"leveldb-log: not a database: no CURRENT in {str(tmp_path)!r}\n"
         )
 
 

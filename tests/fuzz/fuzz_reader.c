@@ -196,6 +196,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(!whole.done || opt.end != LLOG_NO_END ||
                opt.dialect == LLOG_DIALECT_PEBBLE);
 
+    /* Told the dialect by block 0 (options.detect), the reader reads as
+     * one made in the dialect detection names (LevelDB's for none, with no
+     * log number: its records carry none). */
+    llog_reader_options told = opt, detect = opt;
+    told.dialect =
+        det.dialect == LLOG_DIALECT_COUNT ? LLOG_DIALECT_LEVELDB : det.dialect;
+    told.has_log_number =
+        told.dialect != LLOG_DIALECT_LEVELDB && opt.has_log_number;
+    detect.detect = 1;
+    detect.dialect = told.dialect; /* (ignored by the core: the harness's) */
+    seen_log named = {0}, detected = {0};
+    read_all(&told, log, len, &named);
+    read_all(&detect, log, len, &detected);
+    check_same(&named, &detected, SAME_SIZES | SAME_NUMBERS,
+               "reading told by block 0 and in the dialect told differ");
+    seen_free(&named);
+    seen_free(&detected);
+
     /* The other way of reaching blocks gives the same answer. */
     llog_reader_options other = opt;
     other.sequential = !opt.sequential;

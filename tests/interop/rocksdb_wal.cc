@@ -1,11 +1,14 @@
 // A small driver of the RocksDB C++ library for tests/interop/test_rocksdb78_interop.py.
 //
-//   rocksdb_wal write DB [--zstd] [--recycle] [--cf NAME]...   (batches on
-//   stdin) rocksdb_wal read DB [--mode absolute|pit|tolerate|skip]
+//   rocksdb_wal write DB [--zstd] [--recycle] [--cf NAME]... [--copy-to DIR]
+//                                                   (batches on stdin)
+//   rocksdb_wal read DB [--mode absolute|pit|tolerate|skip]
 //
 // "write" creates DB (with the column families named, numbered 1, 2, ... after
 // "default" = 0), applies one WriteBatch per line of stdin and closes the
-// database without flushing, so that every write stays in its write-ahead log.
+// database without flushing, so that every write stays in its write-ahead log;
+// with --copy-to, DB's folder is first copied to DIR while it is still open
+// (what a backup taken of a live database holds).
 // A line is a batch of space-separated operations, byte strings in hex:
 //   P,cf,key,value   Put          D,cf,key         Delete
 //   S,cf,key         SingleDelete M,cf,key,value   Merge
@@ -20,6 +23,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -148,6 +152,7 @@ void close_db(rocksdb::DB *db, Handles &cfs) {
 int do_write(const std::string &path, const std::vector<std::string> &args) {
     rocksdb::Options options = base_options();
     std::vector<std::string> names = {rocksdb::kDefaultColumnFamilyName};
+    std::string copy_to;
     for (size_t i = 0; i < args.size(); i++) {
         if (args[i] == "--zstd") {
             options.wal_compression = rocksdb::kZSTD;
@@ -158,6 +163,8 @@ int do_write(const std::string &path, const std::vector<std::string> &args) {
                 rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
         } else if (args[i] == "--cf" && i + 1 < args.size()) {
             names.push_back(args[++i]);
+        } else if (args[i] == "--copy-to" && i + 1 < args.size()) {
+            copy_to = args[++i];
         }
     }
     Handles cfs;
@@ -172,6 +179,10 @@ int do_write(const std::string &path, const std::vector<std::string> &args) {
         if (!s.ok()) {
             fail("write", s);
         }
+    }
+    if (!copy_to.empty()) {
+        std::filesystem::copy(path, copy_to,
+                              std::filesystem::copy_options::recursive);
     }
     close_db(db, cfs);
     return 0;

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import pathlib
 import random
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ from leveldb_log.leveldb import (
     decode_write_batch,
     encode_write_batch,
 )
+from support import database_folders
 from support.warned import READS_DAMAGE
 
 plyvel = pytest.importorskip("plyvel")
@@ -380,3 +382,33 @@ def test_leveldb_refuses_our_log_with_paranoid_checks_when_it_is_damaged_mid_fil
         assert dict(db.iterator()) == {b"theirs": b"1", b"k0": b"v"}
     finally:
         db.close()
+
+
+# ---------------------------------------------------------------------------
+# a database folder, copied while the database is open: read as its logs
+# ---------------------------------------------------------------------------
+
+
+def test_a_leveldb_folder_copied_while_open_is_read_as_its_logs(tmp_path: pathlib.Path) -> None:
+    written = list(workload(seed=7, n_writes=600))
+    db = open_db(tmp_path / "db")
+    for batch in written[:300]:
+        apply(db, batch)
+    db.compact_range()  # the memtable into a table file, and a new log
+    for batch in written[300:]:
+        apply(db, batch)
+    shutil.copytree(tmp_path / "db", tmp_path / "copy")  # open, the last writes in its log
+    db.close()
+    copy = tmp_path / "copy"
+    assert table_files(copy) and (copy / "LOG").exists() and (copy / "LOCK").exists()
+    logs = database_folders.logs_listed(copy)
+    records = database_folders.read_logs(logs, "leveldb")
+    assert [decode_write_batch(r).ops for r in records] == written[300:]
+    database_folders.assert_cli_agrees(copy, records, len(logs))
+    manifest, *rest = leveldb_log.database_logs(copy, manifest=True)
+    assert rest == logs and manifest == str(manifest_path(copy))
+    with leveldb_log.Reader(manifest, dialect="auto", recovery="absolute") as r:
+        edits = [decode_version_edit(record) for record in r]
+    assert r.dialect == "leveldb" and edits[0].comparator == "leveldb.BytewiseComparator"
+    log_numbers = [e.log_number for e in edits if e.log_number is not None]
+    assert f"{log_numbers[-1]:06d}.log" == os.path.basename(logs[-1])

@@ -31,6 +31,7 @@ import tempfile
 from collections.abc import Sequence
 
 import pytest
+from support import database_folders
 from support import rocksdb_interop as interop
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -365,3 +366,23 @@ def test_recovery_modes_keep_and_report_what_rocksdb_7_8_does(
             recovered,
             interop.expected_contents(written),
         )
+
+
+# ---------------------------------------------------------------------------
+# a database folder, copied while RocksDB 7.8 has it open: read as its logs
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flags", [(), ("--recycle",)], ids=["plain", "recycled"])
+def test_a_rocksdb_7_8_folder_copied_while_open_is_read_as_its_logs(
+    tmp_path: pathlib.Path, rocksdb_wal: pathlib.Path, flags: tuple[str, ...]
+) -> None:
+    written = debian_workload(seed=42, n=300)
+    copy = tmp_path / "copy"
+    rocksdb_7_write(rocksdb_wal, tmp_path / "db", written, *flags, "--copy-to", str(copy))
+    assert {"CURRENT", "IDENTITY", "LOCK", "LOG"} <= set(os.listdir(copy))
+    logs = database_folders.logs_listed(copy)
+    # a WAL without recycling is framed as LevelDB's, exactly: told so
+    records = database_folders.read_logs(logs, "rocksdb" if flags else "leveldb")
+    interop.assert_batches(interop.decode_wal_asserting_headers(records), written, first=1)
+    database_folders.assert_cli_agrees(copy, records, len(logs))

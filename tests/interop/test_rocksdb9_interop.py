@@ -33,6 +33,7 @@ import shutil
 from typing import Any
 
 import pytest
+from support import database_folders
 from support import rocksdb_interop as interop
 
 BIG_MEMTABLE = 256 << 20  # no flush unless the test asks for one
@@ -53,7 +54,12 @@ class RocksDict:
     """A rocksdict database with the column families CF_NAMES (ids 0, 1, 2)."""
 
     def __init__(
-        self, path: pathlib.Path, *, recycle: bool = False, mode: str = "point_in_time"
+        self,
+        path: pathlib.Path,
+        *,
+        recycle: bool = False,
+        mode: str = "point_in_time",
+        wal_ttl: int = 0,
     ) -> None:
         rd = rocksdict_module()
         self.rd = rd
@@ -63,6 +69,8 @@ class RocksDict:
         options.set_wal_recovery_mode(getattr(rd.DBRecoveryMode, mode)())
         if recycle:
             options.set_recycle_log_file_num(2)
+        if wal_ttl:  # obsolete WALs are moved to archive/ and kept that long
+            options.set_wal_ttl_seconds(wal_ttl)
         existing = rd.Rdict.list_cf(str(path)) if (path / "CURRENT").exists() else ["default"]
         families = {name: self.options() for name in existing if name != "default"}
         self.db = rd.Rdict(str(path), options, column_families=families)
@@ -366,3 +374,49 @@ def test_recovery_modes_keep_and_report_what_rocksdb_9_does(
             recovered,
             interop.expected_contents(written),
         )
+
+
+# ---------------------------------------------------------------------------
+# a database folder, copied while RocksDB 9.x has it open: read as its logs
+# ---------------------------------------------------------------------------
+
+
+def test_a_rocksdb_9_folder_copied_while_open_is_read_as_its_logs(tmp_path: pathlib.Path) -> None:
+    """Tables, an archive/ of obsolete WALs, OPTIONS, IDENTITY: only the live WAL is read."""
+    written = list(interop.workload(seed=11, n=400, cfs=3))
+    db = RocksDict(tmp_path / "db", wal_ttl=3600)
+    for batch in written[:200]:
+        db.apply(batch)
+    db.close()  # rocksdict flushes each column family: tables, the WAL archived
+    db = RocksDict(tmp_path / "db", wal_ttl=3600)
+    for batch in written[200:]:
+        db.apply(batch)
+    shutil.copytree(tmp_path / "db", tmp_path / "copy")  # open, the last writes in its WAL
+    db.close()
+    copy = tmp_path / "copy"
+    names = {p.name for p in copy.iterdir()}
+    assert any(n.endswith(".sst") for n in names) and (copy / "archive").is_dir()
+    assert {"CURRENT", "IDENTITY", "LOCK", "LOG"} <= names
+    assert any(n.startswith("OPTIONS-") for n in names)
+    logs = database_folders.logs_listed(copy)
+    records = database_folders.read_logs(logs, "leveldb")  # no recycling: LevelDB's framing
+    first = 1 + sum(interop.counted(b) for b in written[:200])
+    interop.assert_batches(interop.decode_wal_asserting_headers(records), written[200:], first)
+    database_folders.assert_cli_agrees(copy, records, len(logs))
+
+
+def test_a_recycling_rocksdb_9_folder_copied_while_open_is_read_as_its_logs(
+    tmp_path: pathlib.Path,
+) -> None:
+    written = list(interop.workload(seed=12, n=300, cfs=3))
+    db = RocksDict(tmp_path / "db", recycle=True)
+    for batch in written:
+        db.apply(batch)
+    shutil.copytree(tmp_path / "db", tmp_path / "copy")
+    db.close()
+    logs = database_folders.logs_listed(tmp_path / "copy")
+    records = database_folders.read_logs(logs, "rocksdb")
+    with open(logs[-1], "rb") as f:
+        assert f.read(7)[6] in (5, 6)  # recyclable FULL or FIRST: told as RocksDB's
+    interop.assert_batches(interop.decode_wal_asserting_headers(records), written, first=1)
+    database_folders.assert_cli_agrees(tmp_path / "copy", records, len(logs))

@@ -1,9 +1,10 @@
 """``--dialect``: which engine's log format the reading subcommands read.
 
 ``leveldb``, ``rocksdb`` or ``pebble`` are passed on to the reader (docs/rocksdb.md says
-what each reads); ``auto``, the default, picks one from the log's first block with
-`leveldb_log._detect.detect_dialect` where that is unambiguous, else ``leveldb``.
-`_common.open_reader` opens the reader in the dialect `resolve` gives.
+what each reads); ``auto``, the default, picks one from the log's first block where that is
+unambiguous, else ``leveldb``. ``dump``, ``cat`` and ``verify`` pass ``auto`` on to
+``Reader(dialect="auto")``, which tells it from the block 0 it reads itself (a pipe's too);
+``stats``, whose figures come from ``scan``, names the dialect that `resolve` gives.
 """
 
 from __future__ import annotations

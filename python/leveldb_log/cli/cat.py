@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from leveldb_log._public import module_dir
+from leveldb_log.cli import _database
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -19,7 +20,7 @@ from leveldb_log.cli._common import (
     open_reader,
     records,
 )
-from leveldb_log.cli._dialect import add_dialect, resolve
+from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
 
@@ -38,7 +39,8 @@ def register(subparsers: Subparsers) -> None:
         "cat",
         help="write raw payloads to standard output",
         description="Write each record's payload to standard output, followed by a delimiter "
-        "(default: a newline) or preceded by its length.",
+        "(default: a newline) or preceded by its length. A database folder (one holding "
+        "CURRENT): its write-ahead logs, in log-number order.",
     )
     add_log(p)
     group = p.add_mutually_exclusive_group()
@@ -55,12 +57,22 @@ def register(subparsers: Subparsers) -> None:
     )
     add_reading_options(p)
     add_dialect(p)
+    _database.add_manifest(p)
     add_progress(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the payloads of LOG to standard output; exit status 1 if any corruption."""
+    """Write the payloads of LOG (or of each log of a database folder) to standard output;
+    exit status 1 if any corruption."""
+    logs = _database.logs(args)
+    if logs is None:
+        return _log(args)
+    return max([EXIT_OK, *(_log(each) for each in _database.each(args, logs))])
+
+
+def _log(args: argparse.Namespace) -> int:
+    """Write the payloads of one log; exit status 1 if any corruption."""
     progress = Progress(lambda: log_size(args), args.progress, prints_records=True)
     damage = Damage(progress.err)
     out = sys.stdout.buffer
@@ -68,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     with (
         progress,
         reader_warnings(args.log, progress.err) as not_a_log,
-        open_reader(args, damage, resolve(args)) as reader,
+        open_reader(args, damage, args.dialect) as reader,
     ):
         for _, payload in records(reader, args.log):
             if progress.bar is not None:

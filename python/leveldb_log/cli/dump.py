@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from leveldb_log._public import module_dir
-from leveldb_log.cli import _datastore
+from leveldb_log.cli import _database, _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -33,7 +33,7 @@ from leveldb_log.cli._common import (
     records,
     shown,
 )
-from leveldb_log.cli._dialect import add_dialect, resolve
+from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.cli._payloads import decoder
 from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
@@ -64,7 +64,9 @@ def register(subparsers: Subparsers) -> None:
             "--decode, decode each record as the dialect's engine does: a WriteBatch "
             "(NNNNNN.log; a batch for Pebble) or a VersionEdit (MANIFEST-NNNNNN); with "
             "--dialect auto, a log framed as LevelDB's is decoded as RocksDB's, a superset. "
-            "--leveldb is --dialect leveldb --decode. Corruptions go to standard error."
+            "--leveldb is --dialect leveldb --decode. Corruptions go to standard error. A "
+            "database folder (one holding CURRENT): its write-ahead logs, in log-number "
+            "order, each after a line '==> LOG <==' (JSON: a \"log\" member in each object)."
         ),
     )
     add_log(p)
@@ -92,6 +94,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_reading_options(p)
     add_dialect(p)
+    _database.add_manifest(p)
     add_progress(p)
     p.set_defaults(run=run)
 
@@ -104,17 +107,28 @@ def run(args: argparse.Namespace) -> int:
         args.dialect, args.decode = "leveldb", True
     if args.decode and _datastore.is_export(args):
         return _datastore.dump(args)
-    dialect = resolve(args)
-    format_record = _formatter(args, dialect)
+    logs = _database.logs(args)
+    if logs is None:
+        return _log(args, None)
+    return max([EXIT_OK, *(_log(each, each.log) for each in _database.each(args, logs))])
+
+
+def _log(args: argparse.Namespace, named: str | None) -> int:
+    """Print the records of one log, after a line naming it when ``named`` (a database's
+    log: in JSON, each object names it instead); exit status 1 if any corruption or
+    undecodable payload."""
     progress = Progress(lambda: log_size(args), args.progress, prints_records=True)
     damage = Damage(progress.err)
     undecodable = 0
     out = sys.stdout
+    if named is not None and args.format != "json":
+        out.write(f"==> {shown(named)} <==\n")
     with (
         progress,
         reader_warnings(args.log, progress.err) as not_a_log,
-        open_reader(args, damage, dialect) as reader,
+        open_reader(args, damage, args.dialect) as reader,
     ):
+        format_record = _formatter(args, reader.dialect, named if args.format == "json" else None)
         for offset, payload in records(reader, args.log):
             try:
                 out.write(format_record(offset, payload) + "\n")
@@ -126,7 +140,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_CORRUPT if damage.found or undecodable or not_a_log else EXIT_OK
 
 
-def _formatter(args: argparse.Namespace, dialect: str) -> Callable[[int, bytes], str]:
+def _formatter(
+    args: argparse.Namespace, dialect: str, log: str | None = None
+) -> Callable[[int, bytes], str]:
+    """What prints one record: plain, or decoded for the dialect and the kind of log; with
+    ``log``, a JSON object of each record names the log first."""
+    inner = _record_formatter(args, dialect)
+    if log is None:
+        return inner
+    member = '{"log": ' + json.dumps(log) + ", "
+    return lambda offset, payload: member + inner(offset, payload)[1:]
+
+
+def _record_formatter(args: argparse.Namespace, dialect: str) -> Callable[[int, bytes], str]:
     """What prints one record: plain, or decoded for the dialect and the kind of log."""
     fmt = args.format
     if not args.decode:

@@ -12,12 +12,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from leveldb_log import LogStats, stats
 from leveldb_log._public import module_dir
-from leveldb_log.cli import _datastore
+from leveldb_log.cli import _database, _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
     add_log,
     add_no_verify_checksums,
+    shown,
     source,
     storage_options,
 )
@@ -42,12 +43,15 @@ def register(subparsers: Subparsers) -> None:
         "cut short), garbage and dropped bytes (as the reader in skip mode drops them) and a "
         "histogram of record sizes (power-of-two buckets). Exit status 1 if the log is corrupt. "
         "For a Firestore/Datastore export (a folder or a metadata file: entity counts only) or "
-        "one of its output-N files: the entities per kind.",
+        "one of its output-N files: the entities per kind. A database folder (one holding "
+        "CURRENT): each of its write-ahead logs, in log-number order, after a line "
+        "'==> LOG <==' (JSON: one object a log, naming it).",
     )
     add_log(p)
     p.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     add_no_verify_checksums(p)
     add_dialect(p)
+    _database.add_manifest(p)
     add_progress(p)
     p.set_defaults(run=run)
 
@@ -57,6 +61,15 @@ def run(args: argparse.Namespace) -> int:
     export = _datastore.is_export(args)
     if export and not _datastore.is_one_file(args.log):
         return _datastore.stats(args)
+    logs = _database.logs(args)
+    if logs is None:
+        return _log(args, export)
+    return max([EXIT_OK, *(_log(each, False, each.log) for each in _database.each(args, logs))])
+
+
+def _log(args: argparse.Namespace, export: bool, named: str | None = None) -> int:
+    """Print the statistics of one log (a database's: ``named``, in a line before them, or
+    first in the JSON object); exit status 1 if it is corrupt."""
     dialect = resolve(args)
     with reader_warnings(args.log) as not_a_log, _opened(args) as log:
         figures = stats(log, verify_checksums=args.verify_checksums, dialect=dialect)
@@ -65,9 +78,12 @@ def run(args: argparse.Namespace) -> int:
         kinds, _, error = _datastore.counts(args)
     if args.json:
         extra = _datastore.count_json(kinds) if kinds is not None else {}
-        print(json.dumps({**_json(figures), **extra}))
+        first = {"log": named} if named is not None else {}
+        print(json.dumps({**first, **_json(figures), **extra}))
     else:
         extra_rows = _datastore.count_rows(kinds) if kinds is not None else []
+        if named is not None:
+            print(f"==> {shown(named)} <==")
         print("\n".join(_text(figures, extra_rows)))
     return EXIT_CORRUPT if figures.corrupt or not_a_log or error else EXIT_OK
 

@@ -12,7 +12,7 @@ from leveldb_log._core import _append_point
 from leveldb_log._errors import Corruption, CorruptionError
 from leveldb_log._public import module_dir
 from leveldb_log._stats import torn_tail_bytes
-from leveldb_log.cli import _datastore
+from leveldb_log.cli import _database, _datastore
 from leveldb_log.cli._common import (
     EXIT_CORRUPT,
     EXIT_OK,
@@ -24,7 +24,7 @@ from leveldb_log.cli._common import (
     records,
     shown,
 )
-from leveldb_log.cli._dialect import add_dialect, resolve
+from leveldb_log.cli._dialect import add_dialect
 from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import ends_in_zero_fill, reader_warnings
 
@@ -44,7 +44,9 @@ def register(subparsers: Subparsers) -> None:
         description="Read the whole log and report every corruption with its offset, size "
         "and LevelDB's reason, then a summary. Exit status 1 if the log is corrupt. For a "
         "Firestore/Datastore export (a folder or a metadata file): every log of it, the "
-        "overall metadata and each output file, one summary line each, then the export's. "
+        "overall metadata and each output file, one summary line each, then the export's; "
+        "a database folder (one holding CURRENT): each of its write-ahead logs so, then the "
+        "database's (--manifest: its live MANIFEST too). "
         "A progress bar appears on standard error for logs of 16 MiB and more when it is a "
         "terminal and tqdm is installed (pip install 'leveldb-log[progress]').",
     )
@@ -53,6 +55,7 @@ def register(subparsers: Subparsers) -> None:
     add_progress(p)
     add_reading_options(p)
     add_dialect(p)
+    _database.add_manifest(p)
     p.set_defaults(run=run)
 
 
@@ -60,14 +63,15 @@ def run(args: argparse.Namespace) -> int:
     """Read LOG through, reporting damage; exit status 1 if it is corrupt. An export
     folder or metadata file: each of its logs so, then one line for the export."""
     if _datastore.is_export(args) and not _datastore.is_one_file(args.log):
-        return _export(args)
-    return _log(args)
+        return _several(args, _datastore.logs(args))
+    logs = _database.logs(args)
+    return _log(args) if logs is None else _several(args, logs)
 
 
-def _export(args: argparse.Namespace) -> int:
-    """Verify every log of the export LOG; exit status 1 if any is corrupt."""
-    logs = _datastore.logs(args)
-    corrupt = [log for log in logs if _log(argparse.Namespace(**{**vars(args), "log": log}))]
+def _several(args: argparse.Namespace, logs: list[str]) -> int:
+    """Verify every log of the export or database LOG, then say what holds for all of
+    them; exit status 1 if any is corrupt."""
+    corrupt = [each.log for each in _database.each(args, logs) if _log(each)]
     if not args.quiet:
         if corrupt:
             print(f"{shown(args.log)}: CORRUPT: {len(corrupt)} of {len(logs)} logs")
@@ -82,11 +86,10 @@ def _log(args: argparse.Namespace) -> int:
     progress = Progress(lambda: size, args.progress)
     damage = Damage(progress.write if not args.quiet else (lambda line: None))
     count = 0
-    dialect = resolve(args)
     try:
         with (
             reader_warnings(args.log, lambda line: None) as heard,
-            open_reader(args, damage, dialect) as reader,
+            open_reader(args, damage, args.dialect) as reader,
         ):
             for _ in records(reader, args.log):
                 count += 1
@@ -94,6 +97,7 @@ def _log(args: argparse.Namespace) -> int:
                     progress.to(reader.position)
             progress.to(reader.position)
             position = reader.position
+            dialect = reader.dialect  # --dialect auto: the one block 0 told
     finally:
         progress.close()
     seen = len(damage.found)
