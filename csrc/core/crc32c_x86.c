@@ -218,8 +218,8 @@ TARGET_PCLMUL static inline uint32_t shift_add(uint64_t a, uint64_t k,
 
 /* words words of each of the Y_NS streams at a, a + l, a + 2l into cs
  * (inlined where words is a constant, so that the loops unroll). */
-TARGET_SSE42 LLOG_HOT_INLINE void streams(uint64_t cs[Y_NS], const uint8_t *a,
-                                          size_t l, size_t words) {
+TARGET_SSE42 static inline void streams(uint64_t cs[Y_NS], const uint8_t *a,
+                                        size_t l, size_t words) {
     UNROLL(16)
     for (size_t i = 0; i < 8 * words; i += 8) {
         UNROLL(8)
@@ -230,7 +230,7 @@ TARGET_SSE42 LLOG_HOT_INLINE void streams(uint64_t cs[Y_NS], const uint8_t *a,
 
 /* crc(0, ABC) from the streams' crc(0, A), crc(0, B), crc(0, C), by (2)
  * and (3). */
-TARGET_PCLMUL LLOG_HOT_INLINE uint32_t
+TARGET_PCLMUL static inline uint32_t
 merge_streams(const uint64_t cs[Y_NS], const uint64_t k[Y_NS - 1]) {
     __m128i s = _mm_setzero_si128();
     UNROLL(8)
