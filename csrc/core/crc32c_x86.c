@@ -308,10 +308,12 @@ TARGET_PCLMUL static uint32_t fold_alone_x(uint32_t crc, const uint8_t *p,
 
 /* One block V A B C of shape sh, as block_y but with xmm accumulators x,
  * which stand for everything before V and move onto it by gap; each step
- * folds 16 * X_LANES bytes of V. Returns crc(0, ABC). */
+ * folds 16 * X_LANES bytes of V, and when `ahead` asks for the lines
+ * X_AHEAD bytes on in V and in each stream. Returns crc(0, ABC). */
 TARGET_PCLMUL static inline uint32_t block_x(__m128i x[X_LANES], uint32_t r,
                                              const uint8_t *p,
-                                             const y_shape *sh, __m128i gap) {
+                                             const y_shape *sh, __m128i gap,
+                                             int ahead) {
     const uint8_t *a = p + 16 * X_LANES * sh->steps;
     uint64_t cs[Y_NS] = {0};
     fold_lanes_x(x, gap, p);
@@ -322,15 +324,24 @@ TARGET_PCLMUL static inline uint32_t block_x(__m128i x[X_LANES], uint32_t r,
         if (step > 0)
             fold_lanes_x(x, k, p + 16 * X_LANES * step);
         streams(cs, a + 8 * X_WORDS * step, sh->l, X_WORDS);
+        if (ahead) { /* the lines of V and of each stream X_AHEAD on */
+            const char *v = (const char *)p + 16 * X_LANES * step + X_AHEAD;
+            const char *s = (const char *)a + 8 * X_WORDS * step + X_AHEAD;
+            for (size_t off = 0; off < 16 * X_LANES; off += 64)
+                _mm_prefetch(v + off, _MM_HINT_T0);
+            for (size_t j = 0; j < Y_NS; j++)
+                _mm_prefetch(s + sh->l * j, _MM_HINT_T0);
+        }
     }
     return merge_streams(cs, sh->stream_k);
 }
 
 /* Folding and three crc32 chains side by side, carried across blocks (see
- * "Carried across blocks"): huge blocks for long inputs, then long and
- * short ones; folding alone for what is left. */
-TARGET_PCLMUL NOINLINE static uint32_t blocks_x(uint32_t crc, const uint8_t *p,
-                                                size_t len) {
+ * "Carried across blocks"): huge blocks for long inputs (fetching ahead
+ * when `ahead`, a constant where it is copied in), then long and short
+ * ones; folding alone for what is left. */
+TARGET_PCLMUL LLOG_HOT_INLINE uint32_t blocks_x(uint32_t crc, const uint8_t *p,
+                                                size_t len, int ahead) {
     len = head_to(&crc, &p, len, 16);
     __m128i x[X_LANES];
     UNROLL(8)
@@ -343,12 +354,23 @@ TARGET_PCLMUL NOINLINE static uint32_t blocks_x(uint32_t crc, const uint8_t *p,
     for (int i = len >= X_HUGE_MIN ? 0 : 1; i < 3; i++) { /* longest first */
         const y_shape *sh = shapes[i];
         for (; len >= sh->block; p += sh->block, len -= sh->block) {
-            r = block_x(x, r, p, sh, const_x(last->gap));
+            r = block_x(x, r, p, sh, const_x(last->gap), ahead && i == 0);
             last = sh;
         }
     }
     crc = shift_add(reduce_x(x), last->tail_k, r);
     return fold_alone_x(crc, p, len);
+}
+
+/* blocks_x, out of line so that short inputs do not pay for its frame. */
+TARGET_PCLMUL NOINLINE static uint32_t
+crc_x_blocks(uint32_t crc, const uint8_t *p, size_t len) {
+    return blocks_x(crc, p, len, 0);
+}
+
+TARGET_PCLMUL NOINLINE static uint32_t
+crc_x_blocks_ahead(uint32_t crc, const uint8_t *p, size_t len) {
+    return blocks_x(crc, p, len, 1);
 }
 
 /* blocks_x, but one crc32 chain for short inputs and folding alone for
@@ -359,7 +381,9 @@ TARGET_PCLMUL uint32_t llog_crc32c_pclmul_crc32(uint32_t crc, const uint8_t *p,
         return llog_crc32c_sse42(crc, p, len);
     if (len < llog_crc32c_k.x_short.block + 16)
         return fold_alone_x(crc, p, len);
-    return blocks_x(crc, p, len);
+    if (len > X_AHEAD_MIN)
+        return crc_x_blocks_ahead(crc, p, len);
+    return crc_x_blocks(crc, p, len);
 }
 
 /* ---------------------------------------------------------------------- */
