@@ -63,12 +63,12 @@
  *
  * Carried across blocks (AVX2, PCLMULQDQ). Instead of reducing the folded V of
  * every block, the accumulators move on over A B C to the next block's V: that
- * is a fold by |V's last 256 bytes| + |ABC| bytes, only another constant. And
- * r = crc(0, ABC), which stands for A B C at the end of C, enters the next
- * V like a start value, xored into its first 4 bytes (by (1) as above); the
- * very first V takes the caller's start value the same way. Only the last
- * block is reduced: its accumulators give v = crc(0, everything up to the
- * end of its V), and the CRC is v x^(8|ABC|) + r, by (3).
+ * is a fold by |V's last 256 (AVX2) or 128 bytes| + |ABC| bytes, only another
+ * constant. And r = crc(0, ABC), which stands for A B C at the end of C,
+ * enters the next V like a start value, xored into its first 4 bytes (by (1)
+ * as above); the very first V takes the caller's start value the same way.
+ * Only the last block is reduced: its accumulators give v = crc(0, everything
+ * up to the end of its V), and the CRC is v x^(8|ABC|) + r, by (3).
  */
 #include "crc32c.h"
 #include "crc32c_paths.h"
@@ -205,14 +205,11 @@ static void build_constants(void) {
     shape_constants(&llog_crc32c_k.y_huge, 64, 256, 256, Y_WORDS);
     shape_constants(&llog_crc32c_k.y_long, 8, 256, 256, Y_WORDS);
     shape_constants(&llog_crc32c_k.y_short, 2, 256, 256, Y_WORDS);
-    const size_t x_v = 16 * X_LANES;
-    fold_constants(llog_crc32c_k.x_lanes, 16 * X_LANES);
-    shape_constants(&llog_crc32c_k.x_huge, X_HUGE_STEPS, x_v, 16 * X_LANES,
-                    X_WORDS);
-    shape_constants(&llog_crc32c_k.x_long, X_LONG_STEPS, x_v, 16 * X_LANES,
-                    X_WORDS);
-    shape_constants(&llog_crc32c_k.x_short, X_SHORT_STEPS, x_v, 16 * X_LANES,
-                    X_WORDS);
+    const size_t x_v = 16 * X_LANES; /* a step folds every lane once */
+    fold_constants(llog_crc32c_k.x_lanes, x_v);
+    shape_constants(&llog_crc32c_k.x_huge, X_HUGE_STEPS, x_v, x_v, X_WORDS);
+    shape_constants(&llog_crc32c_k.x_long, X_LONG_STEPS, x_v, x_v, X_WORDS);
+    shape_constants(&llog_crc32c_k.x_short, X_SHORT_STEPS, x_v, x_v, X_WORDS);
     assert(llog_crc32c_k.x_short.block % 16 == 0); /* see X_WORDS */
 }
 #endif /* HAVE_X86 || HAVE_ARM */
