@@ -45,15 +45,15 @@
  * and the two shifted terms of (2) are xored into the last 8 bytes of C, whose
  * own crc32 does the reduction for them.
  *
- * Folding (AVX-512, AVX2). Hold a 16-byte block as V = H x^64 + L (H its first
- * 8 bytes, the higher powers). Moved D bytes later, V x^(8D) is congruent to
- * H (x^(8D+31) mod P) x^33 + L (x^(8D-33) mod P) x^33, and clmul(h, k) read
- * as a reflected 128-bit value is h*k*x^33: two carry-less multiplies give a
- * 16-byte value that may be xored onto the block D bytes later without
- * changing the message mod P. Folding blocks onto later ones leaves 16 bytes
- * that stand for everything read so far; their crc32 from 0 is the CRC. The
- * start value c is xored into the first 4 bytes first, as (1) shows
- * crc(c, M) = crc(0, M + c x^(8n-32)).
+ * Folding (AVX-512, AVX2, PCLMULQDQ). Hold a 16-byte block as V = H x^64 + L
+ * (H its first 8 bytes, the higher powers). Moved D bytes later, V x^(8D) is
+ * congruent to H (x^(8D+31) mod P) x^33 + L (x^(8D-33) mod P) x^33, and
+ * clmul(h, k) read as a reflected 128-bit value is h*k*x^33: two carry-less
+ * multiplies give a 16-byte value that may be xored onto the block D bytes
+ * later without changing the message mod P. Folding blocks onto later ones
+ * leaves 16 bytes that stand for everything read so far; their crc32 from 0 is
+ * the CRC. The start value c is xored into the first 4 bytes first, as (1)
+ * shows crc(c, M) = crc(0, M + c x^(8n-32)).
  *
  * Both at once. The vector unit folds and the crc32 unit runs its streams in
  * parallel: a block V A B C, V folded and A, B, C three crc32 streams of L
@@ -61,14 +61,14 @@
  * crc(c, VABC) = c x^(8|VABC|) + crc(0, VABC), so blocks do not wait for
  * each other.
  *
- * Carried across blocks (AVX2). Instead of reducing the folded V of every
- * block, the accumulators move on over A B C to the next block's V: that is
- * a fold by |V's last 256 bytes| + |ABC| bytes, only another constant. And
- * r = crc(0, ABC), which stands for A B C at the end of C, enters the next
- * V like a start value, xored into its first 4 bytes (by (1) as above); the
- * very first V takes the caller's start value the same way. Only the last
- * block is reduced: its accumulators give v = crc(0, everything up to the
- * end of its V), and the CRC is v x^(8|ABC|) + r, by (3).
+ * Carried across blocks (AVX2, PCLMULQDQ). Instead of reducing the folded V of
+ * every block, the accumulators move on over A B C to the next block's V: that
+ * is a fold by |V's last 256 (AVX2) or 128 bytes| + |ABC| bytes, only another
+ * constant. And r = crc(0, ABC), which stands for A B C at the end of C,
+ * enters the next V like a start value, xored into its first 4 bytes (by (1)
+ * as above); the very first V takes the caller's start value the same way.
+ * Only the last block is reduced: its accumulators give v = crc(0, everything
+ * up to the end of its V), and the CRC is v x^(8|ABC|) + r, by (3).
  */
 #include "crc32c.h"
 #include "crc32c_paths.h"
@@ -168,12 +168,16 @@ static void fold_constants(uint64_t k[2], size_t d) {
     k[1] = x_pow_mod_p(8 * (uint64_t)d - 33);
 }
 
-static void shape_constants(y_shape *sh, size_t steps) {
+/* A shape of blocks V A B C (see "Carried across blocks"): steps steps,
+ * each folding v_step bytes of V and feeding words words to each stream,
+ * with accumulators that hold the last `lanes` bytes of V. */
+static void shape_constants(y_shape *sh, size_t steps, size_t v_step,
+                            size_t lanes, size_t words) {
     sh->steps = steps;
-    sh->l = 8 * Y_WORDS * steps;
-    sh->block = 256 * steps + Y_NS * sh->l;
+    sh->l = 8 * words * steps;
+    sh->block = v_step * steps + Y_NS * sh->l;
     sh->share = sh->block / steps;
-    fold_constants(sh->gap, 256 + Y_NS * sh->l);
+    fold_constants(sh->gap, lanes + Y_NS * sh->l);
     for (int i = 0; i < Y_NS - 1; i++) /* stream i moves Y_NS - 1 - i L's */
         sh->stream_k[i] =
             x_pow_mod_p(8 * (uint64_t)sh->l * (Y_NS - 1 - i) - 33);
@@ -198,9 +202,15 @@ static void build_constants(void) {
         fold_constants(llog_crc32c_k.fold_lanes[lane], 48 - 16 * (size_t)lane);
     fold_constants(llog_crc32c_k.fold_32, 32);
     fold_constants(llog_crc32c_k.fold_128, 128);
-    shape_constants(&llog_crc32c_k.y_huge, 64);
-    shape_constants(&llog_crc32c_k.y_long, 8);
-    shape_constants(&llog_crc32c_k.y_short, 2);
+    shape_constants(&llog_crc32c_k.y_huge, 64, 256, 256, Y_WORDS);
+    shape_constants(&llog_crc32c_k.y_long, 8, 256, 256, Y_WORDS);
+    shape_constants(&llog_crc32c_k.y_short, 2, 256, 256, Y_WORDS);
+    const size_t x_v = 16 * X_LANES; /* a step folds every lane once */
+    fold_constants(llog_crc32c_k.x_lanes, x_v);
+    shape_constants(&llog_crc32c_k.x_huge, X_HUGE_STEPS, x_v, x_v, X_WORDS);
+    shape_constants(&llog_crc32c_k.x_long, X_LONG_STEPS, x_v, x_v, X_WORDS);
+    shape_constants(&llog_crc32c_k.x_short, X_SHORT_STEPS, x_v, x_v, X_WORDS);
+    assert(llog_crc32c_k.x_short.block % 16 == 0); /* see X_WORDS */
 }
 #endif /* HAVE_X86 || HAVE_ARM */
 
@@ -229,6 +239,8 @@ static const impl impls[] = {
 #if HAVE_X86
     {"sse4.2", llog_crc32c_sse42, llog_crc32c_has_sse42, NULL, NULL, NULL},
     {"sse4.2+pclmul", llog_crc32c_sse42_3way, llog_crc32c_has_pclmul, NULL,
+     NULL, NULL},
+    {"pclmul+crc32", llog_crc32c_pclmul_crc32, llog_crc32c_has_pclmul, NULL,
      NULL, NULL},
     {"avx2+vpclmulqdq", llog_crc32c_avx2_fold, llog_crc32c_has_avx2, NULL,
      NULL, llog_crc32c_avx2_fold_copy},

@@ -95,7 +95,7 @@ static const size_t stream_bytes[N_STREAM_SIZES] = {16384, 5440, 1024, 256,
 #define Y_WORDS 6
 #define Y_NS 3 /* crc32 streams */
 typedef struct y_shape {
-    size_t steps, l, block; /* l = 8 * Y_WORDS * steps bytes a stream */
+    size_t steps, l, block; /* l = 8 * words * steps bytes a stream */
     size_t share;           /* block / steps: a step's lines to fetch ahead */
     uint64_t gap[2], stream_k[Y_NS - 1], tail_k;
 } y_shape;
@@ -122,6 +122,30 @@ typedef struct y_shape {
  * from memory, where short blocks beat huge ones (bench/README.md). */
 #define Y_AHEAD_HUGE_MAX ((size_t)2 << 20)
 
+/*
+ * The 128-bit path (PCLMULQDQ without VPCLMULQDQ): blocks V A B C carried
+ * across as the AVX2 ones are, with X_LANES xmm accumulators; each step
+ * folds 16 * X_LANES bytes of V and feeds X_WORDS words to each of the
+ * Y_NS crc32 streams (blocks are then multiples of 16 bytes, so that the
+ * aligned loads stay aligned). Inputs from X_HUGE_MIN start with huge
+ * blocks (X_HUGE_STEPS steps: 34 KiB), shorter ones with long ones
+ * (X_LONG_STEPS); short ones (X_SHORT_STEPS) take what those leave, folding
+ * alone what short ones leave. Long streams read a buffer beyond the L2 cache
+ * much faster than short ones (bench/README.md, "The 128-bit side-by-side
+ * path", has the figures behind every number here).
+ */
+#define X_LANES 8
+#define X_WORDS 6
+#define X_HUGE_MIN ((size_t)64 << 10)
+#define X_HUGE_STEPS 128
+#define X_LONG_STEPS 8
+#define X_SHORT_STEPS 2
+/* Inputs longer than X_AHEAD_MIN, likely beyond the L2 cache, have their
+ * huge blocks ask at every step for the lines X_AHEAD bytes on in V and in
+ * each stream (the hardware's prefetchers follow four streams less well). */
+#define X_AHEAD_MIN ((size_t)512 << 10)
+#define X_AHEAD 2048
+
 /* Every constant of the instruction-based paths: polynomials mod P (x^n for
  * the n the comments name), filled once by crc32c.c at init. */
 struct llog_crc32c_constants {
@@ -141,6 +165,9 @@ struct llog_crc32c_constants {
      * leave less to the short ones (docs/performance.md). */
     y_shape y_huge, y_long, y_short;
     uint64_t fold_32[2], fold_128[2];
+    /* The 128-bit path's shapes (X_LANES, above): huge, long, short. */
+    y_shape x_huge, x_long, x_short;
+    uint64_t x_lanes[2]; /* folds by 16 * X_LANES bytes */
 };
 LLOG_CRC32C_INTERNAL extern struct llog_crc32c_constants llog_crc32c_k;
 
@@ -163,6 +190,10 @@ LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_sse42(uint32_t crc, const uint8_t *p,
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_sse42_3way(uint32_t crc,
                                                      const uint8_t *p,
                                                      size_t len);
+/* 128-bit folding side by side with three crc32 streams. */
+LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_pclmul_crc32(uint32_t crc,
+                                                       const uint8_t *p,
+                                                       size_t len);
 LLOG_CRC32C_INTERNAL uint32_t llog_crc32c_avx2_fold(uint32_t crc,
                                                     const uint8_t *p,
                                                     size_t len);

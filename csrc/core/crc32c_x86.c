@@ -1,8 +1,9 @@
 /*
  * crc32c_x86.c - CRC-32C on x86-64: SSE4.2's crc32 in one chain and in three
- * streams merged with PCLMULQDQ, AVX2 and AVX-512 VPCLMULQDQ folding (alone
- * and side by side with crc32), the copying CRCs of llog_crc32c_copy_many,
- * and the CPU probe (CPUID, XGETBV) that says which of them run.
+ * streams merged with PCLMULQDQ, 128-bit PCLMULQDQ folding side by side with
+ * crc32, AVX2 and AVX-512 VPCLMULQDQ folding (alone and side by side with
+ * crc32), the copying CRCs of llog_crc32c_copy_many, and the CPU probe
+ * (CPUID, XGETBV) that says which of them run.
  *
  * Every function carries its own target attribute, so that the file builds
  * with plain -O2 and runs on any x86-64 CPU: crc32c.c calls a path only
@@ -183,10 +184,6 @@ TARGET_PCLMUL uint32_t llog_crc32c_sse42_3way(uint32_t crc, const uint8_t *p,
     return llog_crc32c_sse42(crc, p, len);
 }
 
-/* ---------------------------------------------------------------------- */
-/* AVX2 VPCLMULQDQ: folding alone, and side by side with crc32            */
-/* ---------------------------------------------------------------------- */
-
 /* Bytes from p to the next multiple of align (a power of two). */
 static size_t to_boundary(const uint8_t *p, size_t align) {
     return (size_t)(0u - (uintptr_t)p) & (align - 1);
@@ -205,6 +202,193 @@ TARGET_SSE42 static inline size_t head_to(uint32_t *crc, const uint8_t **p,
     *p += head;
     return len - head;
 }
+
+/* ---------------------------------------------------------------------- */
+/* PCLMULQDQ: 128-bit folding side by side with crc32                     */
+/* ---------------------------------------------------------------------- */
+
+/* crc(0, ...) of the 64-bit product of a (32 bits) and k, xored with c: a
+ * value a x^j moved into place by (3) and added to another CRC. */
+TARGET_PCLMUL static inline uint32_t shift_add(uint64_t a, uint64_t k,
+                                               uint32_t c) {
+    __m128i s = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)a),
+                                     _mm_cvtsi64_si128((long long)k), 0x00);
+    return (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^ c;
+}
+
+/* words words of each of the Y_NS streams at a, a + l, a + 2l into cs
+ * (inlined where words is a constant, so that the loops unroll). */
+TARGET_SSE42 static inline void streams(uint64_t cs[Y_NS], const uint8_t *a,
+                                        size_t l, size_t words) {
+    UNROLL(16)
+    for (size_t i = 0; i < 8 * words; i += 8) {
+        UNROLL(8)
+        for (int j = 0; j < Y_NS; j++)
+            cs[j] = _mm_crc32_u64(cs[j], llog_load64(a + l * (size_t)j + i));
+    }
+}
+
+/* crc(0, ABC) from the streams' crc(0, A), crc(0, B), crc(0, C), by (2)
+ * and (3). */
+TARGET_PCLMUL static inline uint32_t
+merge_streams(const uint64_t cs[Y_NS], const uint64_t k[Y_NS - 1]) {
+    __m128i s = _mm_setzero_si128();
+    UNROLL(8)
+    for (int i = 0; i < Y_NS - 1; i++)
+        s = _mm_xor_si128(
+            s, _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)cs[i]),
+                                    _mm_cvtsi64_si128((long long)k[i]), 0x00));
+    return (uint32_t)(_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^
+                      cs[Y_NS - 1]);
+}
+
+/* The 16 bytes of x moved forward by the distance of k, xored onto next
+ * (see "Folding"). */
+TARGET_PCLMUL static inline __m128i fold_x(__m128i x, __m128i k,
+                                           __m128i next) {
+    __m128i h = _mm_clmulepi64_si128(x, k, 0x00);
+    __m128i l = _mm_clmulepi64_si128(x, k, 0x11);
+    return _mm_xor_si128(_mm_xor_si128(h, l), next);
+}
+
+TARGET_PCLMUL static inline __m128i const_x(const uint64_t k[2]) {
+    return _mm_set_epi64x((long long)k[1], (long long)k[0]);
+}
+
+/* 16 bytes at p, a multiple of 16 (head_to), so that the load may be the
+ * xor's operand. */
+TARGET_PCLMUL static inline __m128i load_x(const uint8_t *p) {
+    return _mm_load_si128((const __m128i *)(const void *)p);
+}
+
+/* x[0 .. X_LANES) folded forward by the distance of k onto the bytes at q
+ * (unrolled and inlined so that x stays in registers). */
+TARGET_PCLMUL static inline void fold_lanes_x(__m128i x[X_LANES], __m128i k,
+                                              const uint8_t *q) {
+    UNROLL(8)
+    for (int j = 0; j < X_LANES; j++)
+        x[j] = fold_x(x[j], k, load_x(q + 16 * j));
+}
+
+/* The CRC (from 0) of the 16 * X_LANES consecutive bytes in x: folded
+ * pairwise into the last lane (by 16, 32, 64 bytes), whose crc32 is that
+ * of the whole. */
+TARGET_PCLMUL static inline uint32_t reduce_x(__m128i x[X_LANES]) {
+    const uint64_t *k[] = {llog_crc32c_k.fold_lanes[2], llog_crc32c_k.fold_32,
+                           llog_crc32c_k.fold_64};
+    UNROLL(3)
+    for (int level = 0, d = 1; d < X_LANES; level++, d *= 2) {
+        UNROLL(4)
+        for (int j = d - 1; j + d < X_LANES; j += 2 * d)
+            x[j + d] = fold_x(x[j], const_x(k[level]), x[j + d]);
+    }
+    __m128i v = x[X_LANES - 1];
+    uint64_t c = _mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(v));
+    return (uint32_t)_mm_crc32_u64(c, (uint64_t)_mm_extract_epi64(v, 1));
+}
+
+/* Folding alone: the bytes up to a multiple of 16 and what is left after
+ * whole folds by one crc32 chain. */
+TARGET_PCLMUL static uint32_t fold_alone_x(uint32_t crc, const uint8_t *p,
+                                           size_t len) {
+    len = head_to(&crc, &p, len, 16);
+    size_t n = len & ~(size_t)(16 * X_LANES - 1);
+    if (n == 0)
+        return llog_crc32c_sse42(crc, p, len);
+    __m128i x[X_LANES];
+    UNROLL(8)
+    for (int j = 0; j < X_LANES; j++)
+        x[j] = load_x(p + 16 * j);
+    x[0] = _mm_xor_si128(x[0], _mm_cvtsi32_si128((int)crc));
+    __m128i k = const_x(llog_crc32c_k.x_lanes);
+    for (size_t i = 16 * X_LANES; i < n; i += 16 * X_LANES)
+        fold_lanes_x(x, k, p + i);
+    return llog_crc32c_sse42(reduce_x(x), p + n, len - n);
+}
+
+/* One block V A B C of shape sh, as block_y but with xmm accumulators x,
+ * which stand for everything before V and move onto it by gap; each step
+ * folds 16 * X_LANES bytes of V, and when `ahead` asks for the lines
+ * X_AHEAD bytes on in V and in each stream. Returns crc(0, ABC). */
+TARGET_PCLMUL static inline uint32_t block_x(__m128i x[X_LANES], uint32_t r,
+                                             const uint8_t *p,
+                                             const y_shape *sh, __m128i gap,
+                                             int ahead) {
+    const uint8_t *a = p + 16 * X_LANES * sh->steps;
+    uint64_t cs[Y_NS] = {0};
+    fold_lanes_x(x, gap, p);
+    /* after the fold: only this xor waits for the previous block's r */
+    x[0] = _mm_xor_si128(x[0], _mm_cvtsi32_si128((int)r));
+    __m128i k = const_x(llog_crc32c_k.x_lanes);
+    for (size_t step = 0; step < sh->steps; step++) {
+        if (step > 0)
+            fold_lanes_x(x, k, p + 16 * X_LANES * step);
+        streams(cs, a + 8 * X_WORDS * step, sh->l, X_WORDS);
+        if (ahead) { /* the lines of V and of each stream X_AHEAD on */
+            const char *v = (const char *)p + 16 * X_LANES * step + X_AHEAD;
+            const char *s = (const char *)a + 8 * X_WORDS * step + X_AHEAD;
+            for (size_t off = 0; off < 16 * X_LANES; off += 64)
+                _mm_prefetch(v + off, _MM_HINT_T0);
+            for (size_t j = 0; j < Y_NS; j++)
+                _mm_prefetch(s + sh->l * j, _MM_HINT_T0);
+        }
+    }
+    return merge_streams(cs, sh->stream_k);
+}
+
+/* Folding and three crc32 chains side by side, carried across blocks (see
+ * "Carried across blocks"): huge blocks for long inputs (fetching ahead
+ * when `ahead`, a constant where it is copied in), then long and short
+ * ones; folding alone for what is left. */
+TARGET_PCLMUL LLOG_HOT_INLINE uint32_t blocks_x(uint32_t crc, const uint8_t *p,
+                                                size_t len, int ahead) {
+    len = head_to(&crc, &p, len, 16);
+    __m128i x[X_LANES];
+    UNROLL(8)
+    for (int j = 0; j < X_LANES; j++) /* folding zeros leaves V as is */
+        x[j] = _mm_setzero_si128();
+    uint32_t r = crc; /* the start value enters like a previous r */
+    const y_shape *shapes[] = {&llog_crc32c_k.x_huge, &llog_crc32c_k.x_long,
+                               &llog_crc32c_k.x_short};
+    const y_shape *last = &llog_crc32c_k.x_short;
+    for (int i = len >= X_HUGE_MIN ? 0 : 1; i < 3; i++) { /* longest first */
+        const y_shape *sh = shapes[i];
+        for (; len >= sh->block; p += sh->block, len -= sh->block) {
+            r = block_x(x, r, p, sh, const_x(last->gap), ahead && i == 0);
+            last = sh;
+        }
+    }
+    crc = shift_add(reduce_x(x), last->tail_k, r);
+    return fold_alone_x(crc, p, len);
+}
+
+/* blocks_x, out of line so that short inputs do not pay for its frame. */
+TARGET_PCLMUL NOINLINE static uint32_t
+crc_x_blocks(uint32_t crc, const uint8_t *p, size_t len) {
+    return blocks_x(crc, p, len, 0);
+}
+
+TARGET_PCLMUL NOINLINE static uint32_t
+crc_x_blocks_ahead(uint32_t crc, const uint8_t *p, size_t len) {
+    return blocks_x(crc, p, len, 1);
+}
+
+/* blocks_x, but one crc32 chain for short inputs and folding alone for
+ * inputs shorter than a short block (after the bytes that align it). */
+TARGET_PCLMUL uint32_t llog_crc32c_pclmul_crc32(uint32_t crc, const uint8_t *p,
+                                                size_t len) {
+    if (len < FOLD_MIN) /* short: straight to the loop with no set-up */
+        return llog_crc32c_sse42(crc, p, len);
+    if (len < llog_crc32c_k.x_short.block + 16)
+        return fold_alone_x(crc, p, len);
+    if (len > X_AHEAD_MIN)
+        return crc_x_blocks_ahead(crc, p, len);
+    return crc_x_blocks(crc, p, len);
+}
+
+/* ---------------------------------------------------------------------- */
+/* AVX2 VPCLMULQDQ: folding alone, and side by side with crc32            */
+/* ---------------------------------------------------------------------- */
 
 /* Both 128-bit lanes of x moved forward by the distance of k, xored onto
  * next (see "Folding"). */
@@ -292,31 +476,6 @@ TARGET_AVX2 uint32_t llog_crc32c_avx2_fold(uint32_t crc, const uint8_t *p,
     return llog_crc32c_sse42(crc, p + n, len - n);
 }
 
-/* Y_WORDS words of each of the streams at a, a + l, a + 2l ... into cs. */
-TARGET_AVX2 static inline void streams_y(uint64_t cs[Y_NS], const uint8_t *a,
-                                         size_t l) {
-    UNROLL(16)
-    for (size_t i = 0; i < 8 * Y_WORDS; i += 8) {
-        UNROLL(8)
-        for (int j = 0; j < Y_NS; j++)
-            cs[j] = _mm_crc32_u64(cs[j], llog_load64(a + l * (size_t)j + i));
-    }
-}
-
-/* crc(0, ABC) from the streams' crc(0, A), crc(0, B), crc(0, C), by (2)
- * and (3). */
-TARGET_AVX2 static uint32_t merge_streams_y(const uint64_t cs[Y_NS],
-                                            const uint64_t k[Y_NS - 1]) {
-    __m128i s = _mm_setzero_si128();
-    UNROLL(8)
-    for (int i = 0; i < Y_NS - 1; i++)
-        s = _mm_xor_si128(
-            s, _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)cs[i]),
-                                    _mm_cvtsi64_si128((long long)k[i]), 0x00));
-    return (uint32_t)(_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^
-                      cs[Y_NS - 1]);
-}
-
 /* How blocks fetch ahead: not at all; short blocks of a long input all
  * their lines Y_PREFETCH on, at their start; or each step its share of
  * the lines Y_AHEAD on (llog_crc32c_extend_ahead, and inputs longer than
@@ -360,14 +519,14 @@ TARGET_AVX2 static inline uint32_t block_y(__m256i x[8], uint32_t r,
     for (size_t step = 0; step < sh->steps; step++) {
         if (step > 0)
             fold8_y(x, k256, p + 256 * step);
-        streams_y(cs, a + 8 * Y_WORDS * step, sh->l);
+        streams(cs, a + 8 * Y_WORDS * step, sh->l, Y_WORDS);
         if (fetch == FETCH_SPREAD)
             for (size_t off = 0; off < sh->share; off += Y_AHEAD_STRIDE)
                 _mm_prefetch((const char *)p + Y_AHEAD + step * sh->share +
                                  off,
                              _MM_HINT_T0);
     }
-    return merge_streams_y(cs, sh->stream_k);
+    return merge_streams(cs, sh->stream_k);
 }
 
 /* Folding and three crc32 chains side by side (see "Carried across
@@ -395,10 +554,7 @@ TARGET_AVX2 LLOG_HOT_INLINE uint32_t blocks_y(uint32_t crc, const uint8_t *p,
         }
     }
     uint32_t v = reduce_y(merge8_y(x)); /* everything up to the last V */
-    __m128i s =
-        _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)v),
-                             _mm_cvtsi64_si128((long long)last->tail_k), 0x00);
-    crc = (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(s)) ^ r;
+    crc = shift_add(v, last->tail_k, r);
     _mm256_zeroupper(); /* else SSE code after us may pay for the state */
     return llog_crc32c_avx2_fold(crc, p, len);
 }

@@ -161,14 +161,23 @@ static void test_every_length_and_alignment(void) {
 
 /* Long inputs, and lengths just around every block size the fast paths
  * switch on (64-byte folds, 256-byte fold loop, 3 x 64/256/2048 streams,
- * AVX2 blocks of 800, 3200 and 25600 bytes from 128 KiB on). */
+ * AVX2 blocks of 800, 3200 and 25600 bytes from 128 KiB on, 128-bit
+ * blocks of 544, 2176 and 34816 bytes from 64 KiB on, fetching ahead
+ * past 512 KiB). */
 static void test_long_inputs(void) {
     static const size_t sizes[] = {
         1u << 20, 3u * (1u << 20) + 7, 6144, 12288, 18432, 16384, 32768,
         32768 + 6144 + 768 + 192 + 64 + 7, 65536, 100000,
         /* AVX2: where huge blocks begin, and
          * huge, long and short ones in turn */
-        131072, 5 * 25600 + 3 * 3200 + 800 + 40};
+        131072, 5 * 25600 + 3 * 3200 + 800 + 40,
+        /* 128-bit: a huge block and what is left below where huge
+         * blocks begin (long ones then); huge, long, short ones and
+         * folding alone in turn */
+        34816 + 16, 2 * 34816 + 3 * 2176 + 544 + 128 + 16,
+        3 * 34816 + 2176 + 2 * 544 + 200,
+        /* 128-bit: where huge blocks start fetching ahead */
+        512u << 10};
     size_t max = 3u * (1u << 20) + 7 + 16;
     uint8_t *src = malloc(max);
     if (src == NULL)
