@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import ray.data
 from ray.data.block import BlockAccessor, BlockMetadata
 from ray.data.datasource import Datasink, Datasource, ReadTask
@@ -103,7 +103,7 @@ class LogDatasource(Datasource):
             ReadTask(
                 functools.partial(_read, piece, self._spec, self._partitioning, schema),
                 BlockMetadata(
-                    num_rows=None, size_bytes=piece.size, input_files=[piece.path], exec_stats=None
+                    num_rows=None, size_bytes=piece.size, input_files=(piece.path,), exec_stats=None
                 ),
                 schema=schema,
                 per_task_row_limit=per_task_row_limit,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
@@ -61,8 +61,8 @@ class ReadSpec:
     storage_options: dict[str, Any] | None = None
     rows: str = "records"
     include_path: bool = False
-    offset_type: str = "uint64"  # or "int64" (Spark's long)
-    data_type: str = "large_binary"  # or "binary"
+    offset_type: Literal["uint64", "int64"] = "uint64"  # int64: Spark's long
+    data_type: Literal["large_binary", "binary"] = "large_binary"
     max_records: int = 65536  # in each batch
     max_bytes: int = 4 << 20  # of records in each batch
     ignore_missing: bool = False  # a file gone since the listing is read as empty

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import re
 import zoneinfo
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
@@ -205,7 +205,7 @@ def _test(f: Any, name: str) -> Any:
     if isinstance(f, In):
         targets = list(target)
         return lambda values: values.get(name) in targets
-    check = {
+    checks: dict[type, Callable[[Any], bool]] = {
         EqualTo: lambda v: v is not None and v == target,
         EqualNullSafe: lambda v: v == target,
         GreaterThan: lambda v: v is not None and v > target,
@@ -214,7 +214,8 @@ def _test(f: Any, name: str) -> Any:
         LessThanOrEqual: lambda v: v is not None and v <= target,
         IsNull: lambda v: v is None,
         IsNotNull: lambda v: v is not None,
-    }.get(type(f))
+    }
+    check = checks.get(type(f))
     if check is None:
         return None
 
