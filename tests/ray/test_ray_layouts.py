@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import leveldb_log
 import pytest
+from support.layouts import write_layout
 
 pytestmark = pytest.mark.slow
 
@@ -24,21 +24,6 @@ LAYOUTS: dict[str, dict[str, int]] = {
     "hidden": {"a.log": 2, "_b.log": 1, ".c.log": 1, "sub/_d.log": 2, "_tmp/e.log": 1},
     "hive": {"date=2026-11-01/a.log": 2, "date=2026-11-02/h=1/b.log": 3, "x.txt": 1},
 }
-
-
-def write_layout(root: Path, layout: dict[str, int]) -> tuple[Path, Path]:
-    for kind in ("logs", "text"):
-        (root / kind).mkdir(parents=True, exist_ok=True)
-        for name, count in layout.items():
-            path = root / kind / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            records = [f"{name}:{i}".encode() for i in range(count)]
-            if kind == "logs":
-                with leveldb_log.Writer(path) as w:
-                    w.write_many(records)
-            else:
-                path.write_bytes(b"".join(r + b"\n" for r in records))
-    return root / "logs", root / "text"
 
 
 def shape(rows: list[dict[str, Any]], root: Path) -> tuple[Any, ...]:

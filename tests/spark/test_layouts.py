@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 import leveldb_log
 import pytest
+from support.layouts import write_layout
 
 pytestmark = pytest.mark.slow
 
@@ -32,21 +33,6 @@ LAYOUTS: dict[str, dict[str, int]] = {
     },
     "hidden names": {"k=1/a.log": 2, "k=1/_b.log": 5, "k=2/.c.log": 7, "_tmp/d.log": 1},
 }
-
-
-def write_layout(root: Path, layout: dict[str, int]) -> tuple[Path, Path]:
-    """The layout as logs under root/logs and as text files under root/text."""
-    for kind in ("logs", "text"):
-        for name, count in layout.items():
-            path = root / kind / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            records = [f"{name}:{i}".encode() for i in range(count)]
-            if kind == "logs":
-                with leveldb_log.Writer(path) as w:
-                    w.write_many(records)
-            else:
-                path.write_bytes(b"".join(r + b"\n" for r in records))
-    return root / "logs", root / "text"
 
 
 def shape(df: Any, root: Path, path_column: str, uri: bool) -> tuple[Any, ...]:
