@@ -15,9 +15,10 @@ from leveldb_log import BLOCK_SIZE
 from leveldb_log._files._listing import CONVENTIONS, ListOptions, list_files
 from leveldb_log._files._plan import Range, plan
 from leveldb_log._files._publish import Folder, write_staged
-from leveldb_log._files._read import NOT_A_LOG, FileDamage, ReadSpec, read_ranges
 
 pa = pytest.importorskip("pyarrow")
+
+from leveldb_log._files._read import NOT_A_LOG, FileDamage, ReadSpec, read_ranges  # noqa: E402
 
 
 def write_log(path: Path, records: list[bytes]) -> Path:
