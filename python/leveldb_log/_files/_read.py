@@ -59,7 +59,7 @@ class ReadSpec:
     verify_checksums: bool = True
     log_number: int | None = None
     storage_options: dict[str, Any] | None = None
-    rows: str = "records"
+    rows: str = "records"  # one of ROWS
     include_path: bool = False
     offset_type: Literal["uint64", "int64"] = "uint64"  # int64: Spark's long
     data_type: Literal["large_binary", "binary"] = "large_binary"
@@ -168,8 +168,8 @@ def read_ranges(
     finish: Callable[[Range, pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The batches of a task's ranges, in order; ``on_damage`` hears once of each file
-    with something wrong, when the task is done with it (with corruptions, the rows say
-    it instead). ``dialects``: a range's dialect when the caller knows it already.
+    with something wrong, when the task is done with it (with corruptions too, before its
+    rows). ``dialects``: a range's dialect when the caller knows it already.
     ``finish``: what the engine does to each batch of rows (not to reports) last, such
     as adding partition columns."""
     damage: FileDamage | None = None
@@ -187,12 +187,11 @@ def read_ranges(
 def _finish(
     damage: FileDamage, spec: ReadSpec, on_damage: Callable[[FileDamage], object]
 ) -> Iterator[pa.RecordBatch]:
-    if spec.rows == "corruptions":
-        found = damage.reports()
-        if found:
-            yield _report_rows(damage.path, found, spec.offset_type)
-    elif damage.summary() is not None:
+    if damage.summary() is not None:
         on_damage(damage)
+    found = damage.reports()
+    if spec.rows == "corruptions" and found:
+        yield _report_rows(damage.path, found, spec.offset_type)
 
 
 def _report_rows(path: str, found: list[Corruption], offset_type: str) -> pa.RecordBatch:
@@ -214,7 +213,7 @@ def _read_range(
     except FileNotFoundError:
         if not spec.ignore_missing:
             raise
-        damage.ended = "gone since it was listed: left out (ignoreMissingFiles)"
+        damage.ended = "gone since it was listed: left out (missing files ignored)"
         return
     try:
         with reader:
@@ -225,8 +224,9 @@ def _read_range(
         if not spec.ignore_corrupt:
             named = str(e) if str(e).startswith(piece.path) else f"{piece.path}: {e}"
             raise type(e)(e.offset, e.size, e.reason, message=named) from None
-        damage.corruptions.append(e.corruption)
-        damage.ended = f"the rest of it left out (ignoreCorruptFiles) after: {e}"
+        if e.corruption not in damage.corruptions:  # on_corruption heard of it first
+            damage.corruptions.append(e.corruption)
+        damage.ended = f"the rest of it left out (corrupt files ignored) after: {e}"
 
 
 def _batches(reader: Reader, spec: ReadSpec, damage: FileDamage) -> Iterator[pa.RecordBatch]:
