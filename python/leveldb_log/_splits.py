@@ -21,7 +21,7 @@ from leveldb_log._core import BLOCK_SIZE
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-__all__ = ["splits"]
+__all__ = ["ranges", "splits"]
 
 
 @runtime_checkable
@@ -77,7 +77,15 @@ def splits(
     """
     if (n is None) == (size is None):
         raise ValueError("splits() needs exactly one of n and size")
-    length = _length(source, storage_options)
+    return ranges(_length(source, storage_options), n=n, size=size)
+
+
+def ranges(length: int, *, n: int | None = None, size: int | None = None) -> list[tuple[int, int]]:
+    """The (start, end) ranges splits() gives for a log of ``length`` bytes: for callers
+    that know the length already (a listing's sizes), so that no file is looked at again.
+    Arguments and result as for splits()."""
+    if (n is None) == (size is None):
+        raise ValueError("splits() needs exactly one of n and size")
     blocks = -(-length // BLOCK_SIZE)  # ceil: the last block may be short
     if n is not None:
         _check_positive("n", n)

@@ -17,16 +17,18 @@ Needs the extra ``leveldb-log[dask]`` (dask, pyarrow, fsspec). See docs/pipeline
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from leveldb_log import _storage
-from leveldb_log._core import RECOVERY_MODES, Reader, Writer
-from leveldb_log._errors import Corruption
+from leveldb_log._core import Writer
+from leveldb_log._files._listing import ListOptions, list_files
+from leveldb_log._files._plan import Range, plan
+from leveldb_log._files._read import FileDamage, ReadSpec, check, read_ranges, warn_damage
+from leveldb_log._optional import optional
 from leveldb_log._public import module_dir
-from leveldb_log._splits import splits
 from leveldb_log.datastore._dask import read_export
 
 __all__ = [
@@ -46,14 +48,8 @@ UrlPath = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 def _module(name: str) -> Any:
-    """An optional dependency (dask, fsspec, pyarrow, pandas), imported on use: they are
-    the extra leveldb-log[dask], and type checkers need neither them nor their stubs."""
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise ImportError(
-            f"leveldb_log.dask needs {name.split('.')[0]}: pip install 'leveldb-log[dask]'"
-        ) from e
+    """An optional dependency of the extra leveldb-log[dask], imported on use."""
+    return optional(name, "dask")
 
 
 class FileCorruption(NamedTuple):
@@ -65,15 +61,6 @@ class FileCorruption(NamedTuple):
     reason: str
 
 
-class _Part(NamedTuple):
-    """One partition: a byte range of one file, and how to open it."""
-
-    path: str
-    start: int
-    end: int | None  # None: to the end of the file
-    options: dict[str, Any]
-
-
 def _names(urlpath: UrlPath) -> str | list[str]:
     """A path, URL or glob as a str; a list of them as a list of str."""
     if isinstance(urlpath, (str, os.PathLike)):
@@ -81,93 +68,59 @@ def _names(urlpath: UrlPath) -> str | list[str]:
     return [os.fspath(p) for p in urlpath]
 
 
-def _expand(
-    urlpath: UrlPath, storage_options: Mapping[str, Any] | None
-) -> tuple[list[str], dict[str, Any] | None]:
-    """The files a path, glob, URL or list of them names, sorted as Dask sorts them, each
-    as Reader takes it (a local file as its path); and the options for the URL ones."""
-    get_fs_token_paths = _module("fsspec.core").get_fs_token_paths
-    fs, _, paths = get_fs_token_paths(_names(urlpath), mode="rb", storage_options=storage_options)
-    if not paths:
-        raise FileNotFoundError(f"no file matches {urlpath!r}")
-    if _storage.is_local(fs):
-        return list(paths), None
-    return [fs.unstrip_protocol(p) for p in paths], dict(storage_options or {})
-
-
-def _parts(
+def _plan(
     urlpath: UrlPath,
     blocksize: int | None,
     storage_options: Mapping[str, Any] | None,
-    options: dict[str, Any],
-) -> list[_Part]:
-    """Every (file, range) partition, in file order then log order."""
-    paths, url_options = _expand(urlpath, storage_options)
-    return _file_parts(paths, url_options, blocksize, options)
-
-
-def _file_parts(
-    paths: list[str],
-    url_options: dict[str, Any] | None,
-    blocksize: int | None,
-    options: dict[str, Any],
-) -> list[_Part]:
-    """The partitions of files already expanded (see _expand), in their order."""
-    if url_options is not None:
-        options = {**options, "storage_options": url_options}
-    parts = []
-    for path in paths:
-        if blocksize is None:
-            parts.append(_Part(path, 0, None, options))
-            continue
-        ranges = splits(path, size=blocksize, storage_options=url_options)
-        parts += [_Part(path, start, end, options) for start, end in ranges]
-    return parts
-
-
-def _reader_options(
-    recovery: str, dialect: str, verify_checksums: bool, blocksize: int | None
-) -> dict[str, Any]:
-    if recovery not in RECOVERY_MODES:
-        raise ValueError(f"recovery must be one of {', '.join(RECOVERY_MODES)}, not {recovery!r}")
-    if recovery == "point_in_time" and blocksize is not None:
-        raise ValueError(
-            "recovery='point_in_time' stops a file at its first damage: it needs "
-            "blocksize=None (one partition per file)"
-        )
+    spec: ReadSpec,
+    manifest: bool,
+) -> list[Range]:
+    """Every (file, range) partition, in file order then log order: the files as
+    dask.bag.read_text lists them (a database folder as its logs)."""
     if blocksize is not None and (isinstance(blocksize, bool) or blocksize < 1):
         raise ValueError(f"blocksize must be at least 1 or None, not {blocksize!r}")
-    return {"recovery": recovery, "verify_checksums": verify_checksums, "dialect": dialect}
+    check(spec)
+    listing = ListOptions("dask", spec.storage_options, manifest=manifest)
+    names = _names(urlpath)
+    entries = list_files([names] if isinstance(names, str) else names, listing)
+    if not entries:
+        raise FileNotFoundError(f"no file matches {urlpath!r}")
+    return plan(entries, blocksize, spec.recovery)
 
 
-def _open(part: _Part, found: list[FileCorruption] | None) -> Reader:
-    """A Reader over the part's range; corruptions go to ``found`` when it is given,
-    else to the Reader's CorruptionWarning (which names the file)."""
-    options = dict(part.options)
-    if found is not None:
-
-        def keep(c: Corruption) -> None:
-            found.append(FileCorruption(part.path, c.offset, c.size, c.reason))
-
-        options["on_corruption"] = keep
-    return Reader(part.path, start=part.start, end=part.end, **options)
+def _spec(
+    recovery: str,
+    dialect: str,
+    verify_checksums: bool,
+    storage_options: Mapping[str, Any] | None,
+) -> ReadSpec:
+    options = dict(storage_options) if storage_options is not None else None
+    return ReadSpec(dialect, recovery, verify_checksums, storage_options=options)
 
 
-def _read_part(part: _Part, include_path: bool) -> list[Any]:
-    """The records of one partition (with their path when asked)."""
-    with _open(part, None) as reader:
-        if include_path:
-            return [(record, part.path) for record in reader]
-        return list(reader)
+def _read_part(
+    part: Range, spec: ReadSpec, include_path: bool, found: list[FileCorruption] | None = None
+) -> list[Any]:
+    """The records of one partition (with their path when asked); its damage warned of
+    once, or kept in ``found``."""
+
+    def keep(damage: FileDamage) -> None:
+        assert found is not None  # keep is given only with a list
+        found.extend(FileCorruption(part.path, *c) for c in damage.reports())
+
+    records: list[Any] = []
+    for batch in read_ranges([part], spec, warn_damage if found is None else keep):
+        data = batch.column("data").to_pylist()
+        records += [(d, part.path) for d in data] if include_path else data
+    return records
 
 
-def _read_part_reporting(part: _Part, include_path: bool) -> tuple[list[Any], list[FileCorruption]]:
+def _read_part_reporting(
+    part: Range, spec: ReadSpec, include_path: bool
+) -> tuple[list[Any], list[FileCorruption]]:
     """The records of one partition, and the corruptions reported in it."""
     found: list[FileCorruption] = []
-    with _open(part, found) as reader:
-        if include_path:
-            return [(record, part.path) for record in reader], found
-        return list(reader), found
+    return _read_part(part, spec, include_path, found), found
 
 
 def read_logs(
@@ -180,20 +133,26 @@ def read_logs(
     *,
     verify_checksums: bool = True,
     corruptions: bool = False,
+    manifest: bool = False,
 ) -> Any:
     """Read logs into a Dask bag of records (bytes), as dask.bag.read_avro reads Avro.
 
     Arguments
       urlpath: a path, a URL (s3://bucket/logs/x.log), a glob of either
-        ("s3://bucket/logs/*.log"), or a list of them. Files are taken in sorted order.
+        ("s3://bucket/logs/*.log"), or a list of them: the files dask.bag.read_text
+        would read, in sorted order; a database folder (one holding CURRENT) stands for
+        its write-ahead logs, in log-number order.
       blocksize: bytes of log per partition (rounded to whole 32 KiB blocks): each file
         is cut with splits(size=blocksize). None: one partition per file.
       recovery: as for Reader. 'skip' reports damage and goes on; 'tolerate_tail' and
-        'absolute' raise CorruptionError from the computation; 'point_in_time' needs
-        blocksize=None (it stops a file at its first damage).
+        'absolute' raise CorruptionError from the computation; 'point_in_time' stops a
+        file at its first damage, so it reads each file in one partition, whatever
+        blocksize is.
       dialect: as for Reader; passed on only when it is not 'leveldb'.
       storage_options: the file system's options for URLs (as for Reader).
       include_path: records as (record, path) tuples, path as the files were expanded.
+      manifest: a database folder (one holding CURRENT) stands for its WALs; with True,
+        for its MANIFEST too.
       verify_checksums: as for Reader.
       corruptions: also return a bag of FileCorruption(path, offset, size, reason), one
         per corruption; computing both bags together (dask.compute) reads each range once.
@@ -202,38 +161,35 @@ def read_logs(
       A dask.bag.Bag, one partition per range in file order then log order; with
       corruptions=True, the pair (records, corruptions). Every record and every
       corruption appears exactly once, whatever blocksize is. Without corruptions=True,
-      damage is reported as the Reader reports it: a CorruptionWarning naming the file,
+      damage is reported once per file a partition found damaged: a CorruptionWarning
+      with the file, records read, corruptions, bytes dropped and the first corruption,
       issued where the partition is read (a worker's log, on a distributed cluster).
 
     Raises
       FileNotFoundError: nothing matches urlpath.
-      ValueError: an unknown recovery mode; point_in_time with a blocksize; a blocksize
-        below 1.
+      ValueError: an unknown recovery mode or dialect (the Reader's own message); a
+        blocksize below 1.
       ImportError: dask or fsspec is missing (pip install 'leveldb-log[dask]').
     """
     dask, db = _module("dask"), _module("dask.bag")
-    options = _reader_options(recovery, dialect, verify_checksums, blocksize)
-    parts = _parts(urlpath, blocksize, storage_options, options)
+    spec = _spec(recovery, dialect, verify_checksums, storage_options)
+    parts = _plan(urlpath, blocksize, storage_options, spec, manifest)
     if not corruptions:
         read = dask.delayed(_read_part, pure=True)
-        return db.from_delayed([read(part, include_path) for part in parts])
-    both = [
-        dask.delayed(_read_part_reporting, pure=True, nout=2)(part, include_path) for part in parts
-    ]
+        return db.from_delayed([read(part, spec, include_path) for part in parts])
+    reporting = dask.delayed(_read_part_reporting, pure=True, nout=2)
+    both = [reporting(part, spec, include_path) for part in parts]
     return (
         db.from_delayed([records for records, _ in both]),
         db.from_delayed([found for _, found in both]),
     )
 
 
-def _frame_part(part: _Part, max_records: int, max_bytes: int) -> Any:
+def _frame_part(part: Range, spec: ReadSpec) -> Any:
     """One partition as a pandas DataFrame of Arrow columns: offset, data, path."""
     pd, pa = _module("pandas"), _module("pyarrow")
-    with _open(part, None) as reader:
-        batches = list(reader.iter_batches(max_records=max_records, max_bytes=max_bytes))
-    table = pa.Table.from_batches([pa.record_batch(b) for b in batches], schema=_schema())
-    path = pa.field("path", pa.string(), nullable=False)
-    table = table.append_column(path, pa.array([part.path] * table.num_rows, pa.string()))
+    schema = _schema().append(pa.field("path", pa.string(), nullable=False))
+    table = pa.Table.from_batches(list(read_ranges([part], spec, warn_damage)), schema=schema)
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
@@ -272,7 +228,7 @@ def read_logs_dataframe(
     payload) and path (string: the file, as read_logs names it), each a pandas ArrowDtype.
     Each partition is built from Reader.iter_batches, so no Python object is made per
     record. The arguments are read_logs' (max_records and max_bytes go to iter_batches);
-    damage is reported as the Reader reports it (a CorruptionWarning naming the file).
+    damage is reported as read_logs reports it (one CorruptionWarning per damaged file).
 
     Returns
       A dask.dataframe.DataFrame with unknown divisions.
@@ -281,16 +237,12 @@ def read_logs_dataframe(
       As read_logs does.
     """
     dd = _module("dask.dataframe")
-    options = _reader_options(recovery, dialect, verify_checksums, blocksize)
-    parts = _parts(urlpath, blocksize, storage_options, options)
-    return dd.from_map(
-        _frame_part,
-        parts,
-        max_records=max_records,
-        max_bytes=max_bytes,
-        meta=_meta(),
-        enforce_metadata=False,
+    spec = _spec(recovery, dialect, verify_checksums, storage_options)
+    spec = dataclasses.replace(
+        spec, include_path=True, max_records=max_records, max_bytes=max_bytes
     )
+    parts = _plan(urlpath, blocksize, storage_options, spec, False)
+    return dd.from_map(_frame_part, parts, spec=spec, meta=_meta(), enforce_metadata=False)
 
 
 def _write_part(records: Any, url: str, storage_options: dict[str, Any] | None) -> str:

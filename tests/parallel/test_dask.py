@@ -175,16 +175,18 @@ def test_raising_modes_raise_from_compute(logs: Path, client: Any) -> None:
         bag.compute()
 
 
-def test_point_in_time_is_per_file(logs: Path, client: Any) -> None:
-    with pytest.raises(ValueError, match="blocksize=None"):
-        ld.read_logs(str(logs / "*.log"), recovery="point_in_time")
-    bag = ld.read_logs(str(logs / "*.log"), blocksize=None, recovery="point_in_time")
+def test_point_in_time_reads_every_file_whole_whatever_the_blocksize(
+    logs: Path, client: Any
+) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", leveldb_log.CorruptionWarning)
         want = [
             rec for p in sorted(logs.glob("*.log")) for rec in Reader(p, recovery="point_in_time")
         ]
-    assert bag.compute() == want
+    for blocksize in (None, BLOCK_SIZE):
+        bag = ld.read_logs(str(logs / "*.log"), blocksize=blocksize, recovery="point_in_time")
+        assert bag.npartitions == len([p for p in logs.glob("*.log") if p.stat().st_size])
+        assert bag.compute() == want
 
 
 def test_warnings_name_the_file_where_the_partition_is_read(logs: Path) -> None:

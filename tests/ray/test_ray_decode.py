@@ -126,16 +126,21 @@ def test_a_record_that_is_no_write_batch(ray_local: Any, tmp_path: Path) -> None
 
 
 def test_a_read_task_warns_of_a_record_that_is_no_write_batch(tmp_path: Path) -> None:
-    from leveldb_log.ray import _file_parts, _read_range, _ReadPlan
+    from leveldb_log._files._listing import ListOptions
+    from leveldb_log._files._read import ReadSpec
+    from leveldb_log._ray_io import LogDatasource
 
     log = tmp_path / "w.log"
     with leveldb_log.Writer(log) as w:
-        w.write(b"not a batch")
-    plan = _ReadPlan("leveldb", "skip", True, None, False, False, True)
-    (part,) = _file_parts([str(log)], None, None, {"recovery": "skip"})
-    with pytest.warns(CorruptionWarning, match="the record at offset 0 is no write batch"):
-        tables = list(_read_range(part, plan))
+        for _ in range(3000):
+            w.write(b"not a batch")
+    spec = ReadSpec("leveldb", rows="decode")
+    (task,) = LogDatasource([str(log)], spec, ListOptions("ray"), None).get_read_tasks(1)
+    with pytest.warns(CorruptionWarning) as caught:
+        tables = list(task())
     assert sum(t.num_rows for t in tables) == 0
+    (one,) = caught  # one summary for the file, never one per record
+    assert "3000 record(s) are no write batch, left out (the first: offset 0:" in str(one.message)
 
 
 def test_a_pebble_wal_decodes_in_its_own_dialect(ray_local: Any, tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ def test_a_failing_task_leaves_no_visible_log(ray_local: Any, tmp_path: Path) ->
     records[350] = None
     ds = dataset(records, blocks=8)
     for mode in ("append", "overwrite"):
-        with pytest.raises(Exception, match="cannot write nulls"):
+        with pytest.raises(Exception, match="column 'data' has a null at row"):
             write_logs(ds, out, mode=mode, log_size=8 << 10)
         assert {name: (out / name).read_bytes() for name in visible(out)} == before
         assert not (out / "_temporary").exists()
@@ -178,56 +178,66 @@ def test_concurrency_and_remote_args_are_taken(ray_local: Any, tmp_path: Path) -
     assert sorted(r for p in logs for r in records_of(p)) == sorted(RECORDS)
 
 
-def write_plan(folder: Path, **options: Any) -> Any:
-    from leveldb_log.ray import _WritePlan
+class _Context:
+    """What Ray hands a Datasink's write: the task's index."""
+
+    def __init__(self, task_idx: int) -> None:
+        self.task_idx = task_idx
+
+
+class _Result:
+    """What Ray hands on_write_complete: each task's return."""
+
+    def __init__(self, write_returns: list[Any]) -> None:
+        self.write_returns = write_returns
+
+
+def sink(folder: Path, **options: Any) -> Any:
+    """write_logs' Datasink, started, for driving its tasks here, in this process."""
+    from leveldb_log._ray_io import LogDatasink
 
     fields = {
-        "folder": str(folder),
-        "storage_options": None,
         "column": "data",
-        "dialect": "leveldb",
-        "compression": None,
+        "writer_options": {"dialect": "leveldb", "compression": None},
         "sync": False,
         "mode": "append",
         "log_size": 1 << 20,
-        "job": "0123456789ab",
+        "storage_options": None,
     }
-    return _WritePlan(**{**fields, **options})
+    made = LogDatasink(str(folder), **{**fields, **options})
+    made.on_write_start()
+    return made
 
 
 def test_a_task_writes_under_temporary_and_the_commit_renames(tmp_path: Path) -> None:
-    from leveldb_log.ray import _commit, _write_task
-
     out = tmp_path / "out"
-    plan = write_plan(out)
-    one = _write_task(plan, [pa.table({"data": [b"a", b"b"]})], 0)
-    two = _write_task(plan, [pa.table({"data": [b"c"]})], 1)
+    logs = sink(out)
+    one = logs.write([pa.table({"data": [b"a", b"b"]})], _Context(0))
+    two = logs.write([pa.table({"data": [b"c"]})], _Context(1))
     assert one is not None and two is not None
-    assert one[0].startswith(f"{out}/_temporary/{plan.job}/00000-")
+    assert one[0].startswith(f"{out}/_temporary/{logs.job}/00000-")
     assert visible(out) == []  # nothing a reader sees yet
-    with pytest.raises(FileNotFoundError, match="no log file in"):
-        read_logs(str(out))
-    assert _write_task(plan, [pa.table({"data": pa.array([], pa.binary())})], 2) is None
-    placed = _commit(plan, [two, one])
-    assert placed == [f"{out}/part-00000-{plan.job}.log", f"{out}/part-00001-{plan.job}.log"]
+    assert logs.write([pa.table({"data": pa.array([], pa.binary())})], _Context(2)) is None
+    logs.on_write_complete(_Result([two, one, None]))
+    placed = logs.written
+    assert placed == [f"{out}/part-00000-{logs.job}.log", f"{out}/part-00001-{logs.job}.log"]
     assert [records_of(p) for p in placed] == [[b"a", b"b"], [b"c"]]
     assert sorted(os.listdir(out)) == [os.path.basename(p) for p in placed]  # staging gone
 
 
 def test_a_failed_commit_takes_its_renames_back(tmp_path: Path) -> None:
-    from leveldb_log.ray import _commit, _write_task
-
     out = tmp_path / "out"
     old = write_logs_by_hand(out / "old.log", [b"old"])
-    plan = write_plan(out, mode="overwrite")
-    one = _write_task(plan, [pa.table({"data": [b"a"]})], 0)
-    two = _write_task(plan, [pa.table({"data": [b"b"]})], 1)
+    logs = sink(out, mode="overwrite")
+    one = logs.write([pa.table({"data": [b"a"]})], _Context(0))
+    two = logs.write([pa.table({"data": [b"b"]})], _Context(1))
     assert one is not None and two is not None
     os.unlink(two[0])  # the second rename will fail
     with pytest.raises(FileNotFoundError):
-        _commit(plan, [one, two])
+        logs.on_write_complete(_Result([one, two]))
     assert visible(out) == ["old.log"]  # the first log taken back, the old one kept
     assert records_of(old) == [b"old"]
+    assert not (out / "_temporary").exists()
 
 
 def write_logs_by_hand(path: Path, records: list[bytes]) -> Path:

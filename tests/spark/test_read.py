@@ -137,15 +137,17 @@ def test_a_folder_without_logs_has_no_rows(spark: Any, tmp_path: Path) -> None:
 def test_planning_reads_no_byte_of_a_log(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
+    from leveldb_log._files import _read as layer
     from leveldb_log.spark import _read
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError(f"planning opened {args[:1]}")
 
-    reader = _read.LogReader({"path": str(logs), "maxPartitionBytes": str(BLOCK_SIZE)}, None)
     monkeypatch.setattr(builtins, "open", refuse)
     monkeypatch.setattr(os, "open", refuse)
-    monkeypatch.setattr(_read, "Reader", refuse)
+    reader = _read.LogReader({"path": str(logs), "maxPartitionBytes": str(BLOCK_SIZE)}, None)
+    monkeypatch.setattr(layer, "Reader", refuse)  # (the options' check reads an empty buffer)
+    monkeypatch.setattr(layer, "detect_file_dialect", refuse)
     pieces = [p for partition in reader.partitions() for p in partition.pieces]
     sizes = {n: os.path.getsize(logs / n) for n in NAMES}
     assert [(p.path, p.start) for p in pieces] == [
@@ -155,14 +157,18 @@ def test_planning_reads_no_byte_of_a_log(logs: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_batches_come_in_sparks_types_from_the_reader_itself(logs: Path) -> None:
-    """spark_batches asks the Reader for int64 offsets and binary payloads (32-bit offsets):
+    """A Spark read asks the Reader for int64 offsets and binary payloads (32-bit offsets):
     Spark's long and binary, with no cast of a batch."""
+    import dataclasses
+
     import pyarrow as pa
-    from leveldb_log.spark._read import spark_batches
+    from leveldb_log._files._plan import Range
+    from leveldb_log._files._read import read_ranges
+    from leveldb_log.spark._options import read_spec
 
     path = logs / "000001.log"
-    with leveldb_log.Reader(path) as reader:
-        batches = list(spark_batches(reader, str(path), max_records=7))
+    spec = dataclasses.replace(read_spec({"includePath": "true"}), max_records=7)
+    batches = list(read_ranges([Range(str(path), 0, None)], spec, print))
     assert len(batches) > 1
     for batch in batches:
         assert batch.schema.types == [pa.int64(), pa.binary(), pa.string()]

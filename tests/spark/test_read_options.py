@@ -135,10 +135,10 @@ def test_damage_is_logged_by_the_task_that_meets_it(
     (record,) = caplog.records
     found = reports(damaged)
     (_, offset, _, reason) = found[0]
+    records = len(reader_rows(damaged, on_corruption=lambda c: None))
     assert record.getMessage() == (
-        f"leveldb_log: {damaged}: {len(found)} corruption(s), "
-        f"{sum(r[2] for r in found)} bytes dropped in bytes [0, {damaged.stat().st_size}); "
-        f"the first at offset {offset}: {reason}"
+        f"leveldb_log: {damaged}: {records} record(s) read; {len(found)} corruption(s), "
+        f"{sum(r[2] for r in found)} bytes dropped; the first at offset {offset}: {reason}"
     )
 
 
@@ -198,7 +198,7 @@ def test_log_number_holds_recyclable_records_to_it(spark: Any, dialect_logs: Pat
         ({"verifyChecksums": "yes"}, "option verifyChecksums must be true or false"),
         ({"maxPartitionBytes": "0"}, "option maxPartitionBytes must be at least 1"),
         ({"logNumber": "x"}, "option logNumber must be a whole number"),
-        ({"dialect": "leveldb", "logNumber": "3"}, "logNumber applies to dialects rocksdb"),
+        ({"dialect": "leveldb", "logNumber": "3"}, "log_number needs dialect 'rocksdb' or"),
         ({"decode": "true", "corruptions": "true"}, "decode and corruptions exclude"),
         ({"storageOptions": "[1]"}, "option storageOptions must be a JSON object"),
     ],

@@ -37,13 +37,16 @@ def everything(folder: Path) -> list[tuple[int, bytes, str]]:
 
 @pytest.fixture
 def pushdown(spark: Any) -> Iterator[Any]:
-    """The session with filter pushdown on, as it was afterwards."""
+    """The session with filter pushdown on (register() reads the setting), as it was
+    afterwards."""
     before = spark.conf.get(PUSHDOWN)
     spark.conf.set(PUSHDOWN, "true")
+    leveldb_log.spark.register(spark)
     try:
         yield spark
     finally:
         spark.conf.set(PUSHDOWN, before)
+        leveldb_log.spark.register(spark)
 
 
 def by_block(spark: Any, folder: Path, **options: str) -> Any:

@@ -168,3 +168,21 @@ def test_a_deleted_file_is_no_longer_followed(tmp_path: Path) -> None:
     first = r.latestOffset(r.initialOffset(), ALL)
     (tmp_path / "000001.log").unlink()  # a database removes its old WALs
     assert ends(r.latestOffset(first, ALL)) == {"000002.log": 100}
+
+
+def test_a_file_that_is_no_log_is_reported_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    write(tmp_path / "000001.log", [b"x" * 100] * 3)
+    (tmp_path / "notes.txt").write_bytes(b"not a log, a note\n" * 40)
+    r = reader(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="leveldb_log.spark"):
+        offset = r.latestOffset(r.initialOffset(), ALL)
+        offset = r.latestOffset(offset, ALL)
+        write(tmp_path / "000001.log", [b"y"])
+        r.latestOffset(offset, ALL)
+    (record,) = caplog.records
+    assert f"{tmp_path / 'notes.txt'} holds 720 bytes and no complete record" in record.getMessage()
+    assert ends(offset) == {"000001.log": 321, "notes.txt": 0}

@@ -164,6 +164,7 @@ def test_a_replayed_batch_is_not_written_twice(
 def test_a_commit_that_died_half_way_is_redone_exactly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from leveldb_log._files import _publish
     from leveldb_log.spark import _write
 
     writer = stream_writer(tmp_path)
@@ -179,9 +180,12 @@ def test_a_commit_that_died_half_way_is_redone_exactly(
         real_replace(src, dst)
 
     monkeypatch.setattr(_write.os, "replace", dying_replace)
+    # a driver that dies takes nothing back
+    monkeypatch.setattr(_publish.Folder, "remove", lambda self, path: None)
     with pytest.raises(OSError, match="the driver died here"):
         writer.commit(messages, 7)
     monkeypatch.setattr(_write.os, "replace", real_replace)
+    monkeypatch.undo()
     assert visible(tmp_path) == ["part-000000000007-00000.log"]
     replay = stream_writer(tmp_path)  # the replay has two partitions, not three
     replay.commit(write_tasks(replay, monkeypatch, [[b"a", b"b"], [b"c"]], attempt=20), 7)
@@ -245,7 +249,7 @@ def test_a_null_fails_the_batch_and_leaves_nothing(spark: Any, tmp_path: Path) -
         .trigger(availableNow=True)
         .start(str(out))
     )
-    with pytest.raises(Exception, match="write_many cannot write nulls"):
+    with pytest.raises(Exception, match=r"column 'data' has a null at row \d+ of the partition"):
         query.awaitTermination()
     assert visible(out) == [] and os.listdir(out / SINK / "commits") == []
 

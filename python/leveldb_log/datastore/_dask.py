@@ -7,6 +7,7 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from leveldb_log._optional import optional
 from leveldb_log._splits import splits
 from leveldb_log.datastore._export import Export
 from leveldb_log.datastore._values import Entity
@@ -40,9 +41,7 @@ def read_export(
       As read_export: ValueError for a malformed export; from compute(),
       EntityDecodeError for a record that is not an entity.
     """
-    from leveldb_log.dask import _module
-
-    db, dask = _module("dask.bag"), _module("dask")
+    db, dask = optional("dask.bag", "dask"), optional("dask", "dask")
     if blocksize is not None and (isinstance(blocksize, bool) or blocksize < 1):
         raise ValueError(f"blocksize must be at least 1 or None, not {blocksize!r}")
     export = Export(path, kinds=kinds, namespaces=namespaces, storage_options=storage_options)

@@ -25,12 +25,14 @@ __dir__ = module_dir(globals())
 def register(spark: Any) -> None:
     """Register the data sources ``leveldb_log`` and ``datastore_export`` with ``spark``.
 
-    Spark hands a Python data source none of the session's settings, so the two that cut
-    reads into partitions, ``spark.sql.files.maxPartitionBytes`` and
-    ``spark.sql.files.openCostInBytes``, are taken here, as they stand when this is called,
-    and become the sources' defaults for the options ``maxPartitionBytes`` and
-    ``openCostInBytes`` (an option given to a read still wins). Register again after
-    changing them.
+    Spark hands a Python data source none of the session's settings, so those a read
+    follows are taken here, as they stand when this is called: ``spark.sql.files.*``'s
+    ``maxPartitionBytes``, ``openCostInBytes``, ``ignoreCorruptFiles`` and
+    ``ignoreMissingFiles`` become the defaults of the options of the same names (an option
+    given to a read still wins); ``spark.sql.sources.partitionColumnTypeInference.enabled``,
+    ``spark.sql.session.timeZone`` (for ``modifiedBefore`` / ``modifiedAfter``) and
+    ``spark.sql.python.filterPushdown.enabled`` (which reader plans the read) are followed
+    too. Register again after changing them.
 
     Arguments
       spark: a ``pyspark.sql.SparkSession``. Registering twice is harmless.
@@ -50,12 +52,26 @@ def register(spark: Any) -> None:
         option: str(byte_size(spark.conf.get(f"spark.sql.files.{option}"), option))
         for option in SESSION_OPTIONS
     }
+    for option in SESSION_FLAGS:
+        settings[option] = str(spark.conf.get(f"spark.sql.files.{option}", "false"))
+    for name, default in SESSION_SETTINGS.items():
+        settings[name] = str(spark.conf.get(name, default))
     for source in with_session_options(settings):
         spark.dataSource.register(source)
 
 
 #: The read options whose defaults come from the session's ``spark.sql.files.*`` settings.
 SESSION_OPTIONS = ("maxPartitionBytes", "openCostInBytes")
+
+#: The read options whose defaults are the session's ``spark.sql.files.*`` flags.
+SESSION_FLAGS = ("ignoreCorruptFiles", "ignoreMissingFiles")
+
+#: Other settings a read follows, by their own names, with Spark's defaults.
+SESSION_SETTINGS = {
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.python.filterPushdown.enabled": "false",
+}
 
 #: The units of Spark's byte sizes ("128MB", "4m", "134217728b"; a bare number is bytes).
 _UNITS = {"": 0, "b": 0, "k": 10, "kb": 10, "m": 20, "mb": 20, "g": 30, "gb": 30, "t": 40}

@@ -19,12 +19,12 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
+from leveldb_log._files._plan import Range, pack
 from leveldb_log._splits import splits
 from leveldb_log.datastore import _arrow
 from leveldb_log.datastore._export import Export
 from leveldb_log.datastore._values import Entity
 from leveldb_log.spark import _options
-from leveldb_log.spark._read import Piece, pack
 
 __all__ = ["ExportReader", "export_schema", "property_types"]
 
@@ -98,7 +98,7 @@ def export_schema(options: Mapping[str, str]) -> StructType:
 class ExportPartition(InputPartition):
     """Byte ranges of output files of an export, read by one task."""
 
-    def __init__(self, export: Export, pieces: list[Piece]) -> None:
+    def __init__(self, export: Export, pieces: list[Range]) -> None:
         super().__init__(tuple(pieces))
         self.export, self.pieces = export, tuple(pieces)
 
@@ -118,7 +118,7 @@ class ExportReader(DataSourceReader):
         storage = _options.storage_options(self.options)
         size = self.layout.partition_bytes
         pieces = [
-            Piece(path, start, end)
+            Range(path, start, end)
             for path in export.files
             for start, end in splits(path, size=size, storage_options=storage)
         ]

@@ -27,7 +27,7 @@ from pyspark.sql.datasource import (
 )
 
 if TYPE_CHECKING:
-    from leveldb_log.spark._read import Piece
+    from leveldb_log._files._plan import Range
 
 __all__ = ["Bounds", "push"]
 
@@ -45,13 +45,12 @@ class Bounds:
     def keeps_path(self, path: str) -> bool:
         return all(test(path) for test in self.path_tests)
 
-    def narrow(self, piece: Piece) -> Piece | None:
+    def narrow(self, piece: Range) -> Range | None:
         """The part of ``piece`` within the bounds, or None when nothing is left."""
-        from leveldb_log.spark._read import Piece
-
+        assert piece.end is not None  # planned ranges end where the listing's size did
         start = max(piece.start, self.low)
         end = piece.end if self.high is None else min(piece.end, self.high)
-        return Piece(piece.path, start, end) if start < end else None
+        return piece._replace(start=start, end=end) if start < end else None
 
 
 def push(filters: Iterable[Any], bounds: Bounds, *, by_offset: bool) -> tuple[Bounds, list[Any]]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from leveldb_log._core import RECOVERY_MODES
 from leveldb_log._dialects import DIALECTS
+from leveldb_log._files._listing import ListOptions
+from leveldb_log._files._read import ReadSpec
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -97,20 +99,11 @@ def storage_options(options: Mapping[str, str]) -> dict[str, Any] | None:
     return parsed
 
 
-@dataclass(frozen=True)
-class ReadOptions:
-    """What every reading of ``leveldb_log`` (batch or streaming) shares."""
-
-    dialect: str | None  # None: detected per file
-    recovery: str
-    verify_checksums: bool
-    log_number: int | None
-    storage_options: dict[str, Any] | None = field(default=None)
-
-
-def read_options(options: Mapping[str, str]) -> ReadOptions:
-    """The reading options: ``dialect``, ``recovery`` (or Spark's ``mode``),
-    ``verifyChecksums``, ``logNumber`` and ``storageOptions``."""
+def read_spec(options: Mapping[str, str]) -> ReadSpec:
+    """How every range is read (leveldb_log._files._read), in Spark's types: ``dialect``,
+    ``recovery`` (or Spark's ``mode``), ``verifyChecksums``, ``logNumber``,
+    ``storageOptions``, ``decode``, ``corruptions``, ``includePath``,
+    ``ignoreCorruptFiles`` and ``ignoreMissingFiles``."""
     mode = choice(options, "mode", tuple(MODES), None)
     recovery = choice(options, "recovery", tuple(RECOVERY_MODES), None)
     if mode is not None and recovery is not None and MODES[mode] != recovery:
@@ -118,13 +111,72 @@ def read_options(options: Mapping[str, str]) -> ReadOptions:
             f"options mode={mode} and recovery={recovery} disagree: mode {mode} means "
             f"recovery {MODES[mode]}; give one of them"
         )
-    return ReadOptions(
-        dialect=_dialect(options),
+    decode = flag(options, "decode", False)
+    corruptions = flag(options, "corruptions", False)
+    if decode and corruptions:
+        raise ValueError("options decode and corruptions exclude each other: give one")
+    return ReadSpec(
+        dialect=choice(options, "dialect", (*DIALECTS, "auto"), "auto") or "auto",
         recovery=recovery or MODES[mode or "PERMISSIVE"],
         verify_checksums=flag(options, "verifyChecksums", True),
         log_number=whole(options, "logNumber", None),
         storage_options=storage_options(options),
+        rows="decode" if decode else "corruptions" if corruptions else "records",
+        include_path=flag(options, "includePath", False),
+        offset_type="int64",
+        data_type="binary",
+        ignore_missing=flag(options, "ignoreMissingFiles", False),
+        ignore_corrupt=flag(options, "ignoreCorruptFiles", False),
     )
+
+
+def list_options(options: Mapping[str, str], storage: dict[str, Any] | None) -> ListOptions:
+    """How the paths are listed, as Spark's file sources list them: ``pathGlobFilter``,
+    ``recursiveFileLookup``, ``basePath``, ``modifiedBefore``, ``modifiedAfter``,
+    ``ignoreMissingFiles`` and ``manifest`` (a database folder's MANIFEST too)."""
+    return ListOptions(
+        convention="spark",
+        storage_options=storage,
+        name_glob=text(options, "pathGlobFilter"),
+        recursive=flag(options, "recursiveFileLookup", False),
+        base_path=text(options, "basePath"),
+        modified_after_ns=_instant(options, "modifiedAfter"),
+        modified_before_ns=_instant(options, "modifiedBefore"),
+        ignore_missing=flag(options, "ignoreMissingFiles", False),
+        manifest=flag(options, "manifest", False),
+    )
+
+
+#: Whether partition values are typed (register() reads the session's setting).
+TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
+#: Whether the session lets Python sources push filters down (register() reads it).
+PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
+
+#: The session's time zone, which register() takes (Spark reads modifiedBefore and
+#: modifiedAfter in it when they name no zone).
+TIME_ZONE = "spark.sql.session.timeZone"
+
+
+def _instant(options: Mapping[str, str], name: str) -> int | None:
+    """``modifiedBefore`` / ``modifiedAfter``: a time as Spark takes it
+    (``2026-11-01T10:00:00``, in the session's time zone), in nanoseconds since the epoch."""
+    import datetime
+    import zoneinfo
+
+    value = text(options, name)
+    if value is None:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(
+            f"option {name} must be a time as YYYY-MM-DDTHH:mm:ss, not {value!r}"
+        ) from None
+    if moment.tzinfo is None:
+        zone = text(options, TIME_ZONE) or "UTC"
+        moment = moment.replace(tzinfo=zoneinfo.ZoneInfo(zone))
+    return int(moment.timestamp() * 1_000_000) * 1000
 
 
 #: Spark's default for ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``.
@@ -134,30 +186,17 @@ DEFAULT_OPEN_COST = 4 << 20
 
 @dataclass(frozen=True)
 class Layout:
-    """How a batch read of ``leveldb_log`` is cut into partitions and what its rows are."""
+    """How a read of ``leveldb_log`` is cut into partitions."""
 
-    include_path: bool
-    decode: bool
-    corruptions: bool
     partition_bytes: int
     open_cost: int
-    path_glob: str | None
 
 
 def layout(options: Mapping[str, str]) -> Layout:
-    """The options that shape a batch read: ``includePath``, ``decode``, ``corruptions``,
-    ``maxPartitionBytes``, ``openCostInBytes`` and ``pathGlobFilter``."""
-    decode = flag(options, "decode", False)
-    corruptions = flag(options, "corruptions", False)
-    if decode and corruptions:
-        raise ValueError("options decode and corruptions exclude each other: give one")
+    """``maxPartitionBytes`` and ``openCostInBytes``."""
     return Layout(
-        include_path=flag(options, "includePath", False),
-        decode=decode,
-        corruptions=corruptions,
         partition_bytes=whole(options, "maxPartitionBytes", DEFAULT_PARTITION_BYTES, 1) or 1,
         open_cost=whole(options, "openCostInBytes", DEFAULT_OPEN_COST, 0) or 0,
-        path_glob=text(options, "pathGlobFilter"),
     )
 
 
@@ -178,8 +217,8 @@ def read_schema(options: Mapping[str, str]) -> StructType:
         StructType,
     )
 
-    shape = layout(options)
-    if shape.decode:
+    shape = read_spec(options)
+    if shape.rows == "decode":
         columns = [
             ("path", StringType()),
             ("offset", LongType()),
@@ -189,7 +228,7 @@ def read_schema(options: Mapping[str, str]) -> StructType:
             ("key", BinaryType()),
             ("value", BinaryType()),
         ]
-    elif shape.corruptions:
+    elif shape.rows == "corruptions":
         columns = [
             ("path", StringType()),
             ("offset", LongType()),
@@ -208,9 +247,3 @@ def read_schema(options: Mapping[str, str]) -> StructType:
 #: The columns that may hold nulls: those of a decoded operation without a sequence
 #: number, a column family, a key or a value (leveldb_log._wal_rows says which).
 NULLABLE = frozenset({"sequence", "cf", "key", "value"})
-
-
-def _dialect(options: Mapping[str, str]) -> str | None:
-    """``dialect``: a dialect's name, or ``auto`` (the default) to detect it per file."""
-    value = choice(options, "dialect", (*DIALECTS, "auto"), "auto")
-    return None if value == "auto" else value

@@ -1,79 +1,51 @@
-"""Batch reads of ``format("leveldb_log")``: the driver turns paths into byte ranges of
-files (from their sizes alone), each executor reads its ranges into Arrow batches.
+"""Batch reads of ``format("leveldb_log")``: the driver lists the files (leveldb_log._files,
+Spark's convention) and cuts them into byte ranges from the listing's sizes; each executor
+reads its ranges into Arrow batches in Spark's types.
 
-A partition is a list of pieces, (file, start, end) ranges from ``splits()``, packed as
-Spark packs small files: up to ``maxPartitionBytes`` a partition, each piece counting
-``openCostInBytes`` more. A record belongs to the range holding its first header, so every
-record is read once, and filters on ``offset`` narrow the ranges exactly.
+A partition is a list of ranges, packed as Spark packs small files: up to
+``maxPartitionBytes`` a partition, each range counting ``openCostInBytes`` more. A record
+belongs to the range holding its first header, so every record is read once, and filters on
+``offset`` narrow the ranges exactly.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
 
-from leveldb_log._core import Reader
-from leveldb_log._detect import detect_file_dialect
-from leveldb_log._errors import Corruption, CorruptionError
-from leveldb_log._splits import splits
-from leveldb_log.spark import _files, _options
+from leveldb_log._files._listing import Entry, list_files
+from leveldb_log._files._plan import Range, pack, plan
+from leveldb_log._files._read import FileDamage, ReadSpec, check, read_ranges
+from leveldb_log.spark import _options
 from leveldb_log.spark._filters import Bounds, push
+from leveldb_log.spark._partitions import Columns, partition_test
 
-__all__ = ["FilteringLogReader", "LogPartition", "LogReader", "Piece", "pack", "spark_batches"]
+__all__ = [
+    "FilteringLogReader",
+    "LogPartition",
+    "LogReader",
+    "as_schema",
+    "listing",
+    "log_damage",
+    "read_task",
+    "schema_for",
+    "shaped_task",
+    "source_schema",
+]
 
 log = logging.getLogger("leveldb_log.spark")
 
-_PATH = pa.field("path", pa.string(), nullable=False)
-
-
-def spark_batches(
-    reader: Reader,
-    path: str | None = None,
-    *,
-    max_records: int = 65536,
-    max_bytes: int = 4 << 20,
-) -> Iterator[pa.RecordBatch]:
-    """The reader's records as pyarrow RecordBatches in Spark's types.
-
-    Arguments
-      reader: an open Reader (advanced by the iteration, as iter_batches advances it).
-      path: when given, a third column ``path`` (string) holding it on every row.
-      max_records, max_bytes: as for Reader.iter_batches.
-
-    Returns
-      An iterator of RecordBatches with the columns offset (int64, Spark's long) and data
-      (binary), then path (string) when asked: what a Python data source's read() may
-      yield for the schema ``offset long, data binary[, path string]``.
-    """
-    batches = reader.iter_batches(
-        max_records=max_records, max_bytes=max_bytes, offset_type="int64", data_type="binary"
-    )
-    for exported in batches:
-        batch = pa.record_batch(exported)
-        if path is not None:
-            batch = batch.append_column(_PATH, pa.repeat(pa.scalar(path), batch.num_rows))
-        yield batch
-
-
-@dataclass(frozen=True)
-class Piece:
-    """A byte range of one file: the records whose first header lies in [start, end)."""
-
-    path: str
-    start: int
-    end: int
-
 
 class LogPartition(InputPartition):
-    """The pieces one task reads, in order."""
+    """The ranges one task reads, in order."""
 
-    def __init__(self, pieces: Sequence[Piece]) -> None:
+    def __init__(self, pieces: Sequence[Range]) -> None:
         super().__init__(tuple(pieces))
         self.pieces = tuple(pieces)
 
@@ -81,212 +53,163 @@ class LogPartition(InputPartition):
 class LogReader(DataSourceReader):
     """Plans and reads ``spark.read.format("leveldb_log")``."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> LogReader:
-        # Spark refuses a reader that defines pushFilters unless the session enables
-        # spark.sql.python.filterPushdown.enabled: the filtering reader is made only where
-        # Spark plans with pushdown on. (Unpickling calls __new__ without arguments.)
-        if cls is LogReader and args and _pushing_down():
-            cls = FilteringLogReader
-        return super().__new__(cls)
-
-    def __init__(self, options: Mapping[str, str], schema: Any) -> None:
-        self.read_options = _options.read_options(options)
+    def __init__(self, options: Mapping[str, str], schema: StructType | None) -> None:
+        self.spec = _options.read_spec(options)
         self.layout = _options.layout(options)
-        self.paths = _options.paths(options)
+        check(self.spec)
+        self.entries, self.columns = listing(options, self.spec)
+        self.schema = schema_for(options, self.columns, schema)
         self.bounds = Bounds()
-        if self.read_options.dialect == "leveldb" and self.read_options.log_number is not None:
-            raise ValueError("option logNumber applies to dialects rocksdb and pebble, not leveldb")
+        self.kept: list[Callable[[dict[str, Any]], bool]] = []  # tests of partition values
 
     def partitions(self) -> list[LogPartition]:
-        """The pieces of every file, packed into partitions; no log byte is read here."""
-        listed = _files.expand(self.paths, self.read_options.storage_options, self.layout.path_glob)
-        pieces = []
-        whole_files = self.read_options.recovery == "point_in_time"
-        for path, size in listed:
-            if not self.bounds.keeps_path(path):
-                continue
-            ranges = (
-                [(0, size)]
-                if whole_files
-                else splits(_Sized(size), size=self.layout.partition_bytes)
-            )
-            for start, end in ranges:
-                piece = self.bounds.narrow(Piece(path, start, end))
-                if piece is not None:
-                    pieces.append(piece)
+        """The ranges of every file, packed into partitions; no log byte is read here."""
+        listed = [e for e in self.entries if self._keeps(e)]
+        ranges = plan(listed, self.layout.partition_bytes, self.spec.recovery)
+        pieces = [p for p in map(self.bounds.narrow, ranges) if p is not None]
         groups = pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
         return [LogPartition(group) for group in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Each piece's rows, as the options shape them."""
+        """Each range's rows, as the options shape them."""
         if not isinstance(partition, LogPartition):
             return  # Spark's stand-in when there is no partition: no file to read
-        for piece in partition.pieces:
-            yield from _read_piece(piece, self.read_options, self.layout)
+        yield from shaped_task(partition.pieces, self.spec, self.columns, self.schema)
+
+    def _keeps(self, entry: Entry) -> bool:
+        if not self.bounds.keeps_path(entry.path):
+            return False
+        values = self.columns.values(entry.partition) if self.kept else {}
+        return all(test(values) for test in self.kept)
 
 
 class FilteringLogReader(LogReader):
-    """A LogReader that narrows its ranges and files by the filters Spark pushes."""
+    """A LogReader that narrows its ranges and files by the filters Spark pushes: the one
+    ``reader()`` makes when the session enables ``spark.sql.python.filterPushdown.enabled``
+    (Spark refuses a reader with pushFilters otherwise)."""
 
     def pushFilters(self, filters: list[Any]) -> list[Any]:
         """Keep what narrows ranges (``offset``) or files (``path``); give back the rest."""
-        by_offset = not self.layout.corruptions  # a report's offset is no record's
+        by_offset = self.spec.rows != "corruptions"  # a report's offset is no record's
         self.bounds, rest = push(filters, self.bounds, by_offset=by_offset)
+        for f in rest:
+            test = partition_test(f, self.columns.names)
+            if test is not None:
+                self.kept.append(test)  # prunes files; Spark still filters the rows
         return rest
 
 
-_PUSHDOWN_WORKER = "pyspark.sql.worker.data_source_pushdown_filters"
-
-
-def _pushing_down() -> bool:
-    """Whether the caller is Spark's planning worker that pushes filters down."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        spec = frame.f_globals.get("__spec__")
-        if _PUSHDOWN_WORKER in (frame.f_globals.get("__name__"), getattr(spec, "name", None)):
-            return True
-        frame = frame.f_back  # type: ignore[assignment]
-    return False
-
-
-class _Sized:
-    """A file's length as splits() takes it (a seekable object), from a listing: no
-    second look at the file."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-
-    def seek(self, offset: int, whence: int = 0, /) -> int:
-        return self.size if whence == 2 else offset
-
-    def tell(self) -> int:
-        return 0
-
-
-def pack(pieces: list[Piece], limit: int, open_cost: int) -> list[list[Piece]]:
-    """Consecutive pieces, grouped while a group's bytes (each piece counting
-    ``open_cost`` more) stay within ``limit``, as Spark groups small files."""
-    groups: list[list[Piece]] = []
-    used = limit + 1
-    for piece in pieces:
-        cost = piece.end - piece.start + open_cost
-        if used + cost > limit or not groups:
-            groups.append([])
-            used = 0
-        groups[-1].append(piece)
-        used += cost
-    return groups
-
-
-def _read_piece(
-    piece: Piece,
-    options: _options.ReadOptions,
-    layout: _options.Layout,
-    detected: str | None = None,
+def read_task(
+    pieces: Sequence[Range],
+    spec: ReadSpec,
+    dialects: Mapping[str, str | None] | None = None,
+    finish: Callable[[Range, pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """One piece's rows; its damage logged (and, with corruptions=true, its rows).
-    ``detected``: the file's dialect when the caller has detected it already (the option
-    ``dialect`` not given); else it is detected here."""
-    found: list[Corruption] = []
-    url_options = options.storage_options if _files.is_url(piece.path) else None
-    dialect = options.dialect or detected or detect_file_dialect(piece.path, url_options)
-    reader = _open(piece, options, dialect, found.append)
-    try:
-        with reader:
-            if layout.corruptions:
-                for _ in reader.iter_batches(max_bytes=4 << 20):
-                    pass
-            elif layout.decode:
-                from leveldb_log._wal_rows import decode_batch
-
-                malformed = None if options.recovery in _RAISING else _malformed(piece.path)
-                decoder = _decoder(dialect, given=options.dialect is not None)
-                for batch in spark_batches(reader):
-                    yield decode_batch(batch, decoder, piece.path, malformed)
-            else:
-                yield from spark_batches(reader, piece.path if layout.include_path else None)
-    except CorruptionError as e:
-        raise type(e)(e.offset, e.size, e.reason, message=f"{piece.path}: {e}") from None
-    finally:
-        _report(piece, found)
-    if layout.corruptions and found:
-        yield _corruption_rows(piece.path, found)
+    """The rows of a task's ranges; each damaged file logged once (log_damage).
+    ``dialects``: each file's dialect, where the caller knows it already."""
+    known = dialects or {}
+    yield from read_ranges(pieces, spec, log_damage, lambda piece: known.get(piece.path), finish)
 
 
-def _decoder(dialect: str, given: bool) -> str:
-    """The decoder of a file's records: its dialect's, except that a file detected as
-    LevelDB's (legacy chunks only, as RocksDB writes a WAL without recycling) is decoded as
-    RocksDB's batches, which LevelDB's are a subset of (their column family is then 0)."""
-    return "rocksdb" if dialect == "leveldb" and not given else dialect
-
-
-#: The recovery modes that raise at damage (FAILFAST's): a record no decoder takes fails too.
-_RAISING = ("absolute", "tolerate_tail")
-
-
-def _malformed(path: str) -> Callable[[int, CorruptionError], None]:
-    """Log a record that is no write batch, which a decoding read leaves out."""
-
-    def report(offset: int, error: CorruptionError) -> None:
-        log.warning(
-            "leveldb_log: %s: the record at offset %d is no write batch, left out: %s",
-            path,
-            offset,
-            error,
-        )
-
-    return report
-
-
-def _open(piece: Piece, options: _options.ReadOptions, dialect: str, found: Any) -> Reader:
-    kwargs: dict[str, Any] = {
-        "dialect": dialect,
-        "recovery": options.recovery,
-        "verify_checksums": options.verify_checksums,
-        "start": piece.start,
-        "end": piece.end,
-        "on_corruption": found,
-    }
-    if dialect != "leveldb" and options.log_number is not None:
-        kwargs["log_number"] = options.log_number
-    if options.storage_options is not None and _files.is_url(piece.path):
-        kwargs["storage_options"] = options.storage_options
-    return Reader(piece.path, **kwargs)
-
-
-def _report(piece: Piece, found: list[Corruption]) -> None:
-    """Log the damage of one piece: Spark gives a Python source no way to send it to the
-    driver, so it goes to the executor's log (its stderr), and corruptions=true reads it
-    as rows."""
-    if not found:
+def shaped_task(
+    pieces: Sequence[Range],
+    spec: ReadSpec,
+    columns: Columns,
+    schema: StructType,
+    dialects: Mapping[str, str | None] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """read_task's rows as ``schema`` has them: with their partition columns (but for
+    reports), in its order and nullability."""
+    target = to_arrow_schema(schema, timezone="UTC")
+    if spec.rows == "corruptions":
+        for batch in read_task(pieces, spec, dialects):
+            yield as_schema(batch, None, None, target)
         return
-    first = found[0]
-    log.warning(
-        "leveldb_log: %s: %d corruption(s), %d bytes dropped in bytes [%d, %d); "
-        "the first at offset %d: %s",
-        piece.path,
-        len(found),
-        sum(c.size for c in found),
-        piece.start,
-        piece.end,
-        first.offset,
-        first.reason,
-    )
+
+    def finish(piece: Range, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return as_schema(batch, piece, columns, target)
+
+    yield from read_task(pieces, spec, dialects, finish)
 
 
-_REPORTS = pa.schema(
-    [
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("offset", pa.int64(), nullable=False),
-        pa.field("size", pa.int64(), nullable=False),
-        pa.field("reason", pa.string(), nullable=False),
-    ]
-)
+def listing(
+    options: Mapping[str, str], spec: ReadSpec, missing_ok: bool = False
+) -> tuple[list[Entry], Columns]:
+    """The files of a read, and their partition columns, typed as Spark types them.
+    ``missing_ok``: a path that names nothing yet lists no file (a stream's)."""
+    found = _options.list_options(options, spec.storage_options)
+    try:
+        entries = list_files(_options.paths(options), found)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+        entries = []
+    inference = _options.flag(options, _options.TYPE_INFERENCE, True)
+    zone = _options.text(options, _options.TIME_ZONE) or "UTC"
+    return entries, Columns(entries, inference, zone)
 
 
-def _corruption_rows(path: str, found: list[Corruption]) -> pa.RecordBatch:
-    """The reports of one piece as rows of ``corruptions=true``."""
-    columns = [[path] * len(found), *map(list, zip(*found, strict=True))]
-    return pa.record_batch(
-        [pa.array(c, f.type) for c, f in zip(columns, _REPORTS, strict=True)], _REPORTS
-    )
+def _own_schema(options: Mapping[str, str], columns: Columns) -> StructType:
+    """The rows the options ask for, then the partition columns (not for reports)."""
+    schema = _options.read_schema(options)
+    if _options.flag(options, "corruptions", False):
+        return schema
+    for field in columns.fields():
+        if field.name not in schema.fieldNames():
+            schema = schema.add(field)
+    return schema
+
+
+def source_schema(options: Mapping[str, str]) -> StructType:
+    """The schema of ``format("leveldb_log")`` when the user gives none."""
+    spec = _options.read_spec(options)
+    return _own_schema(options, listing(options, spec, missing_ok=True)[1])
+
+
+def schema_for(
+    options: Mapping[str, str], columns: Columns, wanted: StructType | None
+) -> StructType:
+    """The rows a read gives: the user's schema (checked), else its own."""
+    own = _own_schema(options, columns)
+    return own if wanted is None else _served(wanted, own)
+
+
+def _served(wanted: StructType, own: StructType) -> StructType:
+    """A user's schema, when every column is one the read has, of the same type (in any
+    order, nullable or not); else ValueError naming the column, when the query is planned."""
+    have = {f.name.lower(): f for f in own.fields}
+    for field in wanted.fields:
+        mine = have.get(field.name.lower())
+        if mine is None:
+            raise ValueError(
+                f"the schema's column {field.name!r} is none a leveldb_log read gives (it "
+                f"gives {', '.join(own.fieldNames())}, as its options ask)"
+            )
+        if mine.dataType != field.dataType:
+            raise ValueError(
+                f"the schema's column {field.name!r} is {field.dataType.simpleString()}, "
+                f"and the read gives it as {mine.dataType.simpleString()}"
+            )
+    return wanted
+
+
+def as_schema(
+    batch: pa.RecordBatch, piece: Range | None, columns: Columns | None, target: pa.Schema
+) -> pa.RecordBatch:
+    """A batch with the partition columns added, in the columns and order of ``target``
+    (the user's schema, or the read's own), each as nullable as the schema says."""
+    if columns is not None and piece is not None and columns.names:
+        arrays = columns.arrays(piece.partition, batch.num_rows)
+        for name, array in zip(columns.names, arrays, strict=True):
+            if name not in batch.schema.names:
+                batch = batch.append_column(name, array)
+    by_name = {n.lower(): i for i, n in enumerate(batch.schema.names)}
+    arrays = [batch.column(by_name[f.name.lower()]).cast(f.type) for f in target]
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def log_damage(damage: FileDamage) -> None:
+    """One line for a damaged file: Spark gives a Python source no way to send it to the
+    driver, so it goes to the executor's log (its stderr); corruptions=true reads it as
+    rows."""
+    log.warning("leveldb_log: %s", damage.summary())

@@ -49,14 +49,18 @@ class LogDataSource(_SessionDefaults):
         return "leveldb_log"
 
     def schema(self) -> StructType:
-        from leveldb_log.spark._options import read_schema
+        from leveldb_log.spark._read import source_schema
 
-        return read_schema(self.options)
+        return source_schema(self.options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        from leveldb_log.spark._read import LogReader
+        from leveldb_log.spark._options import PUSHDOWN, flag
+        from leveldb_log.spark._read import FilteringLogReader, LogReader
 
-        return LogReader(self.options, schema)
+        # Spark refuses a reader with pushFilters unless the session enables filter
+        # pushdown for Python sources: register() read that setting.
+        pushing = flag(self.options, PUSHDOWN, False)
+        return (FilteringLogReader if pushing else LogReader)(self.options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from leveldb_log.spark._write import LogWriter

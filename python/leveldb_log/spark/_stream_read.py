@@ -33,11 +33,13 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from leveldb_log import _storage
-from leveldb_log._core import BLOCK_SIZE, _tail_end, crc32c
-from leveldb_log._detect import detect_dialect
+from leveldb_log._core import _tail_end, crc32c
 from leveldb_log._errors import LogError
-from leveldb_log.spark import _files, _options
-from leveldb_log.spark._read import Piece, _read_piece, pack
+from leveldb_log._files._listing import list_files
+from leveldb_log._files._plan import Range, pack
+from leveldb_log._files._read import check, resolve_dialect
+from leveldb_log.spark import _options
+from leveldb_log.spark._read import listing, schema_for, shaped_task
 
 __all__ = ["LogStreamReader", "StreamOptions", "StreamPartition", "stream_options"]
 
@@ -74,9 +76,9 @@ def stream_options(options: Mapping[str, str]) -> StreamOptions:
 
 
 class StreamPartition(InputPartition):
-    """The ranges one task reads: (piece, dialect) pairs, in file and offset order."""
+    """The ranges one task reads: (range, dialect) pairs, in file and offset order."""
 
-    def __init__(self, pieces: Sequence[tuple[Piece, str]]) -> None:
+    def __init__(self, pieces: Sequence[tuple[Range, str]]) -> None:
         super().__init__(tuple(pieces))
         self.pieces = tuple(pieces)
 
@@ -85,18 +87,21 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Plans and reads ``spark.readStream.format("leveldb_log")``."""
 
     def __init__(self, options: Mapping[str, str], schema: Any) -> None:
-        self.read_options = _options.read_options(options)
+        self.read_options = _options.read_spec(options)
         self.layout = _options.layout(options)
         self.stream = stream_options(options)
         self.paths = _options.paths(options)
+        self.listing = _options.list_options(options, None)
+        self.columns = listing(options, self.read_options, missing_ok=True)[1]
+        self.schema = schema_for(options, self.columns, schema)
+        self.partition_of: dict[str, Any] = {}  # each file's key=value pairs, as listed
         if self.read_options.recovery == "point_in_time":
             raise ValueError(
                 "recovery point_in_time ends a log at its first damage, which a stream "
                 "following the log cannot do: use skip (mode PERMISSIVE), tolerate_tail "
                 "or absolute (mode FAILFAST)"
             )
-        if self.read_options.dialect == "leveldb" and self.read_options.log_number is not None:
-            raise ValueError("option logNumber applies to dialects rocksdb and pebble, not leveldb")
+        check(self.read_options)
         self.local = [self._local(path) for path in self.paths]
         self.target: dict[str, int] | None = None  # Trigger.AvailableNow's end
         self.warned: set[tuple[str, int]] = set()
@@ -163,12 +168,15 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The ranges [start, end) of every file with new records, cut at
         ``maxPartitionBytes`` and packed like a batch read's small files."""
         before = start.get("files", {})
-        pieces: list[Piece] = []
+        pieces: list[Range] = []
         dialects = {}
         for path, entry in sorted(end.get("files", {}).items()):
             since, until = _since(before.get(path), entry), entry["pos"]
             step = self.layout.partition_bytes
-            pieces += [Piece(path, at, min(at + step, until)) for at in range(since, until, step)]
+            values = self.partition_of.get(path, ())
+            pieces += [
+                Range(path, at, min(at + step, until), values) for at in range(since, until, step)
+            ]
             dialects[path] = entry.get("dialect")
         groups = pack(pieces, self.layout.partition_bytes, self.layout.open_cost)
         return [StreamPartition([(p, dialects[p.path]) for p in group]) for group in groups]
@@ -177,8 +185,9 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Each range's rows as pyarrow RecordBatches, as a batch read shapes them (options,
         damage, modes)."""
         assert isinstance(partition, StreamPartition)  # what partitions() gave
-        for piece, dialect in partition.pieces:
-            yield from _read_piece(piece, self.read_options, self.layout, detected=dialect)
+        dialects = {piece.path: dialect for piece, dialect in partition.pieces}
+        pieces = [piece for piece, _ in partition.pieces]
+        yield from shaped_task(pieces, self.read_options, self.columns, self.schema, dialects)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to release: the logs are the writers'."""
@@ -188,7 +197,7 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _local(self, path: str) -> str:
         """The plain path of a path or a ``file://`` URL; a stream reads the last blocks
         and the inodes of local files only."""
-        if not _files.is_url(path):
+        if not _storage.is_url(path):
             return path
         local = _storage.local_path(path, self.read_options.storage_options)
         if local is None:
@@ -204,12 +213,13 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         found: list[str] = []
         for local in self.local:
             try:
-                listed = _files.expand([local], None, self.layout.path_glob)
+                listed = list_files([local], self.listing)
             except FileNotFoundError:
                 if not os.path.isdir(local):
                     raise
                 listed = []
-            found += [p for p, _ in listed if p not in found]
+            found += [e.path for e in listed if e.path not in found]
+            self.partition_of.update((e.path, e.partition) for e in listed)
         return found
 
     def _observe(
@@ -230,7 +240,7 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             event = _change(fd, info, before)
             if event is not None:
                 entry = self._act(path, event, info.st_size, entry)
-            dialect: Any = entry.get("dialect") or self._dialect(fd, info.st_size)
+            dialect: Any = entry.get("dialect") or resolve_dialect(self.read_options, path)
             end = _tail_end(
                 fd,
                 info.st_size,
@@ -248,7 +258,9 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             head = min(entry["pos"], HEAD_BYTES)
             entry.update(dev=info.st_dev, ino=info.st_ino, head=_crc(fd, head), headSize=head)
             entry.update(size=info.st_size, mtime=info.st_mtime_ns, end=entry["pos"])
-            if end < info.st_size and listing[-1] != path:
+            if end == 0 and info.st_size > 0:
+                self._warn_not_log(path, info.st_size)
+            elif end < info.st_size and listing[-1] != path:
                 self._warn_torn(path, end, info.st_size)
             return entry
         finally:
@@ -282,11 +294,17 @@ class LogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             fresh["skip_to_end"] = True
         return fresh
 
-    def _dialect(self, fd: int, size: int) -> str:
-        """The option's dialect, else the one detected from the file's first block."""
-        if self.read_options.dialect is not None:
-            return self.read_options.dialect
-        return detect_dialect(os.pread(fd, min(size, BLOCK_SIZE), 0))
+    def _warn_not_log(self, path: str, size: int) -> None:
+        """Say once of a file that holds bytes but no complete record: not a log (a
+        stream reads nothing of it until a record appears)."""
+        if (path, -1) not in self.warned:
+            self.warned.add((path, -1))
+            log.warning(
+                "leveldb_log stream: %s holds %d bytes and no complete record: not a log? "
+                "Nothing of it is read (name the logs with pathGlobFilter to leave it out)",
+                path,
+                size,
+            )
 
     def _warn_torn(self, path: str, end: int, size: int) -> None:
         """Say once when a file that is not the newest ends in bytes after its last

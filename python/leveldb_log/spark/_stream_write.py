@@ -22,6 +22,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from leveldb_log._files._publish import sync_folder
 from leveldb_log.spark._write import (
     HIDDEN_PREFIX,
     LogCommitMessage,
@@ -30,7 +31,6 @@ from leveldb_log.spark._write import (
     publish,
     staged_moves,
     staged_path,
-    sync_folder,
     task_ids,
     write_options,
     write_staged,

@@ -13,7 +13,6 @@ This module owns the staging names and the publishing of logs; the streaming wri
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -28,6 +27,8 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 
 from leveldb_log._core import Writer
 from leveldb_log._dialects import DIALECTS
+from leveldb_log._files import _publish
+from leveldb_log._files._listing import spark_hidden
 from leveldb_log.spark._options import choice, flag, text, whole
 
 #: The prefix of every hidden name this package writes into an output folder.
@@ -38,11 +39,6 @@ HIDDEN_PREFIX = ".leveldb_log-"
 NAMINGS = ("part", "number")
 
 _NUMBERED = re.compile(r"^(\d+)\.log$")
-
-
-def hidden(name: str) -> bool:
-    """Whether a reader of a folder skips ``name``, as Spark's file sources do."""
-    return name.startswith((".", "_"))
 
 
 @dataclass(frozen=True)
@@ -167,27 +163,14 @@ def staged_path(staging: str, partition: int, attempt: int) -> str:
 def write_staged(path: str, batches: Iterable[Any], opts: WriteOptions, log_number: int) -> int:
     """Write the column of every Arrow batch to a new log at ``path``; return the number of
     records. No records: no file. On any error the file is deleted and the error raised."""
-    writer = None
-    records = 0
-    try:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            if writer is None:
-                writer = open_log(path, "x", opts, log_number)  # a staged name is new
-            records += write_column(writer, batch, opts.column)
-        if writer is not None:
-            if opts.sync:
-                writer.sync()
-            writer.close()
-    except BaseException:
-        if writer is not None:
-            with contextlib.suppress(Exception):  # the first error is the one to raise
-                writer.close()
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        raise
-    return records
+    return _publish.write_staged(
+        _publish.Folder(opts.folder),
+        path,
+        (batch.column(opts.column) for batch in batches),
+        lambda target, mode: open_log(target, mode, opts, log_number),
+        sync=opts.sync,
+        column=opts.column,
+    )
 
 
 def open_log(target: Any, mode: Literal["w", "x"], opts: WriteOptions, log_number: int) -> Writer:
@@ -197,14 +180,6 @@ def open_log(target: Any, mode: Literal["w", "x"], opts: WriteOptions, log_numbe
     if opts.dialect == "pebble":
         settings["log_number"] = log_number
     return Writer(target, mode, **settings)
-
-
-def write_column(writer: Writer, batch: Any, column: str) -> int:
-    """Write one batch's column, straight from its Arrow buffers."""
-    try:
-        return writer.write_many(batch.column(column))
-    except ValueError as e:
-        raise ValueError(f"column {column!r}: {e}") from None
 
 
 def staged_moves(
@@ -221,40 +196,14 @@ def staged_moves(
 
 def check_free(folder: str, moves: list[tuple[str, str]]) -> None:
     """Refuse, before anything is renamed, final names that exist already."""
-    taken = [final for _, final in moves if os.path.lexists(os.path.join(folder, final))]
-    if taken:
-        raise FileExistsError(f"{folder}: logs already there: {', '.join(taken)}")
+    _publish.Folder(folder).check_free(final for _, final in moves)
 
 
 def publish(folder: str, moves: list[tuple[str, str]], replace: bool, sync: bool) -> None:
-    """Rename each staged log to its final name in ``folder``. ``replace``: the folder's
-    earlier logs are deleted, after the new ones are in place (a crash in between leaves
-    both, never neither). Otherwise a final name that exists is refused (check_free)."""
-    earlier = visible_files(folder) if replace else []
-    if not replace:
-        check_free(folder, moves)
-    for staged, final in moves:
-        os.replace(staged, os.path.join(folder, final))
-    if sync and moves:
-        sync_folder(folder)
-    kept = {final for _, final in moves}
-    for name in earlier:
-        if name not in kept:
-            os.unlink(os.path.join(folder, name))
-
-
-def visible_files(folder: str) -> list[str]:
-    """The files of ``folder`` a reader reads: not hidden, not folders."""
-    return sorted(e.name for e in os.scandir(folder) if not hidden(e.name) and not e.is_dir())
-
-
-def sync_folder(folder: str) -> None:
-    """Make the folder's entries (the renames) durable."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Rename each staged log to its final name in ``folder`` (leveldb_log._files._publish).
+    ``replace``: what the folder held before is deleted, after the new logs are in place.
+    Otherwise a final name that exists is refused."""
+    _publish.Folder(folder).publish(moves, replace=replace, sync=sync, hidden=spark_hidden)
 
 
 def final_name(opts: WriteOptions, partition: int, job: str) -> str:
