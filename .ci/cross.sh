@@ -18,7 +18,9 @@
 #   test_crc32c once, on -cpu max: it runs every usable path itself.
 #   tests/cross/cross_detect.c on several -cpu models and hidden features: the path picked
 #   must be the one AT_HWCAP calls for, and the one the table below names.
-# - s390x: test_core and test_crc32c (the portable path: it has no instruction paths).
+# - s390x: test_core, on its reduced input set (CROSS_FULL=1: the full one), and test_crc32c
+#   (the portable path: it has no instruction paths). The full set's extra inputs take no
+#   code path the reduced set misses; it runs natively (tests/core) and on AArch64 above.
 # - Byte order: tests/cross/log_roundtrip.c writes the same log natively, on s390x and on
 #   AArch64; the logs must be equal byte for byte, and every build reads every log back to
 #   exactly the records written.
@@ -183,7 +185,7 @@ with_set() {
     shift
     LLOG_TEST_REDUCED=$([ "$set" = reduced ] && echo 1 || true) "$@"
 }
-job core-s390x on_s390x "$work/s390x-test_core" "$vectors"
+job core-s390x with_set "$later_set" on_s390x "$work/s390x-test_core" "$vectors"
 for p in "${paths[@]}"; do
     read -r hide path set <<<"$p"
     job "core-aarch64-$path" with_set "$set" on_aarch64 max "$hide" "$work/aarch64-test_core" \
@@ -227,7 +229,7 @@ tests crc-aarch64 \
     "implementations: $all; chosen: armv8-crc+pmull (default armv8-crc+pmull)" \
     "aarch64 -cpu max: test_crc32c on each of $all"
 tests core-s390x "    (implementation with hardware allowed: portable)" \
-    "s390x: test_core on portable"
+    "s390x: test_core ($later_set set) on portable"
 tests crc-s390x "implementations: portable; chosen: portable (default portable)" \
     "s390x: test_crc32c on portable"
 
