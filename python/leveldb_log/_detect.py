@@ -31,18 +31,15 @@ the dialects' tables give it, and keeps going while a chunk's CRC checks out. Th
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from leveldb_log import _storage
 from leveldb_log._core import BLOCK_SIZE, _detect_dialect
 from leveldb_log._dialects import Dialect
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-__all__ = ["Dialect", "detect_dialect", "detect_file_dialect"]
+__all__ = ["Dialect", "detect_dialect"]
 
 
 def detect_dialect(first_block: Buffer) -> Dialect:
@@ -59,20 +56,3 @@ def detect_dialect(first_block: Buffer) -> Dialect:
     """
     dialect, _ = _detect_dialect(bytes(memoryview(first_block)[:BLOCK_SIZE]))
     return "leveldb" if dialect is None else dialect
-
-
-def detect_file_dialect(
-    path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
-) -> Dialect:
-    """The dialect of the log at a path or URL, from its first block (what the engines'
-    readers do for ``dialect="auto"``, in the task that reads the file).
-
-    Raises
-      FileNotFoundError, OSError: the file cannot be read; ImportError: a URL without fsspec.
-    """
-    source = _storage.reading(path, storage_options)
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            return detect_dialect(f.read(BLOCK_SIZE))
-    with source:
-        return detect_dialect(source.read(BLOCK_SIZE))

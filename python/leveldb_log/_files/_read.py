@@ -24,7 +24,6 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
 from leveldb_log import _storage
 from leveldb_log._core import Reader
-from leveldb_log._detect import detect_file_dialect
 from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
 from leveldb_log._files._plan import Range
 
@@ -75,17 +74,18 @@ def check(spec: ReadSpec) -> None:
     dialect), over an empty log."""
     if spec.rows not in ROWS:
         raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {spec.rows!r}")
-    dialect = "rocksdb" if spec.dialect == "auto" else spec.dialect
-    with Reader(b"", **_options(spec, dialect, Range("", 0, None))):
+    with Reader(b"", **_options(spec, spec.dialect, Range("", 0, None))):
         pass
 
 
 def resolve_dialect(spec: ReadSpec, path: str) -> str:
-    """The dialect a file is read in: the spec's, or for "auto" the one its first block
-    shows. The one place where "auto" is resolved."""
+    """The dialect a file is read in: the spec's, or for "auto" the one the C Reader tells
+    from its first block (for a caller that needs the name before it reads, such as a
+    stream finding a log's end; a range is read with "auto" itself)."""
     if spec.dialect != "auto":
         return spec.dialect
-    return detect_file_dialect(path, spec.storage_options if _storage.is_url(path) else None)
+    with Reader(path, **_options(spec, "auto", Range(path, 0, 0))) as reader:
+        return reader.dialect
 
 
 def _options(spec: ReadSpec, dialect: str, piece: Range) -> dict[str, Any]:
@@ -206,7 +206,7 @@ def _read_range(
     piece: Range, spec: ReadSpec, damage: FileDamage, dialect: str | None
 ) -> Iterator[pa.RecordBatch]:
     try:
-        dialect = dialect or resolve_dialect(spec, piece.path)
+        dialect = dialect or spec.dialect  # "auto": the Reader tells it from block 0
         reader = Reader(
             piece.path, on_corruption=damage.corruptions.append, **_options(spec, dialect, piece)
         )
