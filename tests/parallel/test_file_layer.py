@@ -47,7 +47,21 @@ def test_a_database_folder_is_its_wals_in_every_convention(tmp_path: Path, conve
     listed = list_files([str(db)], ListOptions(convention))
     assert [os.path.basename(e.path) for e in listed] == ["000009.log", "000010.log"]
     with_manifest = list_files([str(db)], ListOptions(convention, manifest=True))
-    assert [os.path.basename(e.path) for e in with_manifest][-1] == "MANIFEST-000008"
+    assert [os.path.basename(e.path) for e in with_manifest] == [
+        "MANIFEST-000008",  # first: a database recovers its MANIFEST, then its WALs
+        "000009.log",
+        "000010.log",
+    ]
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_a_relative_path_is_listed_absolute_for_tasks_in_other_folders(
+    tmp_path: Path, convention: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_log(tmp_path / "logs" / "000001.log", [b"one"])
+    monkeypatch.chdir(tmp_path)
+    listed = list_files(["logs"], ListOptions(convention))
+    assert [e.path for e in listed] == [str(tmp_path / "logs" / "000001.log")]
 
 
 def test_a_database_read_gives_its_wal_records_and_no_warning(tmp_path: Path) -> None:

@@ -138,9 +138,11 @@ class _Tree:
         return cls(fs)
 
     def inner(self, path: str) -> str:
-        """The path within the file system (a local URL as its plain path)."""
+        """The path within the file system (a local URL as its plain path); a relative
+        local path made absolute, as the engines' own file sources make it: the tasks that
+        read it run in other folders."""
         if not _storage.is_url(path):
-            return path
+            return os.path.abspath(path)
         if self.fs is None:
             return _storage.local_path(path) or path
         return str(self.fs._strip_protocol(path))
