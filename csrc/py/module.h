@@ -79,7 +79,7 @@ static inline void PyErr_SetRaisedException(PyObject *exc) {
  * checksummed (crc32c(), Writer): below it, taking the GIL back costs more
  * than it frees. The Reader checksums one physical record at a time, never
  * longer than a block and so below this: it has its own threshold
- * (reader.c). */
+ * (reader_records.c). */
 #define LLPY_GIL_THRESHOLD (64 * 1024)
 
 /* ---- module state ----------------------------------------------------- */

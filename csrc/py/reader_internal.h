@@ -193,7 +193,7 @@ int llpy_pickle_progress(PyObject *args, llpy_progress *out);
  */
 
 /* Where fragmented records are built: made with the module state and the
- * reader's saved GIL state (see reader_step in reader.c); NULL with
+ * reader's saved GIL state (see records_step in reader_records.c); NULL with
  * MemoryError. */
 llpy_assembly *llpy_assembly_new(llpy_state *st, PyThreadState **released);
 /* The core's reserve callback (llog_reserve_fn, ctx the assembly); the
@@ -206,7 +206,7 @@ uint8_t *llpy_assembly_reserve(void *ctx, size_t len, size_t need,
 PyObject *llpy_assembly_take(llpy_assembly *self, size_t len);
 void llpy_assembly_view(llpy_assembly *self, llog_event *ev);
 size_t llpy_assembly_hint(const llpy_assembly *self);
-/* The redirect (llpy_reader_redirect in reader.h): set; what it is (fn,
+/* The redirect (llpy_records_redirect): set; what it is (fn,
  * *ctx); whether the record being built is in it; and its end, which
  * moves what is there (the core's open record, and the pending payloads
  * read in place for it: *pending is moved with them) to the scratch
