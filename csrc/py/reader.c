@@ -27,13 +27,10 @@ struct llpy_reader {
     PyObject *storage_options;
 };
 
+/* The per-record path is reader_records.c's, lock and all: this is a jump
+ * there. */
 static PyObject *Reader_iternext(PyObject *op) {
-    llpy_reader *self = (llpy_reader *)op;
-    if (llpy_lock_acquire(&self->lock) < 0)
-        return NULL;
-    PyObject *rec = llpy_records_next(self->records);
-    llpy_lock_release(&self->lock);
-    return rec;
+    return llpy_records_next(((llpy_reader *)op)->records);
 }
 
 /* ---- the type: slots and properties ------------------------------------ */

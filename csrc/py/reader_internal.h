@@ -61,9 +61,11 @@ int llpy_records_initialized(const llpy_records *r);
  * reader. */
 int llpy_records_closed(const llpy_records *r);
 int llpy_records_check_open(const llpy_records *r);
-/* The lock held for each of these. The next record as bytes: NULL at the
- * end (no exception) or with an exception set (ValueError when closed). */
+/* The next record as bytes, read under the reader's lock (Reader's
+ * tp_iternext, which calls only this, once a record): NULL at the end (no
+ * exception) or with an exception set (ValueError when closed). */
 PyObject *llpy_records_next(llpy_records *r);
+/* The lock held for each of these. */
 /* The next record, with the payload left where the core put it: 1 with the
  * record in *ev (ev->data valid until the next call), 0 at the end (no
  * exception), -1 with an exception set. */

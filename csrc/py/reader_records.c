@@ -165,12 +165,11 @@ static int records_on_end(llpy_records *r, const llog_event *ev) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* The next record as bytes, NULL at the end (no exception) or on error. */
-PyObject *llpy_records_next(llpy_records *r) {
+/* The next record as bytes, NULL at the end (no exception) or on error;
+ * the lock held. */
+static PyObject *records_next_locked(llpy_records *r) {
     llog_event ev;
     int fed = 0; /* a block was read during this call */
-    if (llpy_records_check_open(r) < 0)
-        return NULL;
     for (;;) {
         if (r->finished || r->closed)
             return NULL;
@@ -207,10 +206,19 @@ PyObject *llpy_records_next(llpy_records *r) {
     }
 }
 
-/* As llpy_records_next, with the payload left where the core put it
+PyObject *llpy_records_next(llpy_records *r) {
+    if (llpy_lock_acquire(r->lock) < 0)
+        return NULL;
+    PyObject *rec =
+        llpy_records_check_open(r) == 0 ? records_next_locked(r) : NULL;
+    llpy_lock_release(r->lock);
+    return rec;
+}
+
+/* As records_next_locked, with the payload left where the core put it
  * instead of copied into bytes. */
 int llpy_records_next_view(llpy_records *r, llog_event *ev) {
-    int fed = 0; /* as in llpy_records_next */
+    int fed = 0; /* as in records_next_locked */
     for (;;) {
         if (r->finished || r->closed)
             return 0;
