@@ -1,6 +1,8 @@
 /*
  * args.c - the hand-written fast-call parsers' checks, by the parameter
- * lists generated from the stub (args.h), worded as CPython's own.
+ * lists generated from the stub (args.h), worded as CPython's own; and the
+ * conversions of single arguments every file shares (module.h): offsets,
+ * flags, bytes-like objects.
  */
 #include "args.h"
 
@@ -80,4 +82,56 @@ int llpy_args_fast(const llpy_sig *sig, PyObject *const *args,
         return -1;
     }
     return 0;
+}
+
+/* ---- single arguments (module.h) ------------------------------------- */
+
+/* Converts a non-negative Python int to uint64_t. */
+int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out) {
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyObject *zero = PyLong_FromLong(0);
+        int negative = zero ? PyObject_RichCompareBool(obj, zero, Py_LT) : -1;
+        Py_XDECREF(zero);
+        if (negative >= 0) { /* negative, or over 2**64 - 1 */
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError,
+                         negative ? "%s must not be negative"
+                                  : "%s is too large (at most 2**64 - 1)",
+                         what);
+        }
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int llpy_parse_flag(PyObject *obj, const char *what, int *out) {
+    if (!PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be True or False, not %.100s",
+                     what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = obj == Py_True;
+    return 0;
+}
+
+int llpy_get_bytes_for(PyObject *obj, Py_buffer *view, const char *fmt) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
+        return 0;
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, fmt, Py_TYPE(obj)->tp_name);
+    }
+    return -1;
+}
+
+int llpy_get_bytes(PyObject *obj, Py_buffer *view) {
+    return llpy_get_bytes_for(obj, view,
+                              "a bytes-like object is required, not '%.100s'");
 }

@@ -83,21 +83,9 @@ struct ArrowArrayStream {
  * reference each). */
 typedef struct cols_spare cols_spare;
 
-/* The columns of one batch. Released from any thread (an Arrow
- * consumer's), hence the atomic counts and the C allocator. */
-typedef struct arrow_cols {
-    long refs;
-    size_t n, cap_n, cap_off; /* rows: held, and room in ends and offsets */
-    uint64_t *offsets;        /* the offset column */
-    int64_t *ends;            /* large_binary offsets: n + 1 of them */
-    uint8_t *data;
-    size_t len, cap_len;
-    size_t cap_limit;  /* grow data no further unless a record needs it (a
-                          batch's max_bytes and a block), or 0 */
-    size_t rows_limit; /* the most rows a batch holds, or 0 */
-    unsigned types;    /* LLPY_COLS_*: ends are 32-bit once BINARY is set */
-    cols_spare *spare; /* where they go when released, or NULL */
-} arrow_cols;
+/* The columns of one batch, in a struct of arrow_cols.c's own. Released
+ * from any thread (an Arrow consumer's). */
+typedef struct arrow_cols arrow_cols;
 
 static inline size_t llpy_cols_row_bytes(unsigned types) {
     return types & LLPY_COLS_BINARY ? 12 : LLPY_COLS_ROW_BYTES;
@@ -113,11 +101,30 @@ arrow_cols *llpy_cols_new(cols_spare *sp);
 /* Drops a reference: the last one gives the columns to their keeper, or
  * frees them. */
 void llpy_cols_unref(arrow_cols *c);
-/* Room for one more row, or for n more bytes of data; 0, or -1 (no
- * exception; nothing changed). */
-int llpy_cols_grow_rows(arrow_cols *c);
-int llpy_cols_grow_data(arrow_cols *c, size_t n);
-/* The reader's redirect (llpy_reader_redirect, ctx: the columns): a
+/* Rows held; bytes of data held; the batch's size as pyarrow counts it
+ * (its payloads, and llpy_cols_row_bytes a row); the column types it was
+ * finished in (LLPY_COLS_*). */
+size_t llpy_cols_rows(const arrow_cols *c);
+size_t llpy_cols_data_len(const arrow_cols *c);
+size_t llpy_cols_nbytes(const arrow_cols *c);
+unsigned llpy_cols_types(const arrow_cols *c);
+/* Limits a batch being filled: at most max_records rows (as many as
+ * max_bytes leaves room for, at per_row bytes each, and one past it), its
+ * data grown no further than max_bytes and a block unless a record needs
+ * it. */
+void llpy_cols_limit(arrow_cols *c, size_t max_records, size_t max_bytes,
+                     size_t per_row);
+/* 1 while a batch has room for another record under those limits. */
+int llpy_cols_room(const arrow_cols *c, size_t max_records, size_t max_bytes,
+                   size_t per_row);
+/* A run of up to `rows` whole records read straight into the columns:
+ * room made (rows more, and a block of data) and *run set up for
+ * llog_reader_next_run with `budget` payload bytes; 0, or -1 (no
+ * exception; nothing changed). Then the run's records counted in. */
+int llpy_cols_run_start(arrow_cols *c, size_t rows, size_t budget,
+                        llog_run *run);
+void llpy_cols_run_end(arrow_cols *c, const llog_run *run);
+/* The reader's redirect (llpy_records_redirect, ctx: the columns): a
  * fragmented record is assembled at the end of the data. */
 uint8_t *llpy_cols_reserve(void *ctx, size_t len, size_t need, size_t *cap);
 /* Appends one record (a fragmented one may be in its place already); 0, or
@@ -136,19 +143,9 @@ PyObject *llpy_cols_array_capsule(arrow_cols *c);
 
 /* ---- export (reader_arrow.c) ------------------------------------------ */
 
-/* Registers the batch types on the module (state in st); 0, or -1. */
-int llpy_arrow_add_types(PyObject *module, llpy_state *st);
-/* Lets go of the module's kept batch buffers (module clearing). */
-void llpy_arrow_clear(llpy_state *st);
-/* Reader.iter_batches(max_records=65536, max_bytes=1 MiB). */
-PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
-                                   PyObject *kwds);
-/* Reader.__arrow_c_stream__(requested_schema=None). */
-PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
-                                   PyObject *kwds);
-/* Reader.to_arrow(offset_type="uint64", data_type="large_binary"). */
-PyObject *llpy_reader_to_arrow(PyObject *reader, PyObject *args,
-                               PyObject *kwds);
+/* The types Batch and BatchIterator, which module.c registers. */
+extern PyType_Spec llpy_batch_spec;
+extern PyType_Spec llpy_batches_spec;
 
 /* ---- import (writer_arrow.c) ------------------------------------------ */
 

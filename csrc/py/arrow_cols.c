@@ -25,6 +25,22 @@
 
 /* ---- the columns of one batch, shared by every export of it ----------- */
 
+/* The columns of one batch. Released from any thread (an Arrow
+ * consumer's), hence the atomic counts and the C allocator. */
+struct arrow_cols {
+    long refs;
+    size_t n, cap_n, cap_off; /* rows: held, and room in ends and offsets */
+    uint64_t *offsets;        /* the offset column */
+    int64_t *ends;            /* large_binary offsets: n + 1 of them */
+    uint8_t *data;
+    size_t len, cap_len;
+    size_t cap_limit;  /* grow data no further unless a record needs it (a
+                          batch's max_bytes and a block), or 0 */
+    size_t rows_limit; /* the most rows a batch holds, or 0 */
+    unsigned types;    /* LLPY_COLS_*: ends are 32-bit once BINARY is set */
+    cols_spare *spare; /* where they go when released, or NULL */
+};
+
 /* Where the module keeps the columns of released batches (SPARE_SETS) for
  * the next batches of any iterator: their pages are already in memory, where
  * fresh ones cost a page fault and zeroing each (bench/README.md, "The Arrow
@@ -153,7 +169,7 @@ static size_t cap_at_once(size_t cap, size_t need, size_t limit,
 }
 
 /* Room for one more row; 0, or -1 (no row more). */
-int llpy_cols_grow_rows(arrow_cols *c) {
+static int cols_grow_rows(arrow_cols *c) {
     size_t cap = c->cap_n < FIRST_ROWS ? FIRST_ROWS : 2 * c->cap_n;
     cap = cap_at_once(cap, c->cap_n + 1, c->rows_limit,
                       RESERVE_AT_ONCE / sizeof *c->offsets);
@@ -175,7 +191,7 @@ int llpy_cols_grow_rows(arrow_cols *c) {
 }
 
 /* Room for n more bytes of data; 0, or -1 (nothing changed). */
-int llpy_cols_grow_data(arrow_cols *c, size_t n) {
+static int cols_grow_data(arrow_cols *c, size_t n) {
     size_t need = c->len + n,
            cap = c->cap_len < FIRST_BYTES ? FIRST_BYTES : c->cap_len;
     if (need < c->len)
@@ -191,13 +207,13 @@ int llpy_cols_grow_data(arrow_cols *c, size_t n) {
     return 0;
 }
 
-/* The reader's redirect (llpy_reader_redirect): a fragmented record is
+/* The reader's redirect (llpy_records_redirect): a fragmented record is
  * assembled at the end of the data, where it stays; len bytes of it are
  * there already, and move with the data when it grows. */
 uint8_t *llpy_cols_reserve(void *ctx, size_t len, size_t need, size_t *cap) {
     arrow_cols *c = ctx;
     (void)len;
-    if (need > c->cap_len - c->len && llpy_cols_grow_data(c, need) < 0)
+    if (need > c->cap_len - c->len && cols_grow_data(c, need) < 0)
         return NULL;
     *cap = c->cap_len - c->len;
     return c->data + c->len;
@@ -205,11 +221,54 @@ uint8_t *llpy_cols_reserve(void *ctx, size_t len, size_t need, size_t *cap) {
 
 /* Appends one record (a fragmented one may be in its place already: see
  * llpy_cols_reserve); 0, or -1 with MemoryError. */
+size_t llpy_cols_rows(const arrow_cols *c) { return c->n; }
+
+size_t llpy_cols_data_len(const arrow_cols *c) { return c->len; }
+
+size_t llpy_cols_nbytes(const arrow_cols *c) {
+    return c->len + llpy_cols_row_bytes(c->types) * c->n;
+}
+
+unsigned llpy_cols_types(const arrow_cols *c) { return c->types; }
+
+void llpy_cols_limit(arrow_cols *c, size_t max_records, size_t max_bytes,
+                     size_t per_row) {
+    c->cap_limit = max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
+                       ? 0
+                       : max_bytes + LLOG_BLOCK_SIZE;
+    /* (every row takes per_row of max_bytes, the last one past it) */
+    size_t rows = max_bytes / per_row + 1;
+    c->rows_limit = rows < max_records ? rows : max_records;
+}
+
+int llpy_cols_room(const arrow_cols *c, size_t max_records, size_t max_bytes,
+                   size_t per_row) {
+    return c->n < max_records && c->len + per_row * c->n < max_bytes;
+}
+
+int llpy_cols_run_start(arrow_cols *c, size_t rows, size_t budget,
+                        llog_run *run) {
+    while (c->cap_n - c->n < rows)
+        if (cols_grow_rows(c) < 0)
+            return -1;
+    if (c->cap_len - c->len < LLOG_BLOCK_SIZE &&
+        cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
+        return -1;
+    *run = (llog_run){c->offsets,  c->ends, c->data, c->n,
+                      c->n + rows, c->len,  budget};
+    return 0;
+}
+
+void llpy_cols_run_end(arrow_cols *c, const llog_run *run) {
+    c->n = run->n;
+    c->len = run->data_len;
+}
+
 int llpy_cols_append(arrow_cols *c, const llog_event *ev) {
     int in_place = ev->len > 0 && ev->data == c->data + c->len;
-    if ((c->n == c->cap_n && llpy_cols_grow_rows(c) < 0) ||
+    if ((c->n == c->cap_n && cols_grow_rows(c) < 0) ||
         (!in_place && ev->len > c->cap_len - c->len &&
-         llpy_cols_grow_data(c, ev->len) < 0) ||
+         cols_grow_data(c, ev->len) < 0) ||
         c->len + ev->len > (size_t)INT64_MAX) {
         PyErr_NoMemory();
         return -1;

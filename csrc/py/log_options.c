@@ -1,6 +1,8 @@
 /* log_options.c - the options readers and writers of a log share, parsed
  * once (log_options.h). */
 #include "log_options.h"
+#include "args.h"
+#include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 
 #include <string.h>
 
@@ -152,12 +154,8 @@ int llpy_reader_dialect_options(PyObject *dialect, PyObject *log_number,
 PyObject *llpy_log_options(PyObject *module, PyObject *const *args,
                            Py_ssize_t nargs) {
     (void)module;
-    if (nargs < 1 || nargs > 2) {
-        PyErr_Format(PyExc_TypeError,
-                     "_log_options() takes 1 or 2 arguments (%zd given)",
-                     nargs);
+    if (llpy_args_count(LLPY_SIG__log_options, nargs) < 0)
         return NULL;
-    }
     llog_reader_options opt = {0};
     if (llpy_dialect_options(args[0], nargs == 2 ? args[1] : NULL, NULL,
                              &opt) < 0)

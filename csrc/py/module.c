@@ -1,8 +1,8 @@
 /*
  * module.c - the CPython extension leveldb_log._core: module init and state,
- * the CRC functions, the constants, and the one place that raises: core
- * status codes (llpy_raise_status) and damaged logs (llpy_raise_corruption)
- * become Python exceptions here and nowhere else.
+ * the CRC functions and the constants. It sits at the top: it registers every
+ * type and function of the binding, and no other file calls it (raising is
+ * raise.c's, argument conversion args.c's).
  */
 #include "module.h"
 #include "args.h"
@@ -13,90 +13,6 @@
 #include "log_options.h"
 #include "reader.h"
 #include "writer.h"
-
-/* ---- one place that raises ------------------------------------------- */
-
-void llpy_raise_status(llog_status status) {
-    PyObject *exc =
-        status == LLOG_ERR_NOMEM ? PyExc_MemoryError : PyExc_OverflowError;
-    PyErr_SetString(exc, llog_status_text(status));
-}
-
-/* Raises CorruptionError or TruncatedRecordError from a Corruption tuple. */
-void llpy_raise_corruption(llpy_state *st, int truncated, PyObject *c) {
-    PyObject *cls = truncated ? st->truncated_error : st->corruption_error;
-    PyObject *exc = PyObject_Call(cls, c, NULL); /* Corruption is a tuple */
-    if (exc != NULL) {
-        PyErr_SetObject(cls, exc);
-        Py_DECREF(exc);
-    }
-}
-
-void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
-                          uint64_t size, const char *why) {
-    PyObject *message = PyUnicode_FromFormat(
-        "%R does not end like a log: %s at offset %llu; it was left as it was",
-        name, why, (unsigned long long)at);
-    PyObject *kwargs =
-        message ? Py_BuildValue("{sO}", "message", message) : NULL;
-    PyObject *args = Py_BuildValue("(KKs)", (unsigned long long)at,
-                                   (unsigned long long)(size - at), why);
-    PyObject *exc = kwargs && args
-                        ? PyObject_Call(st->corruption_error, args, kwargs)
-                        : NULL;
-    if (exc != NULL)
-        PyErr_SetObject(st->corruption_error, exc);
-    Py_XDECREF(exc);
-    Py_XDECREF(args);
-    Py_XDECREF(kwargs);
-    Py_XDECREF(message);
-}
-
-PyObject *llpy_warn(PyObject *warning) {
-    PyObject *warnings = PyImport_ImportModule("warnings");
-    if (warnings == NULL)
-        return NULL;
-    /* stacklevel 1: the Python line that asked for the next record. */
-    PyObject *r =
-        PyObject_CallMethod(warnings, "warn", "OOi", warning, Py_None, 1);
-    Py_DECREF(warnings);
-    return r;
-}
-
-/* Converts a non-negative Python int to uint64_t. */
-int llpy_parse_offset(PyObject *obj, const char *what, uint64_t *out) {
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", what,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyObject *zero = PyLong_FromLong(0);
-        int negative = zero ? PyObject_RichCompareBool(obj, zero, Py_LT) : -1;
-        Py_XDECREF(zero);
-        if (negative >= 0) { /* negative, or over 2**64 - 1 */
-            PyErr_Clear();
-            PyErr_Format(PyExc_ValueError,
-                         negative ? "%s must not be negative"
-                                  : "%s is too large (at most 2**64 - 1)",
-                         what);
-        }
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int llpy_parse_flag(PyObject *obj, const char *what, int *out) {
-    if (!PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be True or False, not %.100s",
-                     what, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = obj == Py_True;
-    return 0;
-}
 
 /* ====================================================================== */
 /* Module functions                                                       */
@@ -120,21 +36,6 @@ static int parse_u32(PyObject *arg, uint32_t *out) {
     }
     *out = (uint32_t)v;
     return 0;
-}
-
-int llpy_get_bytes_for(PyObject *obj, Py_buffer *view, const char *fmt) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) == 0)
-        return 0;
-    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, fmt, Py_TYPE(obj)->tp_name);
-    }
-    return -1;
-}
-
-int llpy_get_bytes(PyObject *obj, Py_buffer *view) {
-    return llpy_get_bytes_for(obj, view,
-                              "a bytes-like object is required, not '%.100s'");
 }
 
 static PyObject *mod_crc32c(PyObject *module, PyObject *const *args,
@@ -370,25 +271,40 @@ static int add_constants(PyObject *module) {
     return 0;
 }
 
+/* The binding's types, each a spec its own file exports, made and added
+ * alike; the module state keeps each where the table says. */
+static const struct {
+    PyType_Spec *spec;
+    size_t at; /* offsetof(llpy_state, the type's field) */
+} module_types[] = {
+    {&llpy_reader_spec, offsetof(llpy_state, reader_type)},
+    {&llpy_writer_spec, offsetof(llpy_state, writer_type)},
+    {&llpy_batch_spec, offsetof(llpy_state, batch_type)},
+    {&llpy_batches_spec, offsetof(llpy_state, batches_type)},
+};
+
+static int add_types(PyObject *module, llpy_state *st) {
+    for (size_t i = 0; i < sizeof module_types / sizeof module_types[0]; i++) {
+        PyTypeObject **slot =
+            (PyTypeObject **)((char *)st + module_types[i].at);
+        *slot = (PyTypeObject *)PyType_FromModuleAndSpec(
+            module, module_types[i].spec, NULL);
+        if (*slot == NULL || PyModule_AddType(module, *slot) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int module_exec(PyObject *module) {
     llpy_state *st = PyModule_GetState(module);
     if (select_crc32c() < 0)
         return -1;
     llpy_fork_register();
-    if (import_objects(st) < 0)
-        return -1;
-    st->reader_type = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &llpy_reader_spec, NULL);
-    if (st->reader_type == NULL ||
-        PyModule_AddType(module, st->reader_type) < 0)
-        return -1;
-    st->writer_type = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &llpy_writer_spec, NULL);
-    if (st->writer_type == NULL ||
-        PyModule_AddType(module, st->writer_type) < 0)
-        return -1;
-    if (llpy_arrow_add_types(module, st) < 0 ||
+    if (import_objects(st) < 0 || add_types(module, st) < 0 ||
         PyModule_AddFunctions(module, llpy_writer_testing_methods) < 0)
+        return -1;
+    st->arrow_spare = llpy_cols_spare_new(); /* the module's reference */
+    if (st->arrow_spare == NULL)
         return -1;
     st->slow_copy_max = LLPY_SLOW_COPY_MAX;
     return add_constants(module);
@@ -425,7 +341,9 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->bytesio_type);
     Py_CLEAR(st->fileio_type);
     Py_CLEAR(st->locked_error);
-    llpy_arrow_clear(st);
+    if (st->arrow_spare != NULL)
+        llpy_cols_spare_unref(st->arrow_spare);
+    st->arrow_spare = NULL;
     return 0;
 }
 

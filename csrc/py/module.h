@@ -5,18 +5,23 @@
  * format is the core's (../core/), the I/O and the Python objects are this
  * folder's. Its headers, by job (README.md's Layout maps every file):
  *
- *   module.h           this (module.c)
+ *   module.h           this (module.c at the top: init, registering every
+ *                      type; raise.c: raising and warning; args.c:
+ *                      single arguments)
  *   args.h             the stub's parameter lists, for fast-call parsers
  *                      (args.c)
  *   lock.h             the per-object lock and fork handling (lock.c)
  *   llpy_io.h          sources and targets: paths, descriptors, file
  *                      objects, aligned and page-mapped buffers (io.c,
  *                      pages.c)
- *   arrow.h            the Arrow C interfaces (arrow_cols.c,
- *                      reader_arrow.c, writer_arrow.c)
- *   reader.h           the Reader as other files see it: opaque, accessors
- *   reader_internal.h  what the Reader's own files ask of each other
- *                      (each keeps its fields in its .c file)
+ *   arrow.h            the Arrow C interfaces (arrow_cols.c, whose struct
+ *                      the columns are; reader_arrow.c, writer_arrow.c)
+ *   reader.h           the Reader as other files see it: opaque
+ *   reader_internal.h  what reader.c asks of its parts (reader_open.c,
+ *                      reader_records.c, reader_arrow.c, reader_pickle.c)
+ *                      and they of the ones below them (reader_damage.c,
+ *                      reader_fill.c, reader_assembly.c): functions and
+ *                      values; each keeps its fields in its .c file
  *   log_options.h      the options every reader and writer takes alike:
  *                      dialect, log number, recovery mode (log_options.c)
  *   reader_dialect.h   the Reader's metadata state
@@ -74,7 +79,7 @@ static inline void PyErr_SetRaisedException(PyObject *exc) {
  * checksummed (crc32c(), Writer): below it, taking the GIL back costs more
  * than it frees. The Reader checksums one physical record at a time, never
  * longer than a block and so below this: it has its own threshold
- * (reader.c). */
+ * (reader_records.c). */
 #define LLPY_GIL_THRESHOLD (64 * 1024)
 
 /* ---- module state ----------------------------------------------------- */
@@ -106,7 +111,7 @@ static inline llpy_state *llpy_state_of(PyTypeObject *type) {
     return (llpy_state *)PyType_GetModuleState(type);
 }
 
-/* ---- raising and warning ---------------------------------------------- */
+/* ---- raising and warning (raise.c) ----------------------------------- */
 
 /* The one place that raises: MemoryError or OverflowError for a core
  * status; CorruptionError or TruncatedRecordError from a Corruption. */
@@ -120,7 +125,7 @@ PyObject *llpy_warn(PyObject *warning);
 void llpy_raise_not_a_log(llpy_state *st, PyObject *name, uint64_t at,
                           uint64_t size, const char *why);
 
-/* ---- arguments -------------------------------------------------------- */
+/* ---- arguments (args.c) ----------------------------------------------- */
 
 /* Converts a non-negative Python int to uint64_t (TypeError, ValueError
  * naming `what`). */
@@ -137,8 +142,10 @@ int llpy_get_bytes_for(PyObject *obj, Py_buffer *view, const char *fmt);
 
 /* ---- what module.c registers ------------------------------------------ */
 
-/* The types (reader.c, writer.c), _scan_block (scan.c), _detect_dialect
- * (detect.c), _log_options (log_options.c) and _tail_end (tail.c). */
+/* The types (reader.c, writer.c; Batch and BatchIterator in arrow.h, from
+ * reader_arrow.c), _scan_block (scan.c), _detect_dialect (detect.c),
+ * _log_options (log_options.c) and _tail_end (tail.c). Nothing module.c
+ * registers calls it back. */
 extern PyType_Spec llpy_reader_spec;
 extern PyType_Spec llpy_writer_spec;
 PyObject *llpy_detect_dialect(PyObject *m, PyObject *const *a, Py_ssize_t n);

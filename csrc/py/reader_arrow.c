@@ -7,14 +7,12 @@
  * columns themselves, their buffers and their Arrow export are
  * arrow_cols.c's.
  * Records, corruptions, recovery modes and ranges are exactly those of
- * record-by-record iteration: both read through the same reader.
+ * record-by-record iteration: both read through the same records
+ * (reader_records.c), which an iterator is given with the reader's lock.
  */
 #include "arrow.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
-#include "llpy_io.h"
-#include "lock.h"
-#include "module.h"
-#include "reader.h"
+#include "reader_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -57,13 +55,12 @@ static void Batch_dealloc(PyObject *op) {
 }
 
 static Py_ssize_t Batch_len(PyObject *op) {
-    return (Py_ssize_t)((batch_object *)op)->cols->n;
+    return (Py_ssize_t)llpy_cols_rows(((batch_object *)op)->cols);
 }
 
 static PyObject *Batch_nbytes(PyObject *op, void *closure) {
     (void)closure;
-    arrow_cols *c = ((batch_object *)op)->cols;
-    return PyLong_FromSize_t(c->len + llpy_cols_row_bytes(c->types) * c->n);
+    return PyLong_FromSize_t(llpy_cols_nbytes(((batch_object *)op)->cols));
 }
 
 /* A child of a requested schema: named name, of format a or b (1 for b);
@@ -118,7 +115,7 @@ static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
                         kwlist, &requested) < 0)
         return NULL;
     PyObject *schema =
-        llpy_cols_schema_capsule(((batch_object *)op)->cols->types);
+        llpy_cols_schema_capsule(llpy_cols_types(((batch_object *)op)->cols));
     PyObject *array =
         schema ? llpy_cols_array_capsule(((batch_object *)op)->cols) : NULL;
     PyObject *pair = array ? PyTuple_Pack(2, schema, array) : NULL;
@@ -129,7 +126,8 @@ static PyObject *Batch_arrow_array(PyObject *op, PyObject *args,
 
 static PyObject *Batch_arrow_schema(PyObject *op, PyObject *unused) {
     (void)unused;
-    return llpy_cols_schema_capsule(((batch_object *)op)->cols->types);
+    return llpy_cols_schema_capsule(
+        llpy_cols_types(((batch_object *)op)->cols));
 }
 
 static PyMethodDef Batch_methods[] = {
@@ -150,7 +148,7 @@ static PyType_Slot Batch_slots[] = {
     {Py_tp_methods, Batch_methods}, {Py_tp_getset, Batch_getset},
     {Py_sq_length, Batch_len},      {0, NULL}};
 
-static PyType_Spec Batch_spec = {
+PyType_Spec llpy_batch_spec = {
     .name = "leveldb_log.Batch",
     .basicsize = sizeof(batch_object),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
@@ -161,7 +159,9 @@ static PyType_Spec Batch_spec = {
 /* ---- the batch iterator ----------------------------------------------- */
 
 typedef struct {
-    PyObject_HEAD PyObject *reader;
+    PyObject_HEAD PyObject *reader; /* kept alive: its records and lock */
+    llpy_records *records;          /* read under rlock */
+    llpy_lock *rlock;
     llpy_lock lock;
     size_t max_records, max_bytes;
     unsigned types;    /* of the batches' columns: LLPY_COLS_* */
@@ -180,31 +180,25 @@ typedef struct {
 
 /* Appends the run of whole records the core reads at once, if any: the
  * count, 0 (none: the general path goes on), or -1 with MemoryError. */
-static int batches_fill_run(batches_object *it, llpy_reader *r,
+static int batches_fill_run(batches_object *it, llpy_records *r,
                             arrow_cols *c) {
-    if (!llpy_reader_runs_possible(r))
+    if (!llpy_records_runs_possible(r))
         return 0; /* (the general path says so; no record moves) */
     /* Room for the records it may take, and a block's bytes (a run lies
      * in one block). */
-    size_t room = it->max_records - c->n; /* (> 0) */
+    size_t held = llpy_cols_rows(c);
+    size_t room = it->max_records - held; /* (> 0) */
     room = room < RUN_ROWS ? room : RUN_ROWS;
-    while (c->cap_n - c->n < room)
-        if (llpy_cols_grow_rows(c) < 0)
-            return PyErr_NoMemory(), -1;
-    if (c->cap_len - c->len < LLOG_BLOCK_SIZE &&
-        llpy_cols_grow_data(c, LLOG_BLOCK_SIZE) < 0)
-        return PyErr_NoMemory(), -1;
-    size_t rows = llpy_cols_row_bytes(it->types) * (c->n + room);
+    size_t rows = llpy_cols_row_bytes(it->types) * (held + room);
     size_t budget = it->max_bytes > rows ? it->max_bytes - rows : 0;
     if (it->types & LLPY_COLS_BINARY && budget > BINARY_MOST - LLOG_BLOCK_SIZE)
         budget = BINARY_MOST - LLOG_BLOCK_SIZE;
-    llog_run run = {c->offsets,  c->ends, c->data, c->n,
-                    c->n + room, c->len,  budget};
-    size_t n = llpy_reader_next_run(r, &run);
-    if (n > 0) {
-        c->n = run.n;
-        c->len = run.data_len;
-    }
+    llog_run run;
+    if (llpy_cols_run_start(c, room, budget, &run) < 0)
+        return PyErr_NoMemory(), -1;
+    size_t n = llpy_records_next_run(r, &run);
+    if (n > 0)
+        llpy_cols_run_end(c, &run);
     return (int)n;
 }
 
@@ -236,19 +230,19 @@ static int batches_hold(batches_object *it, const llog_event *ev) {
  * max_bytes ends the batch: the reader never reads past the records it
  * hands over, so its position and last_record_offset stay exact (but for
  * one a binary column has no room for: batches_hold). */
-static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
-    llpy_state *st = llpy_state_of(Py_TYPE(r));
+static int batches_fill(batches_object *it, llpy_records *r, arrow_cols *c) {
     size_t per_row = llpy_cols_row_bytes(it->types);
     llog_event ev;
-    while (c->n < it->max_records && c->len + per_row * c->n < it->max_bytes) {
+    while (llpy_cols_room(c, it->max_records, it->max_bytes, per_row)) {
         int rc = batches_fill_run(it, r, c);
         if (rc > 0)
             continue; /* a run of whole records, read at once */
         if (rc == 0)
-            rc = llpy_reader_next_view(r, st, &ev);
+            rc = llpy_records_next_view(r, &ev);
         if (rc <= 0)
             return rc;
-        if (it->types & LLPY_COLS_BINARY && ev.len > BINARY_MOST - c->len)
+        if (it->types & LLPY_COLS_BINARY &&
+            ev.len > BINARY_MOST - llpy_cols_data_len(c))
             return batches_hold(it, &ev) < 0 ? -1 : 0;
         if (llpy_cols_append(c, &ev) < 0)
             return -1;
@@ -259,34 +253,29 @@ static int batches_fill(batches_object *it, llpy_reader *r, arrow_cols *c) {
 /* The next batch's columns (n == 0 at the end), or NULL with an exception
  * (raised after any records read before it, kept in it->pending). */
 static arrow_cols *batches_next_cols(batches_object *it) {
-    llpy_reader *r = (llpy_reader *)it->reader;
+    llpy_records *r = it->records;
     arrow_cols *c = it->carry != NULL ? it->carry : llpy_cols_new(it->spare);
     it->carry = NULL;
     if (c == NULL)
         return NULL;
-    c->cap_limit = it->max_bytes > SIZE_MAX - LLOG_BLOCK_SIZE
-                       ? 0
-                       : it->max_bytes + LLOG_BLOCK_SIZE;
-    /* (every row takes llpy_cols_row_bytes of max_bytes, the last one past it)
-     */
-    size_t rows = it->max_bytes / llpy_cols_row_bytes(it->types) + 1;
-    c->rows_limit = rows < it->max_records ? rows : it->max_records;
-    if (llpy_reader_acquire(r) < 0) {
+    llpy_cols_limit(c, it->max_records, it->max_bytes,
+                    llpy_cols_row_bytes(it->types));
+    if (llpy_lock_acquire(it->rlock) < 0) {
         llpy_cols_unref(c);
         return NULL;
     }
     int rc = 0;
-    if (llpy_reader_check_open(r) < 0) {
+    if (llpy_records_check_open(r) < 0) {
         rc = -1;
     } else {
-        llpy_reader_redirect(r, llpy_cols_reserve, c);
+        llpy_records_redirect(r, llpy_cols_reserve, c);
         rc = batches_fill(it, r, c);
-        if (llpy_reader_redirect_end(r) < 0)
+        if (llpy_records_redirect_end(r) < 0)
             rc = -1;
     }
-    llpy_reader_release(r);
+    llpy_lock_release(it->rlock);
     llpy_cols_finish(c, it->types);
-    if (rc < 0 && c->n > 0) {
+    if (rc < 0 && llpy_cols_rows(c) > 0) {
         it->pending = PyErr_GetRaisedException();
         rc = 0;
     }
@@ -307,7 +296,7 @@ static PyObject *Batches_next(PyObject *op) {
         it->pending = NULL;
     } else {
         arrow_cols *c = batches_next_cols(it);
-        if (c != NULL && c->n == 0)
+        if (c != NULL && llpy_cols_rows(c) == 0)
             llpy_cols_unref(c); /* the end: StopIteration */
         else if (c != NULL)
             result = batch_new(it->batch_type, c);
@@ -355,7 +344,7 @@ static PyType_Slot Batches_slots[] = {{Py_tp_doc, (void *)Batches_doc},
                                       {Py_tp_iternext, Batches_next},
                                       {0, NULL}};
 
-static PyType_Spec Batches_spec = {
+PyType_Spec llpy_batches_spec = {
     .name = "leveldb_log.BatchIterator",
     .basicsize = sizeof(batches_object),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
@@ -365,7 +354,8 @@ static PyType_Spec Batches_spec = {
 
 /* A batch iterator over reader (types: its columns', LLPY_COLS_*), or NULL
  * with an exception set. */
-static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
+static PyObject *batches_make(PyObject *reader, llpy_records *r,
+                              llpy_lock *rlock, Py_ssize_t max_records,
                               Py_ssize_t max_bytes, unsigned types) {
     if (max_records < 1 || max_bytes < 1) {
         PyErr_SetString(PyExc_ValueError,
@@ -386,6 +376,8 @@ static PyObject *batches_make(PyObject *reader, Py_ssize_t max_records,
     if (it->spare != NULL)
         llpy_cols_spare_ref(it->spare);
     it->reader = Py_NewRef(reader);
+    it->records = r;
+    it->rlock = rlock;
     it->max_records = (size_t)max_records;
     it->max_bytes = (size_t)max_bytes;
     it->types = types;
@@ -415,8 +407,8 @@ static int parse_type(PyObject *value, const char *arg, const char *usual,
     return 0;
 }
 
-PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
-                                   PyObject *kwds) {
+PyObject *llpy_batches_iter(PyObject *reader, llpy_records *r, llpy_lock *lock,
+                            PyObject *args, PyObject *kwds) {
     static char *kwlist[] = LLPY_KWLIST_Reader_iter_batches;
     Py_ssize_t max_records = DEFAULT_MAX_RECORDS, max_bytes = ITER_MAX_BYTES;
     PyObject *offset_type = NULL, *data_type = NULL;
@@ -429,26 +421,27 @@ PyObject *llpy_reader_iter_batches(PyObject *reader, PyObject *args,
         parse_type(data_type, "data_type", "large_binary", "binary",
                    LLPY_COLS_BINARY, &types) < 0)
         return NULL;
-    if (llpy_reader_check_open((llpy_reader *)reader) < 0)
+    if (llpy_records_check_open(r) < 0)
         return NULL;
-    return batches_make(reader, max_records, max_bytes, types);
+    return batches_make(reader, r, lock, max_records, max_bytes, types);
 }
 
 /* Reader.to_arrow(): the checks here, so that they are iter_batches' own;
  * the table is made by leveldb_log._arrow_table, the one place that imports
  * pyarrow, from the stream below in the types asked for. */
-PyObject *llpy_reader_to_arrow(PyObject *reader, PyObject *args,
-                               PyObject *kwds) {
-    static char *kwlist[] = {"offset_type", "data_type", NULL};
+PyObject *llpy_batches_table(PyObject *reader, const llpy_records *r,
+                             PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = LLPY_KWLIST_Reader_to_arrow;
     PyObject *offset_type = NULL, *data_type = NULL;
     unsigned types = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OO:to_arrow", kwlist,
-                                     &offset_type, &data_type) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwds,
+                                     LLPY_FORMAT_Reader_to_arrow("O", "O"),
+                                     kwlist, &offset_type, &data_type) ||
         parse_type(offset_type, "offset_type", "uint64", "int64",
                    LLPY_COLS_INT64_OFFSETS, &types) < 0 ||
         parse_type(data_type, "data_type", "large_binary", "binary",
                    LLPY_COLS_BINARY, &types) < 0 ||
-        llpy_reader_check_open((llpy_reader *)reader) < 0)
+        llpy_records_check_open(r) < 0)
         return NULL;
     PyObject *mod = PyImport_ImportModule("leveldb_log._arrow_table");
     if (mod == NULL)
@@ -513,7 +506,7 @@ static int stream_get_next(struct ArrowArrayStream *s,
     } else {
         memset(out, 0, sizeof *out); /* released: the end of the stream */
         batches_object *it = (batches_object *)p->batches;
-        llpy_reader_set_arrow_spent((llpy_reader *)it->reader);
+        llpy_records_set_arrow_spent(it->records);
     }
     PyGILState_Release(gil);
     return rc;
@@ -569,15 +562,16 @@ static PyObject *stream_capsule(PyObject *batches) {
     return cap;
 }
 
-PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
-                                   PyObject *kwds) {
+PyObject *llpy_batches_stream(PyObject *reader, llpy_records *r,
+                              llpy_lock *lock, PyObject *args,
+                              PyObject *kwds) {
     static char *kwlist[] = LLPY_KWLIST_Reader___arrow_c_stream__;
     PyObject *requested;
     if (parse_requested(args, kwds, LLPY_FORMAT_Reader___arrow_c_stream__("O"),
                         kwlist, &requested) < 0 ||
-        llpy_reader_check_open((llpy_reader *)reader) < 0)
+        llpy_records_check_open(r) < 0)
         return NULL;
-    if (llpy_reader_arrow_spent((llpy_reader *)reader)) {
+    if (llpy_records_arrow_spent(r)) {
         /* As a spent pyarrow RecordBatchReader refuses: an empty table
          * would pass for an empty log. */
         PyErr_SetString(PyExc_ValueError,
@@ -586,27 +580,7 @@ PyObject *llpy_reader_arrow_stream(PyObject *reader, PyObject *args,
         return NULL;
     }
     PyObject *batches =
-        batches_make(reader, DEFAULT_MAX_RECORDS, STREAM_MAX_BYTES,
+        batches_make(reader, r, lock, DEFAULT_MAX_RECORDS, STREAM_MAX_BYTES,
                      requested_types(requested, 0));
     return batches ? stream_capsule(batches) : NULL;
-}
-
-int llpy_arrow_add_types(PyObject *module, llpy_state *st) {
-    st->batch_type =
-        (PyTypeObject *)PyType_FromModuleAndSpec(module, &Batch_spec, NULL);
-    if (st->batch_type == NULL || PyModule_AddType(module, st->batch_type) < 0)
-        return -1;
-    st->batches_type =
-        (PyTypeObject *)PyType_FromModuleAndSpec(module, &Batches_spec, NULL);
-    if (st->batches_type == NULL ||
-        PyModule_AddType(module, st->batches_type) < 0)
-        return -1;
-    st->arrow_spare = llpy_cols_spare_new(); /* the module's reference */
-    return st->arrow_spare == NULL ? -1 : 0;
-}
-
-void llpy_arrow_clear(llpy_state *st) {
-    if (st->arrow_spare != NULL)
-        llpy_cols_spare_unref(st->arrow_spare);
-    st->arrow_spare = NULL;
 }

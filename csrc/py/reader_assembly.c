@@ -145,7 +145,7 @@ static uint8_t *bytes_reserve(llpy_assembly *self, size_t len, size_t need,
  * growing a bytes object would copy as well, and sizing them by guesses
  * that miss makes malloc map and unmap memory, whose pages must fault in
  * again each time. The core may call this without the GIL (see
- * reader_step in reader.c): take it back meanwhile.
+ * records_step in reader_records.c): take it back meanwhile.
  */
 uint8_t *llpy_assembly_reserve(void *ctx, size_t len, size_t need,
                                size_t *cap) {

@@ -566,16 +566,18 @@ void llpy_feed_finished(llpy_feed *self) {
         PyBuffer_Release(&self->view); /* exhausted: let the buffer go */
 }
 
-size_t llpy_feed_pending(llpy_feed *self, uint8_t ***body) {
+int llpy_feed_redirect_end(llpy_feed *self) {
+    if (self->assembly == NULL)
+        return 0; /* never attached: nothing was read for a record */
 #ifdef LLPY_IN_PLACE_BLOCKS
-    *body = &self->in_place_body;
-    if (self->in_place_left > 0)
-        return (size_t)self->in_place_left * LLOG_MAX_FRAGMENT;
+    size_t len = self->in_place_left > 0
+                     ? (size_t)self->in_place_left * LLOG_MAX_FRAGMENT
+                     : 0;
+    return llpy_assembly_redirect_end(self->assembly, self->core,
+                                      &self->in_place_body, len);
 #else
-    (void)self;
-    *body = NULL;
+    return llpy_assembly_redirect_end(self->assembly, self->core, NULL, 0);
 #endif
-    return 0;
 }
 
 void llpy_feed_blocks(const llpy_feed *self, uint64_t *in_place,

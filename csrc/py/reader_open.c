@@ -1,8 +1,8 @@
 /*
- * reader_open.c - making a Reader (tp_init): its keyword options, and its
- * source opened by kind (a path, a URL, a buffer, a file object) into the
- * feed that reads it (reader_fill.c); the reader takes them
- * (llpy_reader_adopt, reader.c).
+ * reader_open.c - what makes a Reader (tp_init's arguments): its keyword
+ * options, and its source opened by kind (a path, a URL, a buffer, a file
+ * object) into the feed that reads it (reader_fill.c), handed to reader.c
+ * as an llpy_opened.
  */
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "reader_internal.h"
@@ -212,17 +212,13 @@ static PyObject *reader_name(PyObject *source, int is_path) {
     return text;
 }
 
-int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
-    llpy_reader *self = (llpy_reader *)op;
+int llpy_reader_open(llpy_state *st, PyObject *args, PyObject *kwds,
+                     llpy_opened *out) {
     static char *kwlist[] = LLPY_KWLIST_Reader;
     PyObject *source, *recovery = NULL, *start = NULL, *end = Py_None;
     PyObject *on_corruption = Py_None, *dialect = NULL, *log_number = NULL;
     PyObject *storage_options = Py_None, *verify_obj = Py_True;
     int verify = 1;
-    if (llpy_reader_initialized(self)) {
-        PyErr_SetString(PyExc_RuntimeError, "Reader is already initialized");
-        return -1;
-    }
     if (!PyArg_ParseTupleAndKeywords(
             args, kwds,
             LLPY_FORMAT_Reader("O", "O", "O", "O", "O", "O", "O", "O", "O"),
@@ -230,34 +226,24 @@ int llpy_reader_init(PyObject *op, PyObject *args, PyObject *kwds) {
             &start, &end, &on_corruption, &storage_options) ||
         llpy_parse_flag(verify_obj, "verify_checksums", &verify) < 0)
         return -1;
-    llog_reader_options opt;
+    llog_reader_options *opt = &out->opt;
     int url;
-    if (reader_options(recovery, verify, start, end, on_corruption, &opt) <
-            0 ||
+    if (reader_options(recovery, verify, start, end, on_corruption, opt) < 0 ||
         llpy_reader_dialect_options(dialect, log_number,
                                     llpy_is_path(source) ? source : NULL,
-                                    &opt) < 0 ||
+                                    opt) < 0 ||
         (url = llpy_is_url(source)) < 0)
         return -1;
-    llpy_state *st = llpy_state_of(Py_TYPE(self));
-    llpy_feed *feed =
-        reader_open_source(st, source, storage_options, url, &opt);
-    if (feed == NULL)
+    out->feed = reader_open_source(st, source, storage_options, url, opt);
+    if (out->feed == NULL)
         return -1;
-    PyObject *name = reader_name(source, llpy_is_path(source));
-    if (name == NULL) {
-        llpy_feed_free(feed);
+    out->name = reader_name(source, llpy_is_path(source));
+    if (out->name == NULL) {
+        llpy_feed_free(out->feed);
         return -1;
     }
-    if (llpy_reader_adopt(self, &opt, feed, source, name,
-                          on_corruption == Py_None ? NULL : on_corruption,
-                          url ? storage_options : NULL) < 0)
-        return -1;
-    /* dialect="auto": block 0 is read now, so that the dialect is known
-     * from the start (the core asks for it first). */
-    if (!opt.detect || llpy_reader_acquire(self) < 0)
-        return opt.detect ? -1 : 0;
-    int rc = llpy_feed_fill(feed);
-    llpy_reader_release(self);
-    return rc;
+    out->source = source;
+    out->on_corruption = on_corruption == Py_None ? NULL : on_corruption;
+    out->storage_options = url ? storage_options : NULL;
+    return 0;
 }

@@ -5,11 +5,11 @@
  * Readers over buffers or file objects refuse.
  */
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
-#include "module.h"
-#include "reader.h"
+#include "reader_internal.h"
 
 /* restore_reader and its arguments, for __reduce__. */
 static PyObject *reader_pickle(const llpy_reader_state *s) {
+    const llpy_progress *p = &s->progress;
     PyObject *mod = PyImport_ImportModule("leveldb_log._restore");
     if (mod == NULL)
         return NULL;
@@ -20,21 +20,21 @@ static PyObject *reader_pickle(const llpy_reader_state *s) {
     PyObject *end = s->end == LLOG_NO_END
                         ? Py_NewRef(Py_None)
                         : PyLong_FromUnsignedLongLong(s->end);
-    PyObject *last = s->has_last
-                         ? PyLong_FromUnsignedLongLong(s->last_record_offset)
+    PyObject *last = p->has_last
+                         ? PyLong_FromUnsignedLongLong(p->last_record_offset)
                          : Py_NewRef(Py_None);
-    PyObject *log_number = s->has_log_number
-                               ? PyLong_FromUnsignedLongLong(s->log_number)
+    PyObject *log_number = p->has_log_number
+                               ? PyLong_FromUnsignedLongLong(p->log_number)
                                : Py_NewRef(Py_None);
     PyObject *result = Py_BuildValue(
         "O(O{sssOsKsNsOsssN}(NKO))", restore, s->name, "recovery",
         llog_recovery_name(s->recovery), "verify_checksums",
         s->verify_checksums ? Py_True : Py_False, "start",
-        (unsigned long long)s->position, "end", end, "on_corruption",
+        (unsigned long long)p->position, "end", end, "on_corruption",
         s->on_corruption ? s->on_corruption : Py_None, "dialect",
         s->told ? llog_dialect_name(s->dialect) : "auto", "log_number",
-        log_number, last, (unsigned long long)s->dropped_bytes,
-        s->finished ? Py_True : Py_False);
+        log_number, last, (unsigned long long)p->dropped_bytes,
+        p->finished ? Py_True : Py_False);
     Py_DECREF(restore);
     if (result != NULL && s->storage_options != NULL &&
         PyDict_SetItemString(PyTuple_GET_ITEM(PyTuple_GET_ITEM(result, 1), 1),
@@ -48,22 +48,18 @@ static PyObject *reader_pickle(const llpy_reader_state *s) {
  * leveldb_log._restore.restore_reader(path, options, progress). Buffers and
  * file objects cannot travel to another process: refuse them.
  */
-PyObject *llpy_reader_reduce(PyObject *op, PyObject *unused) {
-    (void)unused;
-    llpy_reader_state s;
-    if (llpy_reader_state_of((llpy_reader *)op, &s) < 0)
-        return NULL;
-    if (s.closed) { /* where it stood went with the file */
+PyObject *llpy_pickle_reduce(const llpy_reader_state *s) {
+    if (s->progress.closed) { /* where it stood went with the file */
         PyErr_SetString(PyExc_ValueError, "I/O operation on closed Reader");
         return NULL;
     }
-    if (!s.over_path) {
+    if (!s->over_path) {
         PyErr_SetString(PyExc_TypeError,
                         "cannot pickle a Reader over a buffer or file object "
                         "(only paths and URLs)");
         return NULL;
     }
-    if (s.in_callback) {
+    if (s->progress.in_callback) {
         /* Inside on_corruption, what follows the report is still queued in
          * the core: a copy would not go on exactly as this reader does. */
         PyErr_SetString(PyExc_TypeError,
@@ -71,24 +67,24 @@ PyObject *llpy_reader_reduce(PyObject *op, PyObject *unused) {
                         "on_corruption callback");
         return NULL;
     }
-    return reader_pickle(&s);
+    return reader_pickle(s);
 }
 
-/* Restores the progress of a pickled reader: _restore(last, dropped,
- * finished). */
-PyObject *llpy_reader_restore(PyObject *op, PyObject *args) {
+/* The progress of a pickled reader: _restore(last, dropped, finished). */
+int llpy_pickle_progress(PyObject *args, llpy_progress *out) {
     PyObject *last;
     unsigned long long dropped;
     int finished;
     uint64_t offset = 0;
     if (!PyArg_ParseTuple(args, LLPY_FORMAT_Reader__restore("O", "K", "p"),
                           &last, &dropped, &finished))
-        return NULL;
+        return -1;
     if (last != Py_None &&
         llpy_parse_offset(last, "last_record_offset", &offset) < 0)
-        return NULL;
-    if (llpy_reader_set_progress((llpy_reader *)op, last != Py_None, offset,
-                                 dropped, finished) < 0)
-        return NULL;
-    Py_RETURN_NONE;
+        return -1;
+    *out = (llpy_progress){.has_last = last != Py_None,
+                           .last_record_offset = offset,
+                           .dropped_bytes = dropped,
+                           .finished = finished};
+    return 0;
 }

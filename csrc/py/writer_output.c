@@ -535,13 +535,18 @@ int llpy_output_put(llpy_output *self, const uint8_t *data, size_t n,
     return rc;
 }
 
+/* Whether a record just put is handed over now: a sync asks for it, or
+ * the buffer is full (a limit of 0 hands over every record). */
+static inline int hand_over_due(const llpy_output *self, int sync) {
+    return sync || (self->len > 0 && self->len >= self->limit);
+}
+
 int llpy_output_write(llpy_output *self, const uint8_t *data, size_t n,
                       int sync, uint64_t *offset) {
     llpy_output_mark mark = llpy_output_mark_now(self);
     if (put_whole(self, data, n, offset) < 0)
         return -1;
-    if ((sync || (self->len > 0 && self->len >= self->limit)) &&
-        llpy_output_hand_over(self) < 0) {
+    if (hand_over_due(self, sync) && llpy_output_hand_over(self) < 0) {
         /* Records before it stay buffered. */
         llpy_output_rollback(self, mark);
         return -1;
@@ -620,7 +625,7 @@ int llpy_output_hand_over(llpy_output *self) {
 }
 
 int llpy_output_hand_over_for(llpy_output *self, int sync) {
-    if (sync || (self->len > 0 && self->len >= self->limit))
+    if (hand_over_due(self, sync))
         return llpy_output_hand_over(self);
     return 0;
 }

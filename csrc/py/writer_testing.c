@@ -4,6 +4,7 @@
  * leveldb_log._testing.<name>(writer, ...). They reach the Writer only
  * through writer.h.
  */
+#include "args.h"
 #include "llpy_docs.h" /* generated from _core.pyi by setup.py */
 #include "writer.h"
 
@@ -45,11 +46,8 @@ static PyObject *test_writer_bounced(PyObject *module, PyObject *obj) {
 
 static PyObject *test_before_sync(PyObject *module, PyObject *const *args,
                                   Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_test_before_sync(writer, hook) takes 2 arguments");
+    if (llpy_args_count(LLPY_SIG__test_before_sync, nargs) < 0)
         return NULL;
-    }
     llpy_writer *w = writer_arg(module, args[0]);
     if (w == NULL)
         return NULL;

@@ -99,7 +99,30 @@ SHARED_STRUCTS = {
     "llpy_reader_blocks": "a value the Reader fills for its test hook",
     "llpy_reader_state": "a value: what pickling reads of a Reader, filled by reader.c",
     "llpy_output_mark": "a value: where a record began, kept by a call to roll back to",
+    "llpy_opened": "a value: what reader_open.c makes of tp_init's arguments, for reader.c",
+    "llpy_progress": "a value: where reading stands, as the properties and pickling read it",
+    "llpy_damage": "a damage report's arguments: pointers to the counters and flags the "
+    "reader's records (reader_records.c) let it update, made for each report",
+    "ArrowSchema": "the Arrow C data interface: an ABI value the Arrow specification lays out",
+    "ArrowArray": "the Arrow C data interface: an ABI value the Arrow specification lays out",
+    "ArrowArrayStream": "the Arrow C stream interface: an ABI value the specification lays out",
 }
+
+
+def header_structs(text: str) -> list[str]:
+    """Every struct a header defines with a body, whatever its name: `struct name {`, and an
+    anonymous `typedef struct {` by its typedef name."""
+    named = re.findall(r"^(?:typedef )?struct (\w+) \{", text, re.M)
+    anonymous = re.findall(r"^typedef struct \{.*?^\} (\w+);", text, re.M | re.S)
+    return named + anonymous
+
+
+def test_the_struct_finder_sees_every_struct_with_a_body() -> None:
+    text = (
+        "typedef struct a_b a_b;\nstruct ArrowX {\n    int x;\n};\n"
+        "typedef struct cols {\n    int n;\n} cols;\ntypedef struct {\n    int y;\n} anon;\n"
+    )
+    assert sorted(header_structs(text)) == ["ArrowX", "anon", "cols"]
 
 
 def included_headers(path: Path, seen: set[str] | None = None) -> set[str]:
@@ -120,7 +143,7 @@ def test_no_binding_struct_is_defined_in_a_header_more_than_its_owner_includes()
     reach = {path.name: included_headers(path) for path in sources}
     defined, stray = set(), []
     for header in sorted((ROOT / "csrc" / "py").glob("*.h")):
-        for name in re.findall(r"^(?:typedef )?struct (llpy_\w+) \{", header.read_text(), re.M):
+        for name in header_structs(header.read_text()):
             defined.add(name)
             users = sorted(c for c, headers in reach.items() if header.name in headers)
             if len(users) > 1 and name not in SHARED_STRUCTS:
@@ -129,6 +152,58 @@ def test_no_binding_struct_is_defined_in_a_header_more_than_its_owner_includes()
     assert set(SHARED_STRUCTS) <= defined  # no exemption outlives its struct
     writer = (ROOT / "csrc" / "py" / "writer.c").read_text()
     assert "\nstruct llpy_writer {" in writer
+    assert "\nstruct arrow_cols {" in (ROOT / "csrc" / "py" / "arrow_cols.c").read_text()
+
+
+#: What the stub generates (csrc/docstrings.py: LLPY_KWLIST_<name>, LLPY_FORMAT_<name>,
+#: LLPY_SIG_<name>) written by hand instead: a keyword list spelled out, a format string given
+#: to PyArg_Parse* as a literal, a list of names ending in NULL, a message of a callable's arity.
+HANDWRITTEN_PARSER = re.compile(
+    r"kwlist\[\]\s*=(?!\s*LLPY_KWLIST_)"
+    r"|=\s*\{\s*\"\w+\"(?:\s*,\s*\"\w+\")*\s*,\s*NULL\s*\}"
+    r"|PyArg_Parse\w*\(\s*\w+\s*,\s*(?:\w+\s*,\s*)?\""
+    r"|PyArg_UnpackTuple\("
+    r"|\"\w+\([^\"]*\) takes (?:\d|no |from |exactly |at )"
+)
+
+
+def handwritten_parsers(folder: Path) -> list[str]:
+    """file:line of each parameter list or arity message written by hand in folder's C."""
+    found = []
+    for path in sorted(folder.glob("*.c")):
+        text = path.read_text()
+        for match in HANDWRITTEN_PARSER.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(f"{path.name}:{line}: {' '.join(match.group(0).split())}")
+    return found
+
+
+def test_every_argument_list_and_arity_message_comes_from_the_stub() -> None:
+    assert handwritten_parsers(ROOT / "csrc" / "py") == []
+
+
+def test_a_planted_hand_written_argument_list_is_found(tmp_path: Path) -> None:
+    for path in (ROOT / "csrc" / "py").glob("*.c"):
+        shutil.copy(path, tmp_path / path.name)
+    arrow = tmp_path / "reader_arrow.c"
+    text = arrow.read_text()
+    generated = "static char *kwlist[] = LLPY_KWLIST_Reader_to_arrow;"
+    assert generated in text
+    text = text.replace(generated, 'static char *kwlist[] = {"offset_type", "data_type", NULL};')
+    arrow.write_text(re.sub(r'LLPY_FORMAT_Reader_to_arrow\("O",\s*"O"\)', '"|$OO:to_arrow"', text))
+    found = handwritten_parsers(tmp_path)
+    assert [f.split(":")[0] for f in found] == ["reader_arrow.c"] * 2
+    assert "kwlist[] =" in found[0]
+    assert re.search(r'PyArg_ParseTupleAndKeywords\( ?args, kwds, "$', found[1])
+    planted = tmp_path / "log_options.c"
+    text = planted.read_text().replace(
+        "llpy_args_count(LLPY_SIG__log_options, nargs) < 0",
+        'nargs > 2 && PyErr_Format(PyExc_TypeError, "_log_options() takes 1 or 2 arguments")',
+    )
+    names = 'static const char *const names[] = {"dialect", "log_number", NULL};\n'
+    planted.write_text(text + names)
+    found = [f for f in handwritten_parsers(tmp_path) if f.startswith("log_options.c:")]
+    assert len(found) == 2 and "takes 1" in found[0] and "NULL}" in found[1]
 
 
 def c_functions(text: str) -> Iterator[tuple[int, int, str]]:

@@ -429,7 +429,7 @@ def array_of(batch: Any) -> Any:
 
 
 # A fragmented record is assembled straight in the batch being filled
-# (llpy_reader_redirect, csrc/py/reader.c). What is still being assembled
+# (llpy_records_redirect, csrc/py/reader_records.c). What is still being assembled
 # when the batch is handed out, or when a callback lets others use the
 # reader, moves out of it first.
 

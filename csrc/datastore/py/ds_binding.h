@@ -6,6 +6,7 @@
  *   ds_module.c  module init and state, _setup(), decode()
  *   ds_values.c  an EntityProto's properties as Python values
  *   ds_keys.c    keys and users as Python values
+ *   ds_text.c    a field's UTF-8 text, and the error of a bad EntityProto
  *   ds_columns.c records decoded straight into columns, for Arrow tables
  *
  * Every non-static symbol starts with llds_py_.
@@ -39,7 +40,8 @@ typedef struct {
  * input) or another exception set. */
 PyObject *llds_py_entity(llds_py_state *st, const uint8_t *p, size_t n);
 
-/* ValueError("not an EntityProto: ...") for a status of ds_entity.h; NULL. */
+/* ValueError("not an EntityProto: ...") for a status of ds_entity.h; NULL
+ * (ds_text.c). */
 PyObject *llds_py_fail(int status);
 /* Text of a field that must be UTF-8 (names, kinds, apps): ValueError if
  * it is not. */

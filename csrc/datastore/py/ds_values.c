@@ -27,23 +27,6 @@ int llds_py_import_datetime(void) {
     return PyDateTimeAPI == NULL ? -1 : 0;
 }
 
-PyObject *llds_py_fail(int status) {
-    PyErr_Format(PyExc_ValueError, "not an EntityProto: %s",
-                 llds_error_text(status));
-    return NULL;
-}
-
-PyObject *llds_py_text(llds_span s) {
-    PyObject *r =
-        PyUnicode_DecodeUTF8((const char *)s.p, (Py_ssize_t)s.n, NULL);
-    if (r == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_ValueError,
-                        "not an EntityProto: a name or key that is not UTF-8");
-    }
-    return r;
-}
-
 static PyObject *bytes_of(llds_span s) {
     return PyBytes_FromStringAndSize((const char *)s.p, (Py_ssize_t)s.n);
 }

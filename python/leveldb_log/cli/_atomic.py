@@ -5,6 +5,7 @@
   whose it is (``_leftovers``), so that one a killed command left is removed by the next.
   A target that exists and is not a regular file (``/dev/null``, a FIFO) is written in
   place: it cannot be replaced by a rename.
+- A URL of a store (``to_url``): the input is spooled whole, then written as one object.
 - Appending (``--append``): the input is parsed completely first (into a spool), so that
   bad input never touches the log. Mode "a" may cut a crashed writer's leftovers before
   the first record: those bytes are saved first, and if writing then fails (a full disk,
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import stat
@@ -24,9 +26,16 @@ from typing import IO
 
 from leveldb_log._core import Writer, _append_point, _lock_fd
 from leveldb_log.cli import _leftovers, _undo
-from leveldb_log.cli._common import LENGTH_PREFIX, err, shown
+from leveldb_log.cli._common import (
+    LENGTH_PREFIX,
+    UsageError,
+    err,
+    fsspec_needed,
+    shown,
+    storage_options,
+)
 
-__all__ = ["append", "replace"]
+__all__ = ["append", "replace", "to_url"]
 
 _SPOOL_IN_MEMORY = 64 << 20  # a spool this large stays in memory, beyond that on disk
 
@@ -78,6 +87,22 @@ def append(path: str, records: Iterable[bytes]) -> None:
         finally:
             saved[1].close()
             _undo.discard(_undo.path_for(path))  # (also one interrupted while made)
+
+
+def to_url(args: argparse.Namespace, records: Iterable[bytes]) -> None:
+    """``write`` to a LOG given as a URL of a store (``file://`` LOGs are paths by now):
+    the input is read and checked whole first, so that bad input never reaches the store,
+    then written as one object, which the store shows once it is closed. ``--append`` is
+    refused, before anything (appending reads the log's tail and may cut it)."""
+    options = storage_options(args)
+    if args.append:
+        raise UsageError(f"--append needs a local file, not '{shown(args.log)}'")
+    with (
+        _spool(records) as spool,
+        fsspec_needed(),
+        Writer(args.log, "w", storage_options=options) as w,
+    ):
+        w.write_many(_unspool(spool))
 
 
 def _make_undo(path: str, saved: tuple[int, IO[bytes], int], spool: IO[bytes]) -> None:

@@ -1,7 +1,9 @@
 """What several subcommands share: exit statuses, messages, LOG arguments and reading.
 
 A subcommand module owns its parser and its run function; the options and helpers that
-more than one of them uses live here, so that they read and fail alike.
+more than one of them uses live here, so that they read and fail alike. This module is the
+bottom of the CLI's helpers: ``_leftovers`` (temporary files a killed command left) and
+``_atomic`` (spooling, all-or-nothing writes) use it, and it imports neither.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import json
 import os
 import struct
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from leveldb_log import _storage
-from leveldb_log._core import RECOVERY_MODES, Reader, Writer
+from leveldb_log._core import RECOVERY_MODES, Reader
 from leveldb_log._errors import Corruption, CorruptionError
 
 if TYPE_CHECKING:
@@ -188,7 +190,7 @@ def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 @contextlib.contextmanager
-def _fsspec_needed() -> Iterator[None]:
+def fsspec_needed() -> Iterator[None]:
     """A URL without fsspec installed is a usage error (exit status 2), not a traceback."""
     try:
         yield
@@ -202,7 +204,7 @@ def source(path: str, options: dict[str, Any] | None = None) -> str | io.Buffere
     if path == "-":
         return cast(io.BufferedReader, sys.stdin.buffer)
     if _storage.is_url(path):
-        with _fsspec_needed():
+        with fsspec_needed():
             opened = _storage.open_url(path, "rb", options)
         return opened if isinstance(opened, str) else cast(io.BufferedReader, opened)
     return path
@@ -217,7 +219,7 @@ def open_reader(
         raise UsageError(f"--end {args.end} is before --start {args.start}")
     options = storage_options(args)
     url = _storage.is_url(args.log)
-    with _fsspec_needed():
+    with fsspec_needed():
         return Reader(
             args.log if url else source(args.log),
             recovery=args.recovery,
@@ -228,24 +230,6 @@ def open_reader(
             storage_options=options if url else None,
             dialect=dialect,
         )
-
-
-def write_url(args: argparse.Namespace, records: Iterable[bytes]) -> None:
-    """``write`` to a LOG given as a URL of a store (``file://`` LOGs are paths by now):
-    the input is read and checked whole first, so that bad input never reaches the store,
-    then written as one object, which the store shows once it is closed. ``--append`` is
-    refused, before anything (appending reads the log's tail and may cut it)."""
-    from leveldb_log.cli import _atomic  # _atomic imports this module
-
-    options = storage_options(args)
-    if args.append:
-        raise UsageError(f"--append needs a local file, not '{shown(args.log)}'")
-    with (
-        _atomic._spool(records) as spool,
-        _fsspec_needed(),
-        Writer(args.log, "w", storage_options=options) as w,
-    ):
-        w.write_many(_atomic._unspool(spool))
 
 
 def log_size(args: argparse.Namespace) -> int | None:

@@ -17,7 +17,7 @@ from leveldb_log import _storage
 from leveldb_log._core import Writer
 from leveldb_log._public import module_dir
 from leveldb_log.cli import _atomic, _signals
-from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log, write_url
+from leveldb_log.cli._common import EXIT_OK, LENGTH_PREFIX, UsageError, add_log
 from leveldb_log.cli._progress import Counting, Progress, add_progress
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def _write_records(args: argparse.Namespace, records: Iterator[bytes]) -> None:
             w.write_many(records)
         sys.stdout.buffer.flush()
     elif _storage.is_url(args.log):
-        write_url(args, records)
+        _atomic.to_url(args, records)
     elif args.append:
         _atomic.append(args.log, records)
     else:
