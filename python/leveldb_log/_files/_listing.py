@@ -221,8 +221,9 @@ def _walk(
     tree: _Tree, folder: str, hidden: Any, recursive: bool, manifest: bool
 ) -> Iterator[tuple[str, str, _Stat]]:
     """(folder, file path, stat) of the files in a folder (and under it, when recursive),
-    hidden names left out; a database folder gives its logs only."""
-    entries = tree.entries(folder)
+    hidden names left out; a database folder gives its logs only, in their order. Otherwise
+    in path order: a folder sorts as its name and a "/", as the paths of its files do."""
+    entries = sorted(tree.entries(folder), key=lambda e: e[0] + "/" if e[1].is_dir else e[0])
     names = [n for n, _ in entries]
     logs = _database(tree, folder, names, manifest)
     if logs is not None:
@@ -378,11 +379,11 @@ def _ray(tree: _Tree, path: str, options: ListOptions) -> list[Entry]:
             continue
         prefix = root.rstrip("/") + "/"
         files = _walk(tree, root, lambda name: False, True, options.manifest)
-        found += sorted(
+        found += [
             Entry(tree.outer(f), s.size, s.mtime_ns)
             for _, f, s in files
             if not ray_hidden(f[len(prefix) :])
-        )
+        ]
     return found
 
 
