@@ -77,16 +77,18 @@ static int fill_buffer(llpy_feed *self, uint64_t want) {
 typedef Py_ssize_t (*read_at_fn)(llpy_feed *self, uint8_t *buf, size_t n,
                                  uint64_t at);
 
-/* A seek to log offset `at` failed: past the end of the file (a file system
- * refuses offsets beyond its largest file), it is the end, 0; else the
- * error stands, -1. */
-static int seek_failed_past_end(llpy_feed *self, uint64_t at) {
+/* A seek to log offset `at`, or the read there, failed: past the end of the
+ * file (a file system may refuse offsets beyond its largest file on either),
+ * it is the end, 0; else the error stands, -1. Asking the size moves the
+ * file, so the next read seeks again. */
+static int failed_past_end(llpy_feed *self, uint64_t at) {
     if (!PyErr_ExceptionMatches(PyExc_OSError) &&
         !PyErr_ExceptionMatches(PyExc_OverflowError) &&
         !PyErr_ExceptionMatches(PyExc_ValueError))
         return -1;
     PyObject *exc = PyErr_GetRaisedException();
     PyObject *end = PyObject_CallMethod(self->file, "seek", "ii", 0, 2);
+    self->file_pos = UINT64_MAX; /* where the file stands is unknown */
     uint64_t size = 0;
     int past = end != NULL && llpy_parse_offset(end, "seek()", &size) == 0 &&
                self->base + at >= size;
@@ -111,7 +113,7 @@ static int file_seek_to(llpy_feed *self, uint64_t at) {
         PyObject *r = PyObject_CallMethod(
             self->file, "seek", "K", (unsigned long long)(self->base + at));
         if (r == NULL)
-            return seek_failed_past_end(self, at);
+            return failed_past_end(self, at);
         Py_DECREF(r);
         return 1;
     }
@@ -177,6 +179,8 @@ static Py_ssize_t file_read_at(llpy_feed *self, uint8_t *buf, size_t n,
     if (n == 0)
         return 0;
     Py_ssize_t got = file_readinto(self, buf, n);
+    if (got < 0 && self->seekable)
+        return failed_past_end(self, at);
     if (got > 0)
         self->file_pos += (uint64_t)got;
     return got;

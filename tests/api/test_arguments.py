@@ -7,6 +7,7 @@ and a Writer and a Reader count a file object's offsets from the same place."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import pathlib
@@ -52,13 +53,31 @@ def open_source(log_path: pathlib.Path) -> Iterator[Callable[[str], Any]]:
                 f = io.BytesIO(b"prefix" + log_path.read_bytes())
                 f.seek(6)
                 return f
+            if kind == "file object refusing far offsets":
+                return FarOffsetsRefused(log_path.read_bytes())
             buffering = {"file object": -1, "unbuffered file object": 0}[kind]
             return opened.enter_context(open(log_path, "rb", buffering=buffering))
 
         yield source
 
 
-SOURCES = ["path", "file object", "file object after a prefix", "unbuffered file object"]
+class FarOffsetsRefused(io.BytesIO):
+    """A file whose reads fail with EINVAL beyond the largest file it could hold (tmpfs
+    refuses them so, where a disk's file system reads nothing)."""
+
+    def readinto(self, buffer: Any) -> int:
+        if self.tell() >= 2**62:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return super().readinto(buffer)
+
+
+SOURCES = [
+    "path",
+    "file object",
+    "file object after a prefix",
+    "unbuffered file object",
+    "file object refusing far offsets",
+]
 
 
 @pytest.mark.parametrize("kind", SOURCES)
