@@ -1,4 +1,5 @@
-"""Hypothesis profiles. The helpers the tests share are in tests/support/.
+"""Hypothesis profiles, and where the tests' temporary files go. The helpers the tests share
+are in tests/support/.
 
 Profiles (environment variable HYPOTHESIS_PROFILE): ``default`` (about 100
 examples), ``ci`` (400, prints reproduction blobs) and ``expensive`` (2000).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 from support.profiles import NAMED_PROFILE
+from support.scratch import use_memory_for_temporary_files
 
 settings.register_profile("default", max_examples=100, deadline=None)
 settings.register_profile(
@@ -30,3 +32,8 @@ settings.register_profile(
 # "default", but the differential tests (the C core against the model, decorated with
 # differential()) take "ci" in CI (which sets CI=true): they are where more examples find most.
 settings.load_profile(NAMED_PROFILE or "default")
+
+# Temporary files (tmp_path, tempfile, and the programs the tests start) go to a memory file
+# system when the user named no TMPDIR: the writer tests fsync thousands of small logs, and
+# on a disk each fsync waits for the device (support/scratch.py says when it applies).
+use_memory_for_temporary_files()
