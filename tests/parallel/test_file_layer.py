@@ -5,6 +5,7 @@ row for a file that is no log, and publishing that stages, replaces and takes ba
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -192,3 +193,25 @@ def test_a_null_names_its_column_and_row_and_leaves_no_file(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="column 'payload' has a null at row 3 of the partition"):
         write_staged(folder, path, values, leveldb_log.Writer, sync=False, column="payload")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("refusal", "raised"),
+    [(errno.EINVAL, False), (errno.EOPNOTSUPP, False), (errno.EIO, True)],
+    ids=["EINVAL", "EOPNOTSUPP", "EIO"],
+)
+def test_a_folder_sync_refused_by_the_file_system_is_no_error_and_a_failed_one_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: int, raised: bool
+) -> None:
+    from leveldb_log._files import _publish
+
+    def fsync(fd: int) -> None:
+        raise OSError(refusal, os.strerror(refusal))
+
+    monkeypatch.setattr(_publish.os, "fsync", fsync)
+    if raised:
+        with pytest.raises(OSError) as e:
+            _publish.sync_folder(str(tmp_path))
+        assert e.value.errno == refusal
+    else:
+        _publish.sync_folder(str(tmp_path))

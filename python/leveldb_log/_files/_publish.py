@@ -10,6 +10,7 @@ Local folders use os (renames are atomic); any other store goes through fsspec, 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
 from collections.abc import Callable, Iterable, Sequence
@@ -22,10 +23,21 @@ __all__ = ["Folder", "sync_folder", "write_staged"]
 
 
 def sync_folder(path: str) -> None:
-    """Make a local folder's entries (renames into it) durable."""
-    fd = os.open(path, os.O_RDONLY)
+    """Make a local folder's entries (names made, renamed or removed in it) durable: the one
+    folder sync of the package (the CLI's writes, the engines' commits).
+
+    A folder that may be written but not opened (no read permission), and a file system
+    that refuses fsync on a folder, have nothing more to give: no error. Any other failure
+    of the sync is raised, since what was renamed may not last."""
+    try:
+        fd = os.open(path or ".", os.O_RDONLY)
+    except PermissionError:
+        return
     try:
         os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
     finally:
         os.close(fd)
 

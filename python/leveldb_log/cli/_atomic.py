@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from leveldb_log._core import Writer, _append_point, _lock_fd
+from leveldb_log._files._publish import sync_folder
 from leveldb_log.cli import _leftovers, _undo
 from leveldb_log.cli._common import (
     LENGTH_PREFIX,
@@ -66,7 +67,7 @@ def replace(path: str, records: Iterable[bytes]) -> None:
         except BaseException:
             _remove(tmp)
             raise
-    _undo.sync_directory(directory)
+    sync_folder(directory)
 
 
 def append(path: str, records: Iterable[bytes]) -> None:

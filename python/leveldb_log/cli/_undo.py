@@ -28,8 +28,9 @@ from collections.abc import Iterable
 from typing import IO
 
 from leveldb_log._core import Reader
+from leveldb_log._files._publish import sync_folder
 
-__all__ = ["discard", "path_for", "roll_back_interrupted", "sync_directory", "write"]
+__all__ = ["discard", "path_for", "roll_back_interrupted", "write"]
 
 MAGIC = b"leveldb-log append undo 1\n"
 _HEADER = struct.Struct("<qqqq")
@@ -59,7 +60,7 @@ def write(log: str, cut: int, tail: IO[bytes], size: int, records: Iterable[byte
         f.write(_CRC.pack(crc))
         f.flush()
         os.fsync(f.fileno())
-    sync_directory(os.path.dirname(undo))
+    sync_folder(os.path.dirname(undo))
     return undo
 
 
@@ -69,7 +70,7 @@ def discard(undo: str) -> None:
         os.unlink(undo)
     except FileNotFoundError:
         return
-    sync_directory(os.path.dirname(undo))
+    sync_folder(os.path.dirname(undo))
 
 
 def roll_back_interrupted(log: str) -> str | None:
@@ -115,7 +116,7 @@ def _put_back(log: str, cut: int, size: int, saved: bytes) -> None:
             os.unlink(log)
         except FileNotFoundError:
             pass
-        sync_directory(os.path.dirname(log))
+        sync_folder(os.path.dirname(log))
         return
     with open(log, "r+b") as f:
         f.truncate(cut)
@@ -158,18 +159,3 @@ def _last_non_zero(tail: IO[bytes]) -> int:
             kept = at + stripped
         at += len(chunk)
     return kept
-
-
-def sync_directory(directory: str) -> None:
-    """Make a name's creation, rename or removal in ``directory`` durable (POSIX); where a
-    directory cannot be opened, nothing to do."""
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems refuse fsync on a directory
-    finally:
-        os.close(fd)
