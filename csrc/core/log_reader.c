@@ -512,6 +512,13 @@ COLD_STEP enum step_result drop_rest(llog_reader *r, size_t left,
 #define FAST_LEN 512
 #define FAST_BYTES 4096
 
+/* How far into the current block records begin in range: 0 when the range
+ * ended before the block, as it may while a record open at its end is read
+ * on to its last fragment (the difference would wrap around). */
+static uint64_t range_end_in_block(const llog_reader *r) {
+    return r->opt.end > r->block_offset ? r->opt.end - r->block_offset : 0;
+}
+
 /* How many of the k FULL records whose payloads are at p[i] (each after
  * its header) lead with stored checksums equal to crc[i]. */
 static size_t checksums_hold(const uint8_t *const *p, const uint32_t *crc,
@@ -563,7 +570,7 @@ static void check_ahead(llog_reader *r, size_t in) {
     size_t len[LLOG_FAST_MAX], k = 0, bytes = 0;
     if (r->in_record || r->resync || r->pos < r->opt.start)
         return;
-    uint64_t end = r->opt.end - r->block_offset; /* in range before it */
+    uint64_t end = range_end_in_block(r); /* in range before it */
     while (k < LLOG_FAST_MAX && in + LLOG_HEADER_SIZE <= r->block_len &&
            in < end) {
         llog_header h = llog_header_decode(r->block + in);
@@ -815,8 +822,7 @@ static size_t run_gather(const llog_reader *r, const llog_run *run,
      * the stores below could alias the reader and the run. */
     size_t at = (size_t)(pos - r->block_offset), size = r->block_len;
     size_t end = size >= LLOG_HEADER_SIZE ? size - LLOG_HEADER_SIZE + 1 : 0;
-    uint64_t in_range =
-        r->opt.end > r->block_offset ? r->opt.end - r->block_offset : 0;
+    uint64_t in_range = range_end_in_block(r);
     if (in_range < end)
         end = (size_t)in_range;
     const uint8_t *block = r->block;

@@ -117,6 +117,13 @@ def reader_seeds() -> dict[str, bytes]:
     block0 = model.encode_physical(model.FULL, bytes(B - model.HEADER_SIZE))
     orphan = block0 + model.encode_physical(model.LAST, b"orphan")
     seeds["regression-follow-from-unwritten-block"] = reader_input(orphan, start=B)
+    # Regression: a range ending in block 0 reads on into block 1 to finish a record it
+    # began; short FULL records there drop it, and those checked ahead after the first were
+    # returned although they begin past the range's end.
+    head = model.encode_physical(model.FULL, b"a")
+    unfinished = head + model.encode_physical(model.FIRST, bytes(B - len(head) - 7))
+    short = b"".join(model.encode_physical(model.FULL, bytes([i]) * (1 + i)) for i in range(4))
+    seeds["regression-range-read-on-past-its-end"] = reader_input(unfinished + short, 4, 0, 9)
     bad_len = bytearray(edge)
     bad_len[4:6] = (0xFFFF).to_bytes(2, "little")
     seeds["bad-length"] = reader_input(bytes(bad_len))

@@ -2,8 +2,8 @@
 short FULL record, the next ones of its block are checksummed together and handed out
 without the general step. Each test reads logs of many short records, where that path runs
 on nearly every record, against the reference model: damage to any one record, ranges that
-end or begin between any two, checksums off, and a position and a switch to Arrow batches
-taken after every record.
+end or begin between any two, checksums off, a position and a switch to Arrow batches
+taken after every record, and a range that reads on past its end into the next block.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import leveldb_log
 import pytest
+from support import model
 from support.reading import assert_same, c_read, model_read
 from support.warned import READS_DAMAGE
 
@@ -60,6 +61,42 @@ def test_ranges_beginning_and_ending_between_any_two_records() -> None:
         for b in range(a, len(cuts), 5):
             kw = {"start": cuts[a], "end": cuts[b]}
             assert_same(c_read(LOG, **kw), model_read(LOG, **kw), kw)
+
+
+def unfinished_record_then_short_records() -> bytes:
+    """A short record, a FIRST fragment filling block 0 whose record never ends, and short
+    FULL records at the start of block 1: the first of them drops the open record, the
+    others are checked ahead."""
+    first = model.encode_physical(model.FULL, b"a")
+    fill = model.BLOCK_SIZE - len(first) - 7
+    head = first + model.encode_physical(
+        model.FIRST, bytes(range(256)) * (fill // 256) + bytes(fill % 256)
+    )
+    return head + b"".join(
+        model.encode_physical(model.FULL, bytes([i]) * (1 + i)) for i in range(4)
+    )
+
+
+@pytest.mark.parametrize("verify", [True, False])
+@READS_DAMAGE
+def test_a_range_read_on_past_its_end_returns_nothing_there(verify: bool) -> None:
+    # A range ending in block 0 after the FIRST fragment reads on into block 1 to finish
+    # that record: the records there begin past the range's end and are the next range's,
+    # read one by one or in Arrow batches.
+    pa = pytest.importorskip("pyarrow")
+    log = unfinished_record_then_short_records()
+    for end in (9, 100, model.BLOCK_SIZE - 1):
+        for kw in ({"end": end}, {"start": end}):
+            got = c_read(log, verify_checksums=verify, **kw)
+            expected = model_read(log, verify_checksums=verify, **kw)
+            assert_same(got, expected, kw)
+            seen: list[tuple[int, int, str]] = []
+            with leveldb_log.Reader(
+                log, verify_checksums=verify, on_corruption=seen.append, **kw
+            ) as r:
+                batches = [pa.record_batch(b) for b in r.iter_batches(max_records=3)]
+            assert [o for b in batches for o in b.column(0).to_pylist()] == expected.offsets, kw
+            assert [tuple(c) for c in seen] == expected.corruptions, kw
 
 
 def test_position_and_a_switch_to_batches_after_every_record() -> None:
