@@ -55,6 +55,7 @@ def test_record_larger_than_4_gib_round_trips_through_a_file(tmp_path: Path) -> 
         assert next(r) == b"the record after"
         assert r.last_record_offset == after_offset
         assert next(r, None) is None
+    path.unlink()  # 4 GiB, in memory where the temporary files are (tests/support/scratch.py)
 
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
