@@ -27,6 +27,9 @@ from leveldb_log._files._read import ReadSpec, read_ranges, report_schema, warn_
 
 __all__ = ["LogDatasink", "LogDatasource"]
 
+#: A staged log and its final name, relative to the folder.
+Move = tuple[str, str]
+
 #: Bytes of records in each Arrow block a read task yields.
 BATCH_BYTES = 16 << 20
 
@@ -181,11 +184,12 @@ class LogDatasink(Datasink[Any]):
             return
         self.folder.makedirs(self.folder.root)
 
-    def write(self, blocks: Any, ctx: Any) -> list[tuple[str, str]]:
-        """One task: its blocks as one log (one per key=value folder, with partition
-        columns) under a staging name; (staged, final name) for each log written."""
+    def write(self, blocks: Any, ctx: Any) -> Move | list[Move] | None:
+        """One task: its blocks as one log under a staging name: (staged, final name), or
+        None when it had no records; with partition columns, one log per key=value folder:
+        a list of those (None: no log)."""
         if self.skipped:
-            return []
+            return None
         self.folder.makedirs(self.staging)
         task = ctx.task_idx
         name = f"{task:05d}-{uuid.uuid4().hex}.log"
@@ -206,13 +210,13 @@ class LogDatasink(Datasink[Any]):
                 sync=self.sync,
                 column=self.column,
             )
-            return [(staged, f"{folder}/{final}") for staged, folder, _ in logs]
+            return [(staged, f"{folder}/{final}") for staged, folder, _ in logs] or None
         staged = self.folder.join(self.staging, name)
         columns = (c for c in map(self._column, blocks) if c is not None)
         written = write_staged(
             self.folder, staged, columns, open_log, sync=self.sync, column=self.column
         )
-        return [(staged, final)] if written else []
+        return (staged, final) if written else None
 
     def _pieces(self, block: Any) -> Iterator[tuple[str, Any]]:
         """A block's records by key=value folder."""
@@ -244,7 +248,15 @@ class LogDatasink(Datasink[Any]):
     def on_write_complete(self, write_result: Any) -> None:
         """Every task done: rename each log into place (with overwrite, then remove what
         the folder held), and remove the staging."""
-        moves = sorted((m for w in write_result.write_returns for m in w), key=lambda m: m[1])
+        moves = sorted(
+            (
+                m
+                for w in write_result.write_returns
+                if w
+                for m in ([w] if isinstance(w, tuple) else w)
+            ),
+            key=lambda m: m[1],
+        )
         try:
             if not self.skipped:
                 self.written = self.folder.publish(
