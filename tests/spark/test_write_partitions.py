@@ -163,3 +163,65 @@ def test_a_string_record_column_beside_its_partitions_is_the_one_written(
     assert folders(tmp_path) == {"k=a", "k=b"}
     back = spark.read.format("leveldb_log").load(str(tmp_path)).collect()
     assert sorted((r.k, bytes(r.data)) for r in back) == [("a", b"one"), ("b", b"two")]
+
+
+def direct_writer(path: Path, options: dict[str, str], overwrite: bool = False) -> Any:
+    """The batch writer as Spark's driver builds it, for a (k string, data binary) frame."""
+    from leveldb_log.spark import _write
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    schema = StructType([StructField("k", StringType()), StructField("data", BinaryType())])
+    return _write.LogWriter(
+        {"path": str(path), "partitionColumns": "k", **options}, schema, overwrite
+    )
+
+
+def batch(keys: list[str], data: list[bytes]) -> Any:
+    import pyarrow as pa
+
+    return pa.record_batch([pa.array(keys), pa.array(data, pa.binary())], names=["k", "data"])
+
+
+def test_a_task_that_fails_deletes_every_log_it_staged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leveldb_log.spark import _write
+
+    writer = direct_writer(tmp_path, {})
+    monkeypatch.setattr(_write, "task_ids", lambda: (3, 9))
+
+    def batches() -> Any:
+        yield batch(["a", "b", "a"], [b"1", b"2", b"3"])
+        raise RuntimeError("poison row")
+
+    with pytest.raises(RuntimeError, match="poison row"):
+        writer.write(batches())
+    assert [files for _, _, files in os.walk(writer.staging) if files] == []
+    writer.abort([None])
+    assert snapshot(tmp_path) == {} and os.listdir(tmp_path) == []
+
+
+def test_numbered_names_go_on_from_the_trees_highest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leveldb_log.spark import _write
+
+    (tmp_path / "k=a").mkdir()
+    with leveldb_log.Writer(tmp_path / "k=a" / "000003.log") as w:
+        w.write(b"earlier")
+    writer = direct_writer(tmp_path, {"naming": "number"})
+    monkeypatch.setattr(_write, "task_ids", lambda: (0, 1))
+    message = writer.write(iter([batch(["a", "b"], [b"1", b"2"])]))
+    writer.commit([message])
+    assert records(tmp_path) == {"k=a/000003.log": 1, "k=a/000004.log": 1, "k=b/000004.log": 1}
+
+
+def test_a_stream_refuses_partition_columns(tmp_path: Path) -> None:
+    from leveldb_log.spark._stream_write import LogStreamWriter
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    schema = StructType([StructField("k", StringType()), StructField("data", BinaryType())])
+    options = {"path": str(tmp_path / "out"), "partitionColumns": "k"}
+    with pytest.raises(ValueError, match="partitionColumns is for batch writes"):
+        LogStreamWriter(options, schema, False)
+    assert not (tmp_path / "out").exists()
