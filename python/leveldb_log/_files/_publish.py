@@ -245,7 +245,7 @@ def write_partitioned(
                 continue
             if relative not in logs:
                 staged = folder.join(staging, *relative.split("/"), name)
-                folder.makedirs(folder.join(staging, *relative.split("/")))
+                _make_below(folder, staging, relative.split("/"))
                 logs[relative] = (open_log(folder.target(staged), "x"), staged)
                 counts[relative] = 0
             writer = logs[relative][0]
@@ -261,6 +261,20 @@ def write_partitioned(
             folder.remove(staged)
         raise
     return [(staged, relative, counts[relative]) for relative, (_, staged) in logs.items()]
+
+
+def _make_below(folder: Folder, top: str, names: list[str]) -> None:
+    """Make the folders ``names`` below the inner path ``top``, which must exist: a task
+    that runs on after its job was aborted (its staging deleted) fails, rather than
+    staging logs again where no abort will delete them."""
+    if not folder.local:
+        folder.makedirs(folder.join(top, *names))
+        return
+    path = top
+    for name in names:
+        path = os.path.join(path, name)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path)
 
 
 def _write_column(writer: Writer, values: Any, column: str, before: int) -> int:
