@@ -7,6 +7,10 @@ task attempt, so that retried and speculative attempts never share a file; the d
 staging folder. Names that begin with ``.`` or ``_`` are hidden: readers of the folder (and
 Spark's own file sources) skip them, so nothing a failed or aborted attempt leaves is read.
 
+With the option ``partitionColumns``, each task splits its rows by those columns' values
+(leveldb_log._files._layout) and stages one log per ``key=value`` folder, under the same
+folders in the staging folder; the commit publishes the whole tree at once.
+
 This module owns the staging names and the publishing of logs; the streaming writer
 (_stream_write) uses the same pieces.
 """
