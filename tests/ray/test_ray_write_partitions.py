@@ -84,3 +84,31 @@ def test_partition_columns_that_cannot_be_written_are_refused(
     with pytest.raises(ValueError, match=message):
         write_logs(ds, tmp_path / "out", partition_cols=columns)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_tree_the_spark_writer_commits_reads_with_hive_partitioning(
+    ray_local: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark's writer (its task and commit, run here as Spark's driver and task would)."""
+    pytest.importorskip("pyspark")
+    from leveldb_log.spark import _write
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    schema = StructType([StructField("k", StringType()), StructField("data", BinaryType())])
+    writer = _write.LogWriter({"path": str(tmp_path), "partitionColumns": "k"}, schema, False)
+    monkeypatch.setattr(_write, "task_ids", lambda: (0, 1))
+    keys = ["a b/c", None, "a b/c"]
+    batch = pa.record_batch(
+        [pa.array(keys), pa.array([b"1", b"2", b"3"], pa.binary())], names=["k", "data"]
+    )
+    writer.commit([writer.write(iter([batch]))])
+    assert {p.parent.name for p in tmp_path.rglob("*.log")} == {
+        "k=a b%2Fc",
+        "k=__HIVE_DEFAULT_PARTITION__",
+    }
+    back = read_logs(str(tmp_path), partitioning=Partitioning("hive")).take_all()
+    assert sorted((r["k"], r["data"]) for r in back) == [
+        ("__HIVE_DEFAULT_PARTITION__", b"2"),
+        ("a b/c", b"1"),
+        ("a b/c", b"3"),
+    ]
