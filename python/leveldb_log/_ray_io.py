@@ -19,12 +19,16 @@ from ray.data.datasource import Datasink, Datasource, ReadTask
 from ray.data.datasource.partitioning import PathPartitionParser
 
 from leveldb_log._core import Writer
+from leveldb_log._files._layout import check_columns, split
 from leveldb_log._files._listing import ListOptions, has_extension, list_files, ray_hidden
 from leveldb_log._files._plan import Range, plan
-from leveldb_log._files._publish import Folder, write_staged
+from leveldb_log._files._publish import Folder, write_partitioned, write_staged
 from leveldb_log._files._read import ReadSpec, read_ranges, report_schema, warn_damage
 
 __all__ = ["LogDatasink", "LogDatasource"]
+
+#: A staged log and its final name, relative to the folder.
+Move = tuple[str, str]
 
 #: Bytes of records in each Arrow block a read task yields.
 BATCH_BYTES = 16 << 20
@@ -131,7 +135,8 @@ def _read(
 class LogDatasink(Datasink[Any]):
     """The logs of write_logs: one per write task, staged under ``_temporary/<job>`` of
     the folder and renamed into place when every task has succeeded (Ray's
-    _FileDatasink's protocol, its file system on ``self``)."""
+    _FileDatasink's protocol, its file system on ``self``). With ``partition_cols``, a
+    task writes one log into each key=value folder its rows belong to."""
 
     def __init__(
         self,
@@ -143,8 +148,10 @@ class LogDatasink(Datasink[Any]):
         mode: str,
         log_size: int,
         storage_options: dict[str, Any] | None,
+        partition_cols: Sequence[str] = (),
     ) -> None:
         self.folder = Folder(path, storage_options)
+        self.partition_cols = tuple(partition_cols)
         self.column = column
         self.writer_options = writer_options
         self.sync = sync
@@ -177,30 +184,47 @@ class LogDatasink(Datasink[Any]):
             return
         self.folder.makedirs(self.folder.root)
 
-    def write(self, blocks: Any, ctx: Any) -> tuple[str, str] | None:
-        """One task: its blocks as one log under a staging name; (staged, final name), or
-        None when it had no records."""
+    def write(self, blocks: Any, ctx: Any) -> Move | list[Move] | None:
+        """One task: its blocks as one log under a staging name: (staged, final name), or
+        None when it had no records; with partition columns, one log per key=value folder:
+        a list of those (None: no log)."""
         if self.skipped:
             return None
         self.folder.makedirs(self.staging)
         task = ctx.task_idx
-        staged = self.folder.join(self.staging, f"{task:05d}-{uuid.uuid4().hex}.log")
+        name = f"{task:05d}-{uuid.uuid4().hex}.log"
+        final = f"part-{task:05d}-{self.job}.log"
         log_number = task + 1 if self.writer_options["dialect"] == "pebble" else None
+
+        def open_log(target: str, mode: Any) -> Writer:
+            options = {**self.writer_options, **self.folder.writer_options()}
+            return Writer(target, mode, log_number=log_number, **options)
+
+        if self.partition_cols:
+            logs = write_partitioned(
+                self.folder,
+                self.staging,
+                (piece for block in blocks for piece in self._pieces(block)),
+                name,
+                open_log,
+                sync=self.sync,
+                column=self.column,
+            )
+            return [(staged, f"{folder}/{final}") for staged, folder, _ in logs] or None
+        staged = self.folder.join(self.staging, name)
+        columns = (c for c in map(self._column, blocks) if c is not None)
         written = write_staged(
-            self.folder,
-            staged,
-            (c for c in map(self._column, blocks) if c is not None),
-            lambda target, mode: Writer(
-                target,
-                mode,
-                log_number=log_number,
-                **self.writer_options,
-                **self.folder.writer_options(),
-            ),
-            sync=self.sync,
-            column=self.column,
+            self.folder, staged, columns, open_log, sync=self.sync, column=self.column
         )
-        return (staged, f"part-{task:05d}-{self.job}.log") if written else None
+        return (staged, final) if written else None
+
+    def _pieces(self, block: Any) -> Iterator[tuple[str, Any]]:
+        """A block's records by key=value folder."""
+        if self._column(block) is None:
+            return iter(())
+        table = BlockAccessor.for_block(block).to_arrow()
+        check_columns(self.partition_cols, table.column_names, self.column)
+        return split(table, self.partition_cols, self.column)
 
     def _column(self, block: Any) -> Any:
         """The records of one block: its column, binary or string (written as UTF-8);
@@ -224,11 +248,23 @@ class LogDatasink(Datasink[Any]):
     def on_write_complete(self, write_result: Any) -> None:
         """Every task done: rename each log into place (with overwrite, then remove what
         the folder held), and remove the staging."""
-        moves = sorted((w for w in write_result.write_returns if w is not None), key=lambda m: m[1])
+        moves = sorted(
+            (
+                m
+                for w in write_result.write_returns
+                if w
+                for m in ([w] if isinstance(w, tuple) else w)
+            ),
+            key=lambda m: m[1],
+        )
         try:
             if not self.skipped:
                 self.written = self.folder.publish(
-                    moves, replace=self.mode == "overwrite", sync=self.sync, hidden=ray_hidden
+                    moves,
+                    replace=self.mode == "overwrite",
+                    sync=self.sync,
+                    hidden=ray_hidden,
+                    tree=bool(self.partition_cols),
                 )
         finally:
             self._clean()

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leveldb_log._core import Writer
+from leveldb_log._files._layout import check_columns, check_kind
 from leveldb_log._files._listing import ListOptions
 from leveldb_log._files._read import ReadSpec, check
 from leveldb_log._optional import optional
@@ -54,6 +55,22 @@ def _names(paths: UrlPath) -> list[str]:
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
     return [os.fspath(p) for p in paths]
+
+
+def _check_partitions(ds: Any, partition_cols: Any, column: str) -> tuple[str, ...]:
+    """write_logs' partition columns, refused on the driver where they can be."""
+    if partition_cols is None:
+        return ()
+    if isinstance(partition_cols, str) or not all(isinstance(c, str) for c in partition_cols):
+        raise TypeError(f"partition_cols must be a list of column names, not {partition_cols!r}")
+    partitions = tuple(partition_cols)
+    schema = ds.schema(fetch_if_missing=False)
+    names = list(schema.names) if schema is not None else [*partitions, column]
+    check_columns(partitions, names, column)
+    if schema is not None:
+        for name in partitions:
+            check_kind(name, schema.types[names.index(name)])
+    return partitions
 
 
 # long: its docstring is the reference of every argument; the code is 25 lines
@@ -218,6 +235,7 @@ def write_logs(
     mode: str = "append",
     log_size: int = DEFAULT_LOG_SIZE,
     storage_options: Mapping[str, Any] | None = None,
+    partition_cols: Sequence[str] | None = None,
     ray_remote_args: dict[str, Any] | None = None,
     concurrency: int | None = None,
 ) -> list[str]:
@@ -249,6 +267,12 @@ def write_logs(
         min_bytes_per_write): each log holds at least that much but the last, or
         whatever one input block holds beyond it.
       storage_options: the file system's options for a URL.
+      partition_cols: columns whose values lay the logs out in Hive-style ``key=value``
+        folders (as Dataset.write_parquet's partition_cols; named and escaped as Spark
+        names them, a null or "" as ``__HIVE_DEFAULT_PARTITION__``): each write task
+        writes one log into each folder its rows belong to. They must be string,
+        integer, boolean or date columns, and not the records' column. With "overwrite",
+        the files of the whole tree are replaced.
       ray_remote_args, concurrency: as for Dataset.write_datasink.
 
     Returns
@@ -256,7 +280,10 @@ def write_logs(
 
     Raises
       ValueError: an unknown mode; log_size below 1; a dialect or compression the
-        Writer refuses; from the tasks, a missing column or a null record.
+        Writer refuses; a partition column that is the records' column, is named twice,
+        or (when the dataset's schema is known without running it; else from the
+        tasks) is missing or of another type; from the tasks, a missing column or a
+        null record.
       TypeError: a column that is neither binary nor string.
       FileExistsError: mode "error" and the path exists.
       ImportError: ray, pyarrow or fsspec is missing (pip install 'leveldb-log[ray]'), or
@@ -265,6 +292,7 @@ def write_logs(
     writer_options = {"dialect": dialect, "compression": compression}
     name = _save_mode(mode)
     _check_write(name, log_size, writer_options)
+    partitions = _check_partitions(ds, partition_cols, column)
     io = _io()
     if not hasattr(optional("ray.data", "ray").Datasink, "min_bytes_per_write"):
         raise ImportError(
@@ -279,6 +307,7 @@ def write_logs(
         mode=name,
         log_size=log_size,
         storage_options=dict(storage_options) if storage_options is not None else None,
+        partition_cols=partitions,
     )
     sink.on_write_start()  # the save mode, before any task runs
     if sink.skipped:

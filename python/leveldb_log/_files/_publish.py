@@ -19,7 +19,7 @@ from typing import Any, Literal
 from leveldb_log import _storage
 from leveldb_log._core import Writer
 
-__all__ = ["Folder", "sync_folder", "write_staged"]
+__all__ = ["Folder", "sync_folder", "write_partitioned", "write_staged"]
 
 
 def sync_folder(path: str) -> None:
@@ -122,6 +122,29 @@ class Folder:
             ]
         return sorted(n for n in names if not hidden(n))
 
+    def visible_tree(self, hidden: Callable[[str], bool]) -> list[str]:
+        """The files readers see anywhere below the folder, as relative paths with ``/``,
+        in name order; hidden names (files or folders) and what they hold are left out."""
+        if not self.exists(self.root):
+            return []
+        if self.fs is None:
+            found = []
+            for top, folders, files in os.walk(self.root):
+                folders[:] = [f for f in folders if not hidden(f)]
+                relative = os.path.relpath(top, self.root).replace(os.sep, "/")
+                prefix = "" if relative == "." else relative + "/"
+                found += [prefix + f for f in files if not hidden(f)]
+            return sorted(found)
+        names = (str(p)[len(self.root) :].lstrip("/") for p in self.fs.find(self.root))
+        return sorted(n for n in names if not any(map(hidden, n.split("/"))))
+
+    def _prune(self, relative: str) -> None:
+        """Remove the emptied folders of a removed file, up to the folder (not included)."""
+        parts = relative.split("/")[:-1]
+        while parts:
+            self.remove_if_empty(self.path(*parts))
+            parts.pop()
+
     def _move(self, staged: str, final: str) -> None:
         if self.fs is None:
             os.replace(staged, final)
@@ -135,15 +158,19 @@ class Folder:
         replace: bool,
         sync: bool,
         hidden: Callable[[str], bool],
+        tree: bool = False,
     ) -> list[str]:
         """Rename each staged log (an inner path) to its final name (relative to the
         folder, perhaps with key=value folders); return the final paths as Reader opens
         them. ``replace``: the files readers saw in the folder before are removed (its
-        folders are left), after the new logs are in place (a crash in between leaves
-        both, never neither); otherwise
+        folders are left; with ``tree``, the files readers see in its folders too, and
+        the folders that leaves empty), after the new logs are in place (a crash in
+        between leaves both, never neither); otherwise
         a final name that exists is refused before anything moves. A failed rename takes
         back those made."""
-        earlier = self.visible_files(hidden) if replace else []
+        earlier: list[str] = []
+        if replace:
+            earlier = self.visible_tree(hidden) if tree else self.visible_files(hidden)
         if not replace:
             self.check_free(final for _, final in moves)
         placed: list[str] = []
@@ -160,10 +187,11 @@ class Folder:
             for path in placed:
                 self.remove(path)
             raise
-        kept = {final.split("/", 1)[0] for _, final in moves}
+        kept = {final if tree else final.split("/", 1)[0] for _, final in moves}
         for name in earlier:
             if name not in kept:
-                self.remove(self.path(name))
+                self.remove(self.path(*name.split("/")))
+                self._prune(name)
         return [self.target(p) for p in placed]
 
     def check_free(self, finals: Iterable[str]) -> None:
@@ -205,6 +233,60 @@ def write_staged(
             folder.remove(staged)
         raise
     return records
+
+
+def write_partitioned(
+    folder: Folder,
+    staging: str,
+    pieces: Iterable[tuple[str, Any]],
+    name: str,
+    open_log: Callable[[str, Literal["x"]], Writer],
+    *,
+    sync: bool,
+    column: str,
+) -> list[tuple[str, str, int]]:
+    """Write each (relative key=value folder, Arrow column of records) piece to the log
+    ``name`` of its folder under the inner path ``staging`` (one log a folder, open until
+    the pieces end); return (staged log, relative folder, records) for each. A folder
+    without records has no log. On any error every log is removed and the error raised."""
+    logs: dict[str, tuple[Writer, str]] = {}
+    counts: dict[str, int] = {}
+    try:
+        for relative, values in pieces:
+            if len(values) == 0:
+                continue
+            if relative not in logs:
+                staged = folder.join(staging, *relative.split("/"), name)
+                _make_below(folder, staging, relative.split("/"))
+                logs[relative] = (open_log(folder.target(staged), "x"), staged)
+                counts[relative] = 0
+            writer = logs[relative][0]
+            counts[relative] += _write_column(writer, values, column, counts[relative])
+        for writer, _ in logs.values():
+            if sync and folder.local:
+                writer.sync()
+            writer.close()
+    except BaseException:
+        for writer, staged in logs.values():
+            with contextlib.suppress(Exception):  # the first error is the one to raise
+                writer.close()
+            folder.remove(staged)
+        raise
+    return [(staged, relative, counts[relative]) for relative, (_, staged) in logs.items()]
+
+
+def _make_below(folder: Folder, top: str, names: list[str]) -> None:
+    """Make the folders ``names`` below the inner path ``top``, which must exist: a task
+    that runs on after its job was aborted (its staging deleted) fails, rather than
+    staging logs again where no abort will delete them."""
+    if not folder.local:
+        folder.makedirs(folder.join(top, *names))
+        return
+    path = top
+    for name in names:
+        path = os.path.join(path, name)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path)
 
 
 def _write_column(writer: Writer, values: Any, column: str, before: int) -> int:

@@ -55,6 +55,11 @@ class LogStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool):
         self.opts = write_options(options, schema)
+        if self.opts.partitions:
+            raise ValueError(
+                "option partitionColumns is for batch writes: a stream's logs are not "
+                "partitioned into folders"
+            )
         if self.opts.naming != "part":
             raise ValueError(
                 "option naming=number is for batch writes: a stream names its logs by batch "

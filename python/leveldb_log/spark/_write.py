@@ -7,6 +7,10 @@ task attempt, so that retried and speculative attempts never share a file; the d
 staging folder. Names that begin with ``.`` or ``_`` are hidden: readers of the folder (and
 Spark's own file sources) skip them, so nothing a failed or aborted attempt leaves is read.
 
+With the option ``partitionColumns``, each task splits its rows by those columns' values
+(leveldb_log._files._layout) and stages one log per ``key=value`` folder, under the same
+folders in the staging folder; the commit publishes the whole tree at once.
+
 This module owns the staging names and the publishing of logs; the streaming writer
 (_stream_write) uses the same pieces.
 """
@@ -27,7 +31,7 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 
 from leveldb_log._core import Writer
 from leveldb_log._dialects import DIALECTS
-from leveldb_log._files import _publish
+from leveldb_log._files import _layout, _publish
 from leveldb_log._files._listing import spark_hidden
 from leveldb_log.spark._options import choice, flag, text, whole
 
@@ -52,27 +56,57 @@ class WriteOptions:
     sync: bool
     naming: str
     log_number: int
+    partitions: tuple[str, ...] = ()
 
 
 def write_options(options: Mapping[str, str], schema: StructType) -> WriteOptions:
     """Parse the writing options: ``path`` (given to ``save()``), ``column``, ``dialect``,
-    ``compression``, ``sync``, ``naming`` and ``logNumber``."""
+    ``compression``, ``sync``, ``naming``, ``logNumber`` and ``partitionColumns``."""
     folder = output_folder(options)
+    partitions = partition_columns(options, schema)
     dialect = choice(options, "dialect", DIALECTS, "leveldb") or "leveldb"
     compression = choice(options, "compression", ("none", "zstd"), "none")
     if compression == "zstd" and dialect != "rocksdb":
         raise ValueError(f"option compression=zstd needs dialect=rocksdb, not {dialect}")
     naming = choice(options, "naming", NAMINGS, "part") or "part"
+    column = data_column(options, schema, partitions)
+    check_partition_kinds(schema, partitions)
     first = whole(options, "logNumber", None, minimum=1)
     return WriteOptions(
         folder=folder,
-        column=data_column(options, schema),
+        column=column,
         dialect=dialect,
         compression=None if compression == "none" else compression,
         sync=flag(options, "sync", False),
         naming=naming,
-        log_number=first if first is not None else highest_number(folder) + 1,
+        log_number=first if first is not None else highest_number(folder, partitions) + 1,
+        partitions=partitions,
     )
+
+
+def partition_columns(options: Mapping[str, str], schema: StructType) -> tuple[str, ...]:
+    """The columns of ``partitionColumns`` (names parted by commas, matched without case as
+    Spark matches them): each must be in the DataFrame, once."""
+    given = text(options, "partitionColumns")
+    if given is None:
+        return ()
+    names = schema.fieldNames()
+    found = []
+    for name in (n.strip() for n in given.split(",")):
+        same = [n for n in names if n.lower() == name.lower()]
+        found.append(same[0] if name not in names and len(same) == 1 else name)
+    if not all(found):
+        raise ValueError(f"option partitionColumns={given!r} names an empty column")
+    _layout.check_columns(found, names, record="")
+    return tuple(found)
+
+
+def check_partition_kinds(schema: StructType, partitions: tuple[str, ...]) -> None:
+    """Refuse partition columns whose values do not read back from their text."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    for name in partitions:
+        _layout.check_kind(name, to_arrow_type(schema[name].dataType))
 
 
 def output_folder(options: Mapping[str, str]) -> str:
@@ -91,13 +125,17 @@ def output_folder(options: Mapping[str, str]) -> str:
     return path
 
 
-def data_column(options: Mapping[str, str], schema: StructType) -> str:
+def data_column(
+    options: Mapping[str, str], schema: StructType, partitions: tuple[str, ...] = ()
+) -> str:
     """The column whose values become records: ``column``, else ``data``, else the only
-    column. It must be binary or string (written as UTF-8)."""
+    column besides the partition columns. It must be binary or string (written as UTF-8),
+    and not a partition column."""
     names = schema.fieldNames()
     name = text(options, "column")
     if name is None:
-        name = "data" if "data" in names or len(names) != 1 else names[0]
+        rest = [n for n in names if n not in partitions]
+        name = "data" if "data" in names or len(rest) != 1 else rest[0]
     same = [n for n in names if n.lower() == name.lower()]
     if name not in names and len(same) == 1:
         name = same[0]  # as Spark resolves column names, without case
@@ -112,16 +150,21 @@ def data_column(options: Mapping[str, str], schema: StructType) -> str:
             f"column {name!r} is {kind.simpleString()}: leveldb_log writes a binary or "
             "string column (cast it)"
         )
+    _layout.check_columns(partitions, names, record=name)
     return name
 
 
-def highest_number(folder: str) -> int:
-    """The highest number of a ``NNNNNN.log`` in ``folder`` (0 if none): numbered logs go
-    on from it."""
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return 0
+def highest_number(folder: str, partitions: tuple[str, ...] = ()) -> int:
+    """The highest number of a ``NNNNNN.log`` in ``folder`` (with partition columns: in
+    its partition folders; 0 if none): numbered logs go on from it."""
+    if partitions:
+        tree = _publish.Folder(folder).visible_tree(spark_hidden)
+        names = [name.rsplit("/", 1)[-1] for name in tree]
+    else:
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            return 0
     numbers = [int(m.group(1)) for m in map(_NUMBERED.match, names) if m]
     return max(numbers, default=0)
 
@@ -136,11 +179,13 @@ def check_writable(opts: WriteOptions) -> None:
 
 @dataclass(frozen=True)
 class LogCommitMessage(WriterCommitMessage):
-    """What a task reports: its partition, and the staged log (None: it had no records)."""
+    """What a task reports: its partition, and the staged log (None: it had no records);
+    with partition columns, ``logs`` instead: (staged log, its key=value folder) each."""
 
     partition: int
     staged: str | None
     records: int
+    logs: tuple[tuple[str, str], ...] = ()
 
 
 def task_ids() -> tuple[int, int]:
@@ -187,11 +232,13 @@ def staged_moves(
 ) -> list[tuple[str, str]]:
     """(staged log, final name) for every task that wrote a log, ``name`` giving the final
     name of a partition's log."""
-    return [
-        (m.staged, name(m.partition))
-        for m in messages
-        if isinstance(m, LogCommitMessage) and m.staged is not None
-    ]
+    moves = []
+    for m in messages:
+        if isinstance(m, LogCommitMessage):
+            if m.staged is not None:
+                moves.append((m.staged, name(m.partition)))
+            moves += [(staged, f"{folder}/{name(m.partition)}") for staged, folder in m.logs]
+    return moves
 
 
 def check_free(folder: str, moves: list[tuple[str, str]]) -> None:
@@ -199,11 +246,16 @@ def check_free(folder: str, moves: list[tuple[str, str]]) -> None:
     _publish.Folder(folder).check_free(final for _, final in moves)
 
 
-def publish(folder: str, moves: list[tuple[str, str]], replace: bool, sync: bool) -> None:
+def publish(
+    folder: str, moves: list[tuple[str, str]], replace: bool, sync: bool, tree: bool = False
+) -> None:
     """Rename each staged log to its final name in ``folder`` (leveldb_log._files._publish).
-    ``replace``: what the folder held before is deleted, after the new logs are in place.
-    Otherwise a final name that exists is refused."""
-    _publish.Folder(folder).publish(moves, replace=replace, sync=sync, hidden=spark_hidden)
+    ``replace``: what the folder held before (with ``tree``, in its folders too) is
+    deleted, after the new logs are in place. Otherwise a final name that exists is
+    refused."""
+    _publish.Folder(folder).publish(
+        moves, replace=replace, sync=sync, hidden=spark_hidden, tree=tree
+    )
 
 
 def final_name(opts: WriteOptions, partition: int, job: str) -> str:
@@ -233,14 +285,41 @@ class LogWriter(DataSourceArrowWriter):
         partition, attempt = task_ids()
         staged = staged_path(self.staging, partition, attempt)
         number = self.opts.log_number + partition
+        if self.opts.partitions:
+            return self.write_partitioned(iterator, staged, partition, number)
         records = write_staged(staged, iterator, self.opts, number)
         return LogCommitMessage(partition, staged if records else None, records)
+
+    def write_partitioned(
+        self, iterator: Iterator[Any], staged: str, partition: int, number: int
+    ) -> LogCommitMessage:
+        """A task's rows split into their key=value folders: one staged log each."""
+        opts = self.opts
+        pieces = (
+            p for batch in iterator for p in _layout.split(batch, opts.partitions, opts.column)
+        )
+        logs = _publish.write_partitioned(
+            _publish.Folder(opts.folder),
+            self.staging,
+            pieces,
+            os.path.basename(staged),
+            lambda target, mode: open_log(target, mode, opts, number),
+            sync=opts.sync,
+            column=opts.column,
+        )
+        return LogCommitMessage(
+            partition,
+            None,
+            sum(records for _, _, records in logs),
+            tuple((path, folder) for path, folder, _ in logs),
+        )
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """On the driver, every task done: rename the staged logs into the folder (with
         Overwrite, then delete its earlier logs), and remove the staging folder."""
         moves = staged_moves(messages, lambda p: final_name(self.opts, p, self.job))
-        publish(self.opts.folder, moves, self.overwrite, self.opts.sync)
+        tree = bool(self.opts.partitions)
+        publish(self.opts.folder, moves, self.overwrite, self.opts.sync, tree)
         shutil.rmtree(self.staging, ignore_errors=True)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
