@@ -18,14 +18,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+from typing import TYPE_CHECKING, Any, Literal
 
 from leveldb_log import _storage
 from leveldb_log._core import Reader
 from leveldb_log._errors import Corruption, CorruptionError, CorruptionWarning
 from leveldb_log._files._plan import Range
+
+if TYPE_CHECKING:  # pyarrow comes with the engines' extras: imported where it is used
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
 __all__ = [
     "ROWS",
@@ -149,6 +150,8 @@ class FileDamage:
 
 def report_schema(offset_type: str = "uint64") -> pa.Schema:
     """The rows of ``corruptions``: path, offset, size, reason."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+
     number = pa.int64() if offset_type == "int64" else pa.uint64()
     return pa.schema(
         [
@@ -195,6 +198,8 @@ def _finish(
 
 
 def _report_rows(path: str, found: list[Corruption], offset_type: str) -> pa.RecordBatch:
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+
     schema = report_schema(offset_type)
     columns = [[path] * len(found), *map(list, zip(*found, strict=True))]
     return pa.record_batch(
@@ -232,6 +237,8 @@ def _read_range(
 def _batches(reader: Reader, spec: ReadSpec, damage: FileDamage) -> Iterator[pa.RecordBatch]:
     """The reader's batches; the warning of a file that is no log is kept as a report
     (each batch is read inside catch_warnings, never across a yield)."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+
     batches = reader.iter_batches(
         max_records=spec.max_records,
         max_bytes=spec.max_bytes,
@@ -259,6 +266,8 @@ def _shape(
     batch: pa.RecordBatch, piece: Range, spec: ReadSpec, damage: FileDamage, dialect: str
 ) -> pa.RecordBatch:
     """One batch of records as the spec's rows."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+
     if spec.rows == "decode":
         from leveldb_log._wal_rows import decode_batch
 
