@@ -1,20 +1,17 @@
 """database_logs(): the logs of a LevelDB, RocksDB or Pebble database folder, as full paths.
 
-The folder is listed (a local one with os.scandir, a URL's with fsspec) and ``CURRENT``
-read when the MANIFEST is asked for; `leveldb_log._database.database_files` decides from
-the names which files are logs.
+The file layer lists the folder (leveldb_log._files._listing, the one lister of the engines
+and the CLI), and leveldb_log._database decides from the names which files are logs.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import posixpath
 from collections.abc import Mapping
 from typing import Any
 
 from leveldb_log import _storage
-from leveldb_log._database import database_files
+from leveldb_log._files._listing import database_names
 
 __all__ = ["database_logs"]
 
@@ -48,47 +45,14 @@ def database_logs(
       OSError: the folder or CURRENT cannot be read.
     """
     text = os.fspath(path)
-    if _storage.is_url(text):
-        local = _storage.local_path(text, storage_options)
-        if local is None:
-            return _url_logs(text, manifest, storage_options)
-        text = local
-    elif storage_options is not None:
+    options = None if storage_options is None else dict(storage_options)
+    url = _storage.is_url(text)
+    if not url and options is not None:
         raise ValueError("storage_options applies to URLs (scheme://...)")
-    with os.scandir(text) as entries:
-        names = [e.name for e in entries if not e.is_dir()]
-    current = _read_current(os.path.join(text, "CURRENT"), names, manifest, open)
-    found = database_files(names, manifest=manifest, current=current)
-    if found is None:
+    local = _storage.local_path(text, options) if url else text
+    names = database_names(text if local is None else local, options, manifest)
+    if names is None:
         raise ValueError(f"not a database: no CURRENT in {text!r}")
-    return [os.path.join(text, name) for name in found]
-
-
-def _url_logs(url: str, manifest: bool, storage_options: Mapping[str, Any] | None) -> list[str]:
-    """database_logs() for a folder on a store other than the local file system."""
-    fs, inner = _storage.filesystem(url, storage_options)
-    if not fs.exists(inner):
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), url)
-    if not fs.isdir(inner):
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
-    fs.invalidate_cache(inner)  # the database may have written since fsspec last looked
-    names = [
-        posixpath.basename(entry["name"].rstrip("/"))
-        for entry in fs.ls(inner, detail=True)
-        if entry.get("type") != "directory"
-    ]
-    base = url.rstrip("/")
-    current = _read_current(inner.rstrip("/") + "/CURRENT", names, manifest, fs.open)
-    found = database_files(names, manifest=manifest, current=current)
-    if found is None:
-        raise ValueError(f"not a database: no CURRENT in {url!r}")
-    return [f"{base}/{name}" for name in found]
-
-
-def _read_current(where: str, names: list[str], manifest: bool, opener: Any) -> bytes | None:
-    """CURRENT's bytes, when the MANIFEST is asked for and the folder has a CURRENT."""
-    if not manifest or "CURRENT" not in names:
-        return None
-    with opener(where, "rb") as f:
-        data: bytes = f.read(4096)  # a MANIFEST's name and a newline
-    return data
+    if local is None:
+        return [f"{text.rstrip('/')}/{name}" for name in names]
+    return [os.path.join(local, name) for name in names]

@@ -22,6 +22,7 @@ request, and nothing else of it is listed.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import glob
 import os
@@ -36,7 +37,7 @@ from typing import Any, NamedTuple
 from leveldb_log import _storage
 from leveldb_log._database import database_files
 
-__all__ = ["CONVENTIONS", "Entry", "ListOptions", "has_extension", "list_files"]
+__all__ = ["CONVENTIONS", "Entry", "ListOptions", "database_names", "has_extension", "list_files"]
 
 CONVENTIONS = ("spark", "ray", "dask")
 
@@ -215,6 +216,24 @@ def _database(tree: _Tree, folder: str, names: list[str], manifest: bool) -> lis
     if manifest and "CURRENT" in names:
         current = tree.read(tree.join(folder, "CURRENT"))
     return database_files(names, manifest=manifest, current=current)
+
+
+def database_names(
+    path: str, storage_options: dict[str, Any] | None, manifest: bool
+) -> list[str] | None:
+    """The names of the files to read in the folder a path or URL names, in their order,
+    when it is a database; None when it is a folder but no database.
+
+    Raises
+      FileNotFoundError: nothing there. NotADirectoryError: a file.
+      OSError: the folder or CURRENT cannot be read. ValueError: with manifest, a bad CURRENT.
+    """
+    tree = _Tree.of(path, storage_options)
+    inner = tree.inner(path)
+    if not tree.stat(inner).is_dir:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+    names = [name for name, info in tree.entries(inner) if not info.is_dir]
+    return _database(tree, inner, names, manifest)
 
 
 def _walk(
