@@ -12,10 +12,10 @@
 # - AArch64: the C unit tests (tests/c) once per CRC-32C path, each time as the path the
 #   core picks by itself: QEMU's CPU models all offer CRC32 and PMULL, so
 #   tests/cross/hwcap_mask.c hides them from AT_HWCAP (LLOG_CROSS_HIDE) for the other two.
-#   test_core runs its full input set on -cpu max (armv8-crc+pmull), and its reduced one
-#   (LLOG_TEST_REDUCED, tests/c/harness.h: every code path, fewer inputs) for armv8-crc and
-#   portable (CROSS_FULL=1: the full set there too).
-#   test_crc32c once, on -cpu max: it runs every usable path itself.
+#   test_core runs its reduced input set (LLOG_TEST_REDUCED, tests/c/harness.h: every code
+#   path, fewer inputs) on each path (CROSS_FULL=1: the full set). test_crc32c runs once, on
+#   -cpu max, over every input it has: it runs every usable path itself, so the CRC-32C code
+#   that differs by CPU sees all its lengths, splits and alignments.
 #   tests/cross/cross_detect.c on several -cpu models and hidden features: the path picked
 #   must be the one AT_HWCAP calls for, and the one the table below names.
 # - s390x: test_core, on its reduced input set (CROSS_FULL=1: the full one), and test_crc32c
@@ -27,15 +27,14 @@
 #
 # Programs are linked statically with the C tests' flags, into a fresh temporary directory
 # (CROSS_KEEP=1 keeps it). Up to CROSS_JOBS builds or QEMU runs go at once (default: the
-# number of CPUs), at nice 10. The longest run, s390x's test_core, takes about a minute;
-# all of them about two and a half minutes of CPU time.
+# number of CPUs), at nice 10.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 src=$(cd "${1:-$here}" && pwd)
 max_jobs=${CROSS_JOBS:-$(nproc 2>/dev/null || echo 2)}
-# The input set of test_core on the paths after the first (see above).
-later_set=reduced
-[ -z "${CROSS_FULL:-}" ] || later_set=full
+# The input set of test_core (see above).
+core_set=reduced
+[ -z "${CROSS_FULL:-}" ] || core_set=full
 
 # -cpu model, features hidden ("-": none), and the CRC-32C path the core must pick there.
 detections=(
@@ -176,16 +175,16 @@ wait
 
 vectors=$src/tests/golden/vectors.txt
 # Features hidden, the path the core then picks, and test_core's input set there.
-paths=("- armv8-crc+pmull full"
-       "pmull armv8-crc $later_set"
-       "crc32 portable $later_set")
+paths=("- armv8-crc+pmull $core_set"
+       "pmull armv8-crc $core_set"
+       "crc32 portable $core_set")
 # with_set SET COMMAND...: COMMAND with the C tests' full or reduced input set.
 with_set() {
     local set=$1
     shift
     LLOG_TEST_REDUCED=$([ "$set" = reduced ] && echo 1 || true) "$@"
 }
-job core-s390x with_set "$later_set" on_s390x "$work/s390x-test_core" "$vectors"
+job core-s390x with_set "$core_set" on_s390x "$work/s390x-test_core" "$vectors"
 for p in "${paths[@]}"; do
     read -r hide path set <<<"$p"
     job "core-aarch64-$path" with_set "$set" on_aarch64 max "$hide" "$work/aarch64-test_core" \
@@ -229,7 +228,7 @@ tests crc-aarch64 \
     "implementations: $all; chosen: armv8-crc+pmull (default armv8-crc+pmull)" \
     "aarch64 -cpu max: test_crc32c on each of $all"
 tests core-s390x "    (implementation with hardware allowed: portable)" \
-    "s390x: test_core ($later_set set) on portable"
+    "s390x: test_core ($core_set set) on portable"
 tests crc-s390x "implementations: portable; chosen: portable (default portable)" \
     "s390x: test_crc32c on portable"
 

@@ -96,8 +96,8 @@ int harness_summary(void);
  * Valgrind runs these programs some 50 times slower than natively, so under
  * it (tests/meta/test_sanitized.py) the slowest tests take a reduced input
  * set that reaches the same code paths: fewer alignments, lengths, rounds,
- * cut points or records. The full matrix runs natively and under ASan +
- * UBSan (tests/core/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
+ * cut points or records. So do the ASan + UBSan build and QEMU's runs; the
+ * full matrix runs natively at -O2 (tests/core/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
  * chooses the reduced set; without it every input runs.
  */
 extern int harness_reduced;

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.meta]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "cross.sh"
-# About two and a half minutes of CPU time, two jobs at a time; far longer on a busy machine.
+# About a minute and a half of CPU time, two jobs at a time; far longer on a busy machine.
 TIMEOUT = 1800  # seconds
 TAIL = 40  # lines
 

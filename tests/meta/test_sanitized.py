@@ -6,7 +6,7 @@
   otherwise a quick subset, so this check always runs.
 - valgrind's memcheck (which also catches reads of uninitialized memory) runs the C core's unit
   tests, built without sanitizers, on their reduced input set (LLOG_TEST_REDUCED=1: the same code
-  paths with fewer inputs, see tests/c/harness.h; the full matrix runs under ASan + UBSan in
+  paths with fewer inputs, see tests/c/harness.h; the full matrix runs at -O2 in
   tests/core/test_c_core.py), and replays the fuzzers' seed corpus (tests/fuzz/replay.c calls the
   harnesses without libFuzzer, invariants included); any error or leak fails.
 """
