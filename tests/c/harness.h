@@ -97,8 +97,9 @@ int harness_summary(void);
  * it (tests/meta/test_sanitized.py) the slowest tests take a reduced input
  * set that reaches the same code paths: fewer alignments, lengths, rounds,
  * cut points or records. So do the ASan + UBSan build and QEMU's runs; the
- * full matrix runs natively at -O2 (tests/core/test_c_core.py). LLOG_TEST_REDUCED=1 in the environment
- * chooses the reduced set; without it every input runs.
+ * full matrix runs natively at -O2 (tests/core/test_c_core.py).
+ * LLOG_TEST_REDUCED=1 in the environment chooses the reduced set; without it
+ * every input runs.
  */
 extern int harness_reduced;
 

@@ -95,6 +95,39 @@ def test_modified_before_and_after_agree_with_text(spark: Any, tmp_path: Path) -
         assert len(ours[0]) == 1
 
 
+#: Folder values whose types Spark infers in every way it can: int, long, decimal (an integer
+#: too long for a long, up to 38 digits), double (Java's syntax), timestamp, date, string.
+RAW_VALUES = [
+    *("0", "-7", "+5", "007", "2147483647", "2147483648", "-9223372036854775808"),
+    *("9223372036854775808", "-99999999999999999999", "1" * 38, "1" * 39, "1e5", "1E+3"),
+    *("1.5", "-.5", "5.", "1.5d", "2f", "1e400", "NaN", "Infinity", "-Infinity", "0x10"),
+    *("2026-11-01", "2026-02-30", "2026-13-01", "2026-1-5", "+2026-11-01", "20261101"),
+    *("2026-11-01 10:00:00", "2026-11-01 10:00:00.123456", "2026-11-01 10:00:00.1234567"),
+    *("2026-11-01 10:00", "2026-11-01 9:05:00", "2026-11-01T10:00:00", "2026-11-01 25:00:00"),
+    *("2026-11-01Z", "2026-11-01 10:00:00Z", " 1", "1 ", "true", "abc", "%", "a b"),
+]
+
+
+def test_each_value_is_typed_as_spark_types_it(spark: Any, tmp_path: Path) -> None:
+    from leveldb_log._files._layout import escape
+
+    # One file under a folder per value: each column is typed from its one value.
+    folders = "/".join(f"c{i}={escape(raw)}" for i, raw in enumerate(RAW_VALUES))
+    write_layout(tmp_path, {f"{folders}/a.log": 1})
+    read = {
+        kind: spark.read.format(source).load(str(tmp_path / kind))
+        for kind, source in [("logs", "leveldb_log"), ("text", "text")]
+    }
+    got = {}
+    for kind, df in read.items():
+        (row,) = df.collect()
+        got[kind] = [
+            (raw, df.schema[f"c{i}"].dataType.simpleString(), row[f"c{i}"])
+            for i, raw in enumerate(RAW_VALUES)
+        ]
+    assert got["logs"] == got["text"]
+
+
 def test_type_inference_off_gives_strings_as_text_does(spark: Any, tmp_path: Path) -> None:
     write_layout(tmp_path, LAYOUTS["typed columns"])
     setting = "spark.sql.sources.partitionColumnTypeInference.enabled"
