@@ -82,8 +82,10 @@ CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time
 
 
 def timed(c: Contender, state: Any, passes: int, clock: Callable[[], float]) -> float:
-    """Seconds per pass of c.run(state), garbage collector off (as timeit does)."""
-    gc.collect()
+    """Seconds per pass of c.run(state), garbage collector off (as timeit does). The young
+    generation is collected first; a full collection walks every live object (the cases'
+    data), which cost more than the measurements themselves in a --smoke run."""
+    gc.collect(0)
     gc.disable()
     try:
         t0 = clock()
@@ -117,6 +119,7 @@ def measure(case: Case, cfg: Config, progress: bool) -> None:
     started = time.perf_counter()
     clock = CLOCKS[cfg.clock]
     states = [calibrate(c, cfg) for c in case.contenders]
+    gc.collect()  # what the calibration left, once before the rounds
     k = len(case.contenders)
     for r in range(cfg.rounds + 1):  # round 0 is the warm-up
         for i in range(k):
