@@ -38,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,6 +218,7 @@ def child(examples_json: str, results_json: str, scripts: str) -> None:
     for example in examples:
         result: dict[str, Any] = {"line": example["line"]}
         results.append(result)
+        began = time.perf_counter()
         if example["kind"] == "python":
             try:
                 script = Path(scripts) / f"{example['script']}.py"
@@ -224,8 +226,11 @@ def child(examples_json: str, results_json: str, scripts: str) -> None:
             except BaseException:
                 result["error"] = traceback.format_exc()
                 break
+            finally:
+                result["seconds"] = time.perf_counter() - began
         else:
             result["commands"] = [run_console(c) for c, _ in example["commands"]]
+            result["seconds"] = time.perf_counter() - began
     Path(results_json).write_text(json.dumps(results), encoding="utf-8")
 
 
@@ -396,6 +401,8 @@ def check_page(page: Path, tmp_path: Path) -> None:
     workdir.mkdir()
     parsed, done, results = run_page(page, workdir)
     assert done.returncode == 0, done.stdout + done.stderr
+    # What each example took (pytest -rP shows it): where a page's time goes.
+    print("\n".join(f"{page.name}:{r['line']}: {r['seconds']:.1f} s" for r in results))
     expected = NOT_EXECUTED.get(page.name, 0)
     assert parsed.not_executed == expected, (
         f"{page.name}: {parsed.not_executed} marked not executed, NOT_EXECUTED says {expected}"
