@@ -70,7 +70,7 @@ cd "$work"  # import leveldb_log from the venv, never from the source tree
 export LD_PRELOAD=$libasan
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-default}
+export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-sanitized}  # tests/conftest.py says why
 args=()
 for a in "$@"; do  # test paths are given relative to the repository
     if [ -e "$root/${a%%::*}" ]; then args+=("$root/$a"); else args+=("$a"); fi

@@ -2,7 +2,10 @@
 are in tests/support/.
 
 Profiles (environment variable HYPOTHESIS_PROFILE): ``default`` (about 100
-examples), ``ci`` (400, prints reproduction blobs) and ``expensive`` (2000).
+examples), ``ci`` (400, prints reproduction blobs), ``expensive`` (2000) and
+``sanitized`` (30: .ci/sanitized.sh's run against the ASan + UBSan build, where
+each example costs several times as much and the point is every C path under
+the sanitizers, which the normal build's runs check example by example).
 Without the variable, every test takes ``default``, except the differential tests
 (``support.profiles.differential()``), which take ``ci`` when CI is set.
 """
@@ -17,6 +20,13 @@ settings.register_profile("default", max_examples=100, deadline=None)
 settings.register_profile(
     "ci",
     max_examples=400,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "sanitized",
+    max_examples=30,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
