@@ -6,7 +6,7 @@ to the end of the last intact record is unchanged and the new record reads back,
 "skip" mode. A record is intact when all its bytes are where the writer put them.
 
 Shared by tests/writer/test_append_after_damage.py (a sample of each family, in the behaviour
-tier) and tests/writer/test_append_after_damage_full.py (every truncation offset).
+tier) and tests/writer/test_append_after_damage_full.py (truncations at every boundary).
 """
 
 from __future__ import annotations
