@@ -102,30 +102,72 @@ RAW_VALUES = [
     *("9223372036854775808", "-99999999999999999999", "1" * 38, "1" * 39, "1e5", "1E+3"),
     *("1.5", "-.5", "5.", "1.5d", "2f", "1e400", "NaN", "Infinity", "-Infinity", "0x10"),
     *("2026-11-01", "2026-02-30", "2026-13-01", "2026-1-5", "+2026-11-01", "20261101"),
-    *("2026-11-01 10:00:00", "2026-11-01 10:00:00.123456", "2026-11-01 10:00:00.1234567"),
+    *("2026-11-01 10:00:00", "2026-11-01 10:00:00.1", "2026-11-01 10:00:00.12"),
+    *("2026-11-01 10:00:00.123", "2026-11-01 10:00:00.1234", "2026-11-01 10:00:00.000000"),
+    *("2026-11-01 10:00:00.123456", "2026-11-01 10:00:00.1234567", "1.0e5", "1e-2", "-0"),
     *("2026-11-01 10:00", "2026-11-01 9:05:00", "2026-11-01T10:00:00", "2026-11-01 25:00:00"),
     *("2026-11-01Z", "2026-11-01 10:00:00Z", " 1", "1 ", "true", "abc", "%", "a b"),
 ]
 
 
-def test_each_value_is_typed_as_spark_types_it(spark: Any, tmp_path: Path) -> None:
-    from leveldb_log._files._layout import escape
+#: Pairs of values in one column (a folder each): the type both widen to.
+RAW_PAIRS = [
+    *(("1", "2147483648"), ("1", "99999999999999999999"), ("2147483648", "1e5")),
+    *(("1e5", "99999999999999999999"), ("1e5", "1.5"), ("1", "1.5"), ("1e5", "1" * 38)),
+    *(("2026-11-01", "2026-11-01 10:00:00"), ("1", "2026-11-01"), ("1e5", "2026-11-01")),
+    *((None, "1e5"), (None, "2026-11-01"), ("1", "abc"), ("1.5", "2026-11-01 10:00:00")),
+]
 
-    # One file under a folder per value: each column is typed from its one value.
-    folders = "/".join(f"c{i}={escape(raw)}" for i, raw in enumerate(RAW_VALUES))
-    write_layout(tmp_path, {f"{folders}/a.log": 1})
-    read = {
-        kind: spark.read.format(source).load(str(tmp_path / kind))
-        for kind, source in [("logs", "leveldb_log"), ("text", "text")]
-    }
+
+def typed_columns(spark: Any, root: Path, rows: list[list[str | None]]) -> dict[str, Any]:
+    """Each row's values as the folders c0=.../c1=.../a.log (None: Hive's null), read by
+    our source and by Spark's text source: by source, each column's (type, values), NaN as
+    a string so that it equals itself."""
+    from leveldb_log._files._layout import escape
+    from leveldb_log._files._listing import HIVE_NULL
+
+    layout = {}
+    for values in rows:
+        names = (HIVE_NULL if raw is None else escape(raw) for raw in values)
+        layout["/".join(f"c{i}={name}" for i, name in enumerate(names)) + "/a.log"] = 1
+    write_layout(root, layout)
     got = {}
-    for kind, df in read.items():
-        (row,) = df.collect()
+    for kind, source in [("logs", "leveldb_log"), ("text", "text")]:
+        df = spark.read.format(source).load(str(root / kind))
+        collected = df.collect()
         got[kind] = [
-            (raw, df.schema[f"c{i}"].dataType.simpleString(), row[f"c{i}"])
-            for i, raw in enumerate(RAW_VALUES)
+            (
+                df.schema[f"c{i}"].dataType.simpleString(),
+                sorted(
+                    (v is not None, str(v) if v != v else v)
+                    for v in (row[f"c{i}"] for row in collected)
+                ),
+            )
+            for i in range(len(rows[0]))
         ]
-    assert got["logs"] == got["text"]
+    return got
+
+
+def test_each_value_is_typed_as_spark_types_it(spark: Any, tmp_path: Path) -> None:
+    # One file under a folder per value: each column is typed from its one value.
+    got = typed_columns(spark, tmp_path, [list(RAW_VALUES)])
+    differ = [
+        (raw, ours, theirs)
+        for raw, ours, theirs in zip(RAW_VALUES, got["logs"], got["text"], strict=True)
+        if ours != theirs
+    ]
+    assert not differ, "\n".join(f"{raw!r}: ours {a}, Spark's {b}" for raw, a, b in differ)
+
+
+def test_a_column_of_two_kinds_widens_as_spark_widens_it(spark: Any, tmp_path: Path) -> None:
+    firsts, seconds = zip(*RAW_PAIRS, strict=True)
+    got = typed_columns(spark, tmp_path, [list(firsts), list(seconds)])
+    differ = [
+        (pair, ours, theirs)
+        for pair, ours, theirs in zip(RAW_PAIRS, got["logs"], got["text"], strict=True)
+        if ours != theirs
+    ]
+    assert not differ, "\n".join(f"{pair}: ours {a}, Spark's {b}" for pair, a, b in differ)
 
 
 def test_type_inference_off_gives_strings_as_text_does(spark: Any, tmp_path: Path) -> None:

@@ -1,13 +1,16 @@
 """Partition columns as Spark's file sources type them: the values of ``key=value`` folders
-(leveldb_log._files._listing finds them) inferred as int, long, double, timestamp, date or
-string (``spark.sql.sources.partitionColumnTypeInference.enabled``), ``__HIVE_DEFAULT_
-PARTITION__`` as null, the types of one column widened across folders as Spark widens them
-(PartitioningUtils); and the filters on them that prune files.
+(leveldb_log._files._listing finds them) inferred as int, long, decimal (an integer beyond a
+long, or a number in Java's BigDecimal syntax without a fraction, up to 38 digits), double,
+timestamp, date or string (``spark.sql.sources.partitionColumnTypeInference.enabled``),
+``__HIVE_DEFAULT_PARTITION__`` as null, the types of one column widened across folders as
+Spark widens them (PartitioningUtils); and the filters on them that prune files.
+tests/spark/test_layouts.py holds each rule to Spark's own text source, value by value.
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import re
 import zoneinfo
 from collections.abc import Callable, Iterable, Sequence
@@ -29,6 +32,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import (
     DataType,
     DateType,
+    DecimalType,
     DoubleType,
     IntegerType,
     LongType,
@@ -42,11 +46,18 @@ from leveldb_log._files._listing import Entry
 __all__ = ["Columns", "columns_of"]
 
 _INT = re.compile(r"[+-]?\d+")
+_BIG_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # Java's BigDecimal(String)
 _DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?")
+# Spark parses partition timestamps as "yyyy-MM-dd HH:mm:ss[.S]": one digit of fraction.
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d)?")
+#: Spark's widest decimal, and the decimal precisions an int and a long widen to.
+_MAX_PRECISION = 38
+_INTEGRAL_PRECISION = {"int": 10, "long": 20}
+_EXACT = decimal.Context(prec=2 * _MAX_PRECISION)
 
-#: The inferred kinds, each with the kinds it widens to (Spark's findWiderTypeForTwo).
+#: The numeric kinds in the order they widen (Spark's findWiderTypeForTwo); a decimal kind is
+#: "decimal(P)", of precision P and scale 0.
 _ORDER = {"null": 0, "int": 1, "long": 2, "double": 3}
 _SPARK_TYPES: dict[str, DataType] = {
     "null": StringType(),  # a column of nulls only: Spark gives it string
@@ -65,14 +76,11 @@ def infer(raw: str | None, inference: bool) -> str:
         return "null"
     if not inference:
         return "string"
-    if _INT.fullmatch(raw):
-        return (
-            "int"
-            if -(2**31) <= int(raw) < 2**31
-            else "long"
-            if -(2**63) <= int(raw) < 2**63
-            else "string"
-        )
+    if _INT.fullmatch(raw) and -(2**63) <= int(raw) < 2**63:
+        return "int" if -(2**31) <= int(raw) < 2**31 else "long"
+    precision = _decimal_precision(raw)
+    if precision is not None:
+        return f"decimal({precision})"
     if _DOUBLE.fullmatch(raw.strip()):
         return "double"
     if _TIMESTAMP.fullmatch(raw) and _parse_timestamp(raw, "UTC") is not None:
@@ -80,6 +88,26 @@ def infer(raw: str | None, inference: bool) -> str:
     if _DATE.fullmatch(raw) and _parse_date(raw) is not None:
         return "date"
     return "string"
+
+
+def _decimal_precision(raw: str) -> int | None:
+    """The precision of raw as Spark's decimal of scale 0, when it is one: a BigDecimal of
+    scale 0 or less (a negative scale counts as that many more digits), at most 38 digits."""
+    if not _BIG_DECIMAL.fullmatch(raw):
+        return None
+    _, digits, exponent = decimal.Decimal(raw).as_tuple()
+    assert isinstance(exponent, int)  # finite: the pattern admits no NaN or Infinity
+    if exponent < 0:
+        return None  # a fraction: double
+    precision = len(digits) + exponent
+    return precision if precision <= _MAX_PRECISION else None
+
+
+def _precision(kind: str) -> int | None:
+    """The precision of a decimal kind, or of the decimal an int or a long widens to."""
+    if kind.startswith("decimal("):
+        return int(kind[len("decimal(") : -1])
+    return _INTEGRAL_PRECISION.get(kind)
 
 
 def wider(a: str, b: str) -> str:
@@ -90,9 +118,22 @@ def wider(a: str, b: str) -> str:
         return b
     if a in _ORDER and b in _ORDER:
         return a if _ORDER[a] > _ORDER[b] else b
+    pa_, pb = _precision(a), _precision(b)
+    if pa_ and pb:  # a decimal with an int, a long or a decimal (with a double: string)
+        return f"decimal({min(_MAX_PRECISION, max(pa_, pb))})"
     if {a, b} == {"date", "timestamp"}:
         return "timestamp"
     return "string"
+
+
+def _decimal_value(raw: str, kind: str) -> decimal.Decimal | None:
+    """raw as a decimal of scale 0 that fits the kind's precision, else None."""
+    if not _BIG_DECIMAL.fullmatch(raw):
+        return None
+    exact = _EXACT.quantize(decimal.Decimal(raw), decimal.Decimal(1))
+    if exact != decimal.Decimal(raw) or len(exact.as_tuple().digits) > (_precision(kind) or 0):
+        return None
+    return exact
 
 
 def _parse_date(raw: str) -> datetime.date | None:
@@ -115,7 +156,7 @@ def value(raw: str | None, kind: str, zone: str) -> Any:
     that kind: a folder a stream found after the column was typed)."""
     try:
         return _value(raw, kind, zone)
-    except ValueError:
+    except (ValueError, ArithmeticError):  # decimal's errors are ArithmeticErrors
         return None
 
 
@@ -124,10 +165,14 @@ def _value(raw: str | None, kind: str, zone: str) -> Any:
         return None
     if kind in ("int", "long"):
         return int(raw)
+    if kind.startswith("decimal("):
+        return _decimal_value(raw, kind)
     if kind == "double":
         text = raw.strip().rstrip("fFdD")
         return float(text.replace("Infinity", "inf"))
-    if kind == "timestamp":
+    if kind == "timestamp":  # a date in a column widened to timestamps: its midnight
+        if _DATE.fullmatch(raw):
+            raw += " 00:00:00"
         return _parse_timestamp(raw, zone) if _TIMESTAMP.fullmatch(raw) else None
     if kind == "date":
         return _parse_date(raw)
@@ -149,7 +194,7 @@ class Columns:
         self.zone = zone
 
     def fields(self) -> list[StructField]:
-        return [StructField(n, _SPARK_TYPES[self.kinds[n]], nullable=True) for n in self.names]
+        return [StructField(n, _spark_type(self.kinds[n]), nullable=True) for n in self.names]
 
     def values(self, partition: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
         """A file's typed values, by column."""
@@ -164,7 +209,15 @@ class Columns:
         ]
 
 
+def _spark_type(kind: str) -> DataType:
+    if kind.startswith("decimal("):
+        return DecimalType(_precision(kind), 0)
+    return _SPARK_TYPES[kind]
+
+
 def _arrow_type(kind: str) -> pa.DataType:
+    if kind.startswith("decimal("):
+        return pa.decimal128(_precision(kind), 0)
     return {
         "int": pa.int32(),
         "long": pa.int64(),
