@@ -215,3 +215,30 @@ def test_a_folder_sync_refused_by_the_file_system_is_no_error_and_a_failed_one_i
         assert e.value.errno == refusal
     else:
         _publish.sync_folder(str(tmp_path))
+
+
+def test_a_name_glob_is_read_as_hadoop_reads_it_and_a_malformed_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    # The same globs against Spark's own text source: tests/spark/test_layouts.py.
+    for name in ("a.log", "b.txt", "c.ldb", "x*.log", "a,b"):
+        write_log(tmp_path / name, [b"r"])
+    for pattern, kept in [
+        ("*.{log,txt}", {"a.log", "b.txt", "x*.log"}),
+        ("{a,{b,c}}.*", {"a.log", "b.txt", "c.ldb"}),
+        ("[!a-b]*", {"c.ldb", "x*.log"}),
+        ("[^a-b]*", {"c.ldb", "x*.log"}),
+        ("x\\*.log", {"x*.log"}),
+        ("a,b", {"a,b"}),
+        ("?.l?g", {"a.log"}),
+    ]:
+        found = list_files([str(tmp_path)], ListOptions(name_glob=pattern))
+        assert {Path(e.path).name for e in found} == kept, pattern
+    for pattern, problem in [
+        ("{a,b", "leaves a { group open"),
+        ("[ab", "leaves a \\[ class open"),
+        ("a\\", "ends with a lone backslash"),
+        ("\\z.txt", "escapes punctuation only"),
+    ]:
+        with pytest.raises(ValueError, match=problem):
+            list_files([str(tmp_path)], ListOptions(name_glob=pattern))

@@ -79,6 +79,11 @@ def test_options_that_change_the_listing_agree_with_text(spark: Any, tmp_path: P
         ("date=2026-11-01", {"basePath": str(logs)}),
         ("", {"recursiveFileLookup": "true"}),
         ("", {"pathGlobFilter": "*.log", "recursiveFileLookup": "true"}),
+        # Hadoop's globs: alternatives (nested), negated classes both ways, an escape
+        ("", {"pathGlobFilter": "{000001,z}.{log,txt}", "recursiveFileLookup": "true"}),
+        ("", {"pathGlobFilter": "0000[!1]*", "recursiveFileLookup": "true"}),
+        ("", {"pathGlobFilter": "{c,0000{0,1}[^1]}.log", "recursiveFileLookup": "true"}),
+        ("", {"pathGlobFilter": "z\\.txt", "recursiveFileLookup": "true"}),
     ]:
         ours, theirs = both(spark, tmp_path, sub, **options)
         assert ours == theirs, (sub, options)

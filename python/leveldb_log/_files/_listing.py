@@ -23,10 +23,11 @@ request, and nothing else of it is listed.
 from __future__ import annotations
 
 import errno
-import fnmatch
+import functools
 import glob
 import os
 import posixpath
+import re
 import stat
 import sys
 import urllib.parse
@@ -61,7 +62,7 @@ class ListOptions:
 
     convention: str = "spark"
     storage_options: dict[str, Any] | None = None
-    name_glob: str | None = None  # Spark's pathGlobFilter: on file names
+    name_glob: str | None = None  # Spark's pathGlobFilter: on file names, as Hadoop globs
     recursive: bool = False  # Spark's recursiveFileLookup
     base_path: str | None = None  # Spark's basePath
     modified_after_ns: int | None = None
@@ -85,6 +86,8 @@ def list_files(paths: Sequence[str], options: ListOptions) -> list[Entry]:
     """
     if options.convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}")
+    if options.name_glob is not None:
+        hadoop_glob(options.name_glob)  # a malformed one is refused before any listing
     found: list[Entry] = []
     for path in paths:
         tree = _Tree.of(path, options.storage_options)
@@ -99,11 +102,62 @@ def list_files(paths: Sequence[str], options: ListOptions) -> list[Entry]:
 
 def _kept(entry: Entry, options: ListOptions) -> bool:
     name = _name(entry.path)
-    if options.name_glob is not None and not fnmatch.fnmatchcase(name, options.name_glob):
+    if options.name_glob is not None and not hadoop_glob(options.name_glob).fullmatch(name):
         return False
     if options.modified_after_ns is not None and entry.mtime_ns <= options.modified_after_ns:
         return False
     return options.modified_before_ns is None or entry.mtime_ns < options.modified_before_ns
+
+
+@functools.lru_cache(maxsize=16)
+def hadoop_glob(pattern: str) -> re.Pattern[str]:
+    """A glob as Hadoop's GlobPattern reads it (Spark's pathGlobFilter): ``*``, ``?``,
+    ``[...]`` (``[^...]`` or ``[!...]`` negated), ``{a,b}`` alternatives (nested too),
+    and ``\\`` taking the next character as it is.
+
+    Raises
+      ValueError: a group or a character class left open, a pattern ending in ``\\``, or
+        ``\\`` before a letter or a digit (Hadoop hands ``\\z`` on to Java's regular
+        expressions, where it means the end of the name: nothing this glob could say).
+    """
+    out, braces, i = [], 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        i += 1
+        if c == "\\":
+            if i == len(pattern):
+                raise ValueError(f"pathGlobFilter {pattern!r} ends with a lone backslash")
+            if pattern[i].isalnum():
+                raise ValueError(
+                    f"pathGlobFilter {pattern!r}: a backslash escapes punctuation only "
+                    f"(Hadoop gives \\{pattern[i]} to Java's regular expressions)"
+                )
+            out.append(re.escape(pattern[i]))
+            i += 1
+        elif c == "[":
+            end = _class_end(pattern, i)
+            body = pattern[i:end]
+            if body[:1] in ("^", "!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif c in "{}," and (c == "{" or braces):
+            braces += {"{": 1, "}": -1, ",": 0}[c]
+            out.append({"{": "(?:", "}": ")", ",": "|"}[c])
+        else:
+            out.append({"*": ".*", "?": "."}.get(c) or re.escape(c))
+    if braces:
+        raise ValueError(f"pathGlobFilter {pattern!r} leaves a {{ group open")
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """Where the character class opened before start closes (a "]" first in it is one of
+    its characters)."""
+    end = pattern.find("]", start + 1 if pattern[start : start + 1] in ("^", "!") else start)
+    if end < 0:
+        raise ValueError(f"pathGlobFilter {pattern!r} leaves a [ class open")
+    return end
 
 
 def has_extension(path: str, extensions: Sequence[str]) -> bool:
