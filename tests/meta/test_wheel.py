@@ -62,7 +62,15 @@ def sdist_names(built: dict[str, Any]) -> set[str]:
 
 
 def tracked(pattern: str) -> set[str]:
-    return {p.relative_to(ROOT).as_posix() for p in ROOT.glob(pattern) if p.is_file()}
+    """The files of the tree that pattern matches, build products left out (bytecode that
+    the tests' imports write beside the sources, a local build's objects)."""
+    return {
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.glob(pattern)
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and p.suffix not in {".pyc", ".so", ".pyd", ".o"}
+    }
 
 
 def test_the_script_builds_an_sdist_and_a_wheel_from_it(built: dict[str, Any]) -> None:

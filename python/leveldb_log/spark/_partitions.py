@@ -210,8 +210,9 @@ class Columns:
 
 
 def _spark_type(kind: str) -> DataType:
-    if kind.startswith("decimal("):
-        return DecimalType(_precision(kind), 0)
+    precision = _precision(kind)
+    if kind.startswith("decimal(") and precision is not None:
+        return DecimalType(precision, 0)
     return _SPARK_TYPES[kind]
 
 
