@@ -13,7 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.engines import spark_missing
+from support.engines import SPARK_TEST_JVM_OPTS, spark_missing
+
+# Every driver JVM the tests start (this process's, and those of the programs they run, which
+# inherit the environment) takes the tests' JVM options; spark-submit reads them from here.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SPARK_TEST_JVM_OPTS)
 
 
 def new_session(master: str = "local[2]", app: str = "leveldb-log-tests") -> Any:

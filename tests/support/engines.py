@@ -7,6 +7,11 @@ import importlib.util
 import os
 import shutil
 
+#: JVM options of the tests' Spark processes: C1, the quick compiler, only. The tests run
+#: small jobs, for which the optimising compiler's work was a third of the Spark tests' CPU
+#: time (bench/README.md, "CI time"); what the tests check does not depend on it.
+SPARK_TEST_JVM_OPTS = "-XX:TieredStopAtLevel=1"
+
 
 def spark_missing() -> str | None:
     """Why Spark cannot run here, or None."""

@@ -21,6 +21,8 @@ from typing import TypeVar
 
 import pytest
 
+from support.engines import SPARK_TEST_JVM_OPTS
+
 TIMEOUT = 240  # s: JVMs start slowly on a loaded 2-core machine
 
 T = TypeVar("T")
@@ -44,6 +46,7 @@ def daemon_env(folder: Path, base: Mapping[str, str]) -> dict[str, str]:
         SPARK_WORKER_DIR=str(folder / "work"),
         SPARK_NO_DAEMONIZE="1",
     )
+    env.setdefault("SPARK_DAEMON_JAVA_OPTS", SPARK_TEST_JVM_OPTS)  # the master's and workers'
     return env
 
 
