@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import leveldb_log
 import pytest
@@ -37,6 +38,21 @@ def signalling(spool):
 _atomic._unspool = signalling
 sys.exit(main(sys.argv[2:]))
 """
+
+
+@pytest.fixture(autouse=True)
+def sigint_reaches_the_children() -> Iterator[None]:
+    """Children start with SIGINT at its default, however pytest was started: a shell's
+    background job ignores SIGINT, and an ignored signal stays ignored across exec, so the
+    command line would never see the SIGINT these tests send."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # reset to default by exec
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def a_log(path: pathlib.Path, torn: bool = True) -> bytes:
