@@ -10,6 +10,8 @@ tests skip, saying why, only where Ray cannot be installed.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +44,7 @@ def start_local() -> None:
 
     if not ray.is_initialized():
         ray.init(
+            address="local",  # never another test's cluster (see ray_cluster)
             num_cpus=2,
             include_dashboard=False,
             object_store_memory=200 << 20,
@@ -72,15 +75,23 @@ def ray_local(_ray_session: None) -> Any:
 
 
 @pytest.fixture
-def ray_cluster(_ray_session: None) -> Iterator[Any]:
+def ray_cluster(_ray_session: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A local Ray cluster of two nodes, as separate raylets with their own workers: a head
     with 1 CPU and a node with 1 CPU and the custom resource ``other_node``, so that a task
     asking for it runs there. The process's local instance is stopped first (a driver
-    joins one cluster at a time); the next test that wants it starts it again."""
+    joins one cluster at a time); the next test that wants it starts it again.
+
+    The head writes its address where a bare ``ray.init()`` on this machine looks for a
+    cluster to join (``ray_current_cluster`` in Ray's temporary folder). So that the tests and
+    examples running beside it in other processes start their own instance, as they would
+    on a machine with no cluster, the cluster gets a temporary folder of its own. It is
+    short: Ray's socket paths must fit in 107 bytes."""
     import ray
     from ray.cluster_utils import Cluster
 
     ray.shutdown()
+    own = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    monkeypatch.setenv("RAY_TMPDIR", own)
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "include_dashboard": False},
@@ -94,3 +105,4 @@ def ray_cluster(_ray_session: None) -> Iterator[Any]:
     finally:
         ray.shutdown()
         cluster.shutdown()
+        shutil.rmtree(own, ignore_errors=True)

@@ -4,6 +4,9 @@ files there."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,27 @@ ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'leve
 from leveldb_log.ray import read_logs, write_logs  # noqa: E402
 
 
+def a_bare_init_elsewhere_joins() -> str | None:
+    """The cluster that a bare ``ray.init()`` in another process of this machine would join
+    (None: it starts its own instance): the tests and examples that run beside a cluster
+    test (other xdist workers) must not join it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_TMPDIR", "RAY_ADDRESS")}
+    asks = (
+        "from ray._private.services import get_ray_address_from_environment as found\n"
+        "print(found(None, None))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", asks], env=env, capture_output=True, text=True, check=True
+    )
+    answer = out.stdout.strip()
+    return None if answer == "None" else answer
+
+
 # read_logs passes ray_remote_args on to Ray's read_datasource, which deprecates it for
 # named remote parameters: the library's to follow, not this test's.
 @pytest.mark.filterwarnings("ignore:`ray_remote_args` is deprecated")
 def test_reading_and_writing_on_the_other_node(ray_cluster: Any, tmp_path: Path) -> None:
+    assert a_bare_init_elsewhere_joins() is None
     records = [b"%05d" % i * (i % 300 + 1) for i in range(3000)]
     with leveldb_log.Writer(tmp_path / "in.log") as w:
         w.write_many(records)
