@@ -17,27 +17,14 @@ from support.profiles import NAMED_PROFILE
 from support.scratch import use_memory_for_temporary_files
 
 settings.register_profile("default", max_examples=100, deadline=None)
-settings.register_profile(
-    "ci",
-    max_examples=400,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "sanitized",
-    max_examples=30,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "expensive",
-    max_examples=2000,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+for name, examples in {"ci": 400, "sanitized": 30, "expensive": 2000}.items():
+    settings.register_profile(
+        name,
+        max_examples=examples,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 # A profile named in HYPOTHESIS_PROFILE applies to every test. Otherwise every test takes
 # "default", but the differential tests (the C core against the model, decorated with
 # differential()) take "ci" in CI (which sets CI=true): they are where more examples find most.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -153,26 +154,26 @@ def typed_columns(spark: Any, root: Path, rows: list[list[str | None]]) -> dict[
     return got
 
 
+def differences(cases: Sequence[object], got: Mapping[str, Any]) -> str:
+    """A line for each case whose column our source types otherwise than Spark's text source
+    (empty if none)."""
+    return "\n".join(
+        f"{case!r}: ours {ours}, Spark's {theirs}"
+        for case, ours, theirs in zip(cases, got["logs"], got["text"], strict=True)
+        if ours != theirs
+    )
+
+
 def test_each_value_is_typed_as_spark_types_it(spark: Any, tmp_path: Path) -> None:
     # One file under a folder per value: each column is typed from its one value.
     got = typed_columns(spark, tmp_path, [list(RAW_VALUES)])
-    differ = [
-        (raw, ours, theirs)
-        for raw, ours, theirs in zip(RAW_VALUES, got["logs"], got["text"], strict=True)
-        if ours != theirs
-    ]
-    assert not differ, "\n".join(f"{raw!r}: ours {a}, Spark's {b}" for raw, a, b in differ)
+    assert not (differ := differences(RAW_VALUES, got)), differ
 
 
 def test_a_column_of_two_kinds_widens_as_spark_widens_it(spark: Any, tmp_path: Path) -> None:
     firsts, seconds = zip(*RAW_PAIRS, strict=True)
     got = typed_columns(spark, tmp_path, [list(firsts), list(seconds)])
-    differ = [
-        (pair, ours, theirs)
-        for pair, ours, theirs in zip(RAW_PAIRS, got["logs"], got["text"], strict=True)
-        if ours != theirs
-    ]
-    assert not differ, "\n".join(f"{pair}: ours {a}, Spark's {b}" for pair, a, b in differ)
+    assert not (differ := differences(RAW_PAIRS, got)), differ
 
 
 def test_type_inference_off_gives_strings_as_text_does(spark: Any, tmp_path: Path) -> None:
