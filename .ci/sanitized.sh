@@ -7,8 +7,8 @@
 # Without arguments it runs the tests that drive the C code hardest (those of
 # the list below that exist; not the model's own tests, which run no C). The
 # build is made from a copy of the sources, so the objects of a normal build
-# are never reused, and lives in
-# build/sanitized/ (ignored by git). PYTHON chooses the interpreter (python3).
+# are never reused, and lives in build/sanitized/ (ignored by git). PYTHON
+# chooses the interpreter (python3).
 #
 # CPython itself is not sanitized, so libasan is preloaded; leak detection is
 # off (the interpreter keeps memory to the end on purpose); any ASan or UBSan
