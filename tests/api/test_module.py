@@ -268,3 +268,49 @@ def test_no_public_name_is_shadowed_by_a_module_of_the_same_name(name: str) -> N
 
     is_module = isinstance(getattr(leveldb_log, name), types.ModuleType)
     assert is_module or importlib.util.find_spec(f"leveldb_log.{name}") is None, name
+
+
+LAZY = [
+    "leveldb_log.leveldb",
+    "leveldb_log.rocksdb",
+    "leveldb_log.pebble",
+    "leveldb_log._database_logs",
+]
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules of leveldb_log that a fresh interpreter has loaded after running code."""
+    import subprocess
+    import sys
+
+    probe = (
+        code
+        + "\nimport sys; print(' '.join(m for m in sys.modules if m.startswith('leveldb_log')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_the_decoders_load_when_first_asked_for() -> None:
+    """import leveldb_log leaves the payload decoders and database_logs unloaded (half its
+    time); the first use of each name loads it, by attribute or by from-import alike."""
+    assert _loaded_after("import leveldb_log").isdisjoint(LAZY)
+    loaded = _loaded_after(
+        "import leveldb_log\n"
+        "assert leveldb_log.rocksdb.Put.__module__ == 'leveldb_log.rocksdb'\n"
+        "from leveldb_log import pebble, leveldb\n"
+        "assert leveldb_log.pebble is pebble and leveldb.InternalKey\n"
+        "assert leveldb_log.database_logs.__module__ == 'leveldb_log._database_logs'\n"
+    )
+    assert set(LAZY) <= loaded
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        leveldb_log.no_such_name  # noqa: B018
+
+
+def test_the_command_line_loads_rocksdb_and_pebble_only_to_decode_them() -> None:
+    assert _loaded_after("import leveldb_log.cli").isdisjoint(LAZY[1:3])
+    decoded = "import leveldb_log.cli.dump as d, argparse\n" + (
+        "d._record_formatter(argparse.Namespace(format='text', decode=True, "
+        "dialect='rocksdb', kind='wal'), 'rocksdb')"
+    )
+    assert set(LAZY[1:3]) <= _loaded_after(decoded)

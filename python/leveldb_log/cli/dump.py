@@ -34,7 +34,6 @@ from leveldb_log.cli._common import (
     shown,
 )
 from leveldb_log.cli._dialect import add_dialect
-from leveldb_log.cli._payloads import decoder
 from leveldb_log.cli._progress import Progress, add_progress
 from leveldb_log.cli._verdict import reader_warnings
 from leveldb_log.leveldb import (
@@ -160,6 +159,9 @@ def _record_formatter(args: argparse.Namespace, dialect: str) -> Callable[[int, 
     kind = _kind(args)
     if dialect == "leveldb" and args.dialect == "leveldb":
         return lambda offset, payload: _format_leveldb(offset, payload, kind, fmt)
+    # RocksDB's and Pebble's decoders are a third of the command line's start: only here.
+    from leveldb_log.cli._payloads import decoder
+
     payloads = "pebble" if dialect == "pebble" else "rocksdb"
     render = escape if fmt == "json" else _quoted(fmt)  # (json renders no bytes as text)
     return decoder(payloads, kind, fmt, render, json_bytes)
