@@ -5,6 +5,7 @@ import os
 import shutil
 import sys
 import sysconfig
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
 
 from setuptools import Extension, setup
@@ -62,11 +63,36 @@ NEEDS = (
 )
 
 
+def compile_in_parallel(compiler, jobs: int) -> None:
+    """Makes compiler.compile run its sources on `jobs` threads (each runs the compiler as a
+    process): the steps of CCompiler.compile, but for the loop over the objects."""
+
+    def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
+                extra_preargs=None, extra_postargs=None, depends=None):  # fmt: skip
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs
+        )
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+
+        def one(obj: str) -> None:
+            src, ext = build[obj]
+            compiler._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(one, [obj for obj in objects if obj in build]))
+        return objects
+
+    compiler.compile = compile
+
+
 class BuildExt(build_ext):
-    """build_ext that writes the docstrings headers first, and says in one sentence what is
-    missing when no compiler can run."""
+    """build_ext that writes the docstrings headers first, compiles on every CPU, and says in
+    one sentence what is missing when no compiler can run."""
 
     def build_extensions(self) -> None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        if self.compiler.compiler_type == "unix" and jobs > 1:
+            compile_in_parallel(self.compiler, jobs)
         if self.compiler.compiler_type == "unix":
             cc = self.compiler.compiler_so[0]
             if shutil.which(cc) is None:
