@@ -40,12 +40,21 @@ find "$work/src" \( -name '*.so' -o -name '__pycache__' -o -name '*.egg-info' \)
     -exec rm -rf {} +
 
 venv_py=$work/venv/bin/python
-if ! "$venv_py" -c 'import pytest, xdist, hypothesis, zstandard' >/dev/null 2>&1; then
+# uv, where .ci/run installed it beside the interpreter, installs in seconds; else pip.
+uv=$(dirname "$(command -v "$python")")/uv
+if [ -x "$uv" ]; then
+    install=("$uv" pip install -q --python "$venv_py")
+else
+    install=("$venv_py" -m pip install -q --disable-pip-version-check)
+fi
+if ! "$venv_py" -c 'import pytest, xdist, hypothesis, zstandard, google_crc32c, pyarrow' \
+    >/dev/null 2>&1; then
     rm -rf "$work/venv" "$work/stamp"
     "$python" -m venv "$work/venv"
-    # zstd: the dialect tests read and write compressed RocksDB WALs
-    "$venv_py" -m pip install -q --disable-pip-version-check pytest pytest-xdist hypothesis \
-        zstandard "backports.zstd; python_version < '3.14'"
+    # zstd: the dialect tests read and write compressed RocksDB WALs; google-crc32c: the
+    # model's checksums in C (tests/support/model.py); pyarrow: the Arrow export's tests.
+    "${install[@]}" pytest pytest-xdist hypothesis zstandard google-crc32c pyarrow \
+        "backports.zstd; python_version < '3.14'"
 fi
 # Built again only when the sources changed since the last build (.ci/repeat.sh runs this
 # script many times over).
