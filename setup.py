@@ -90,7 +90,8 @@ class BuildExt(build_ext):
     one sentence what is missing when no compiler can run."""
 
     def build_extensions(self) -> None:
-        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        jobs = len(cpus) if cpus is not None else (os.cpu_count() or 1)
         if self.compiler.compiler_type == "unix" and jobs > 1:
             compile_in_parallel(self.compiler, jobs)
         if self.compiler.compiler_type == "unix":
