@@ -63,9 +63,16 @@ NEEDS = (
 )
 
 
-def compile_in_parallel(compiler, jobs: int) -> None:
-    """Makes compiler.compile run its sources on `jobs` threads (each runs the compiler as a
-    process): the steps of CCompiler.compile, but for the loop over the objects."""
+def compile_in_parallel(compiler) -> None:
+    """Makes compiler.compile run its sources on a thread per CPU this process may use (each
+    thread runs the compiler as a process): the steps of CCompiler.compile, but for the loop
+    over the objects. With one CPU it leaves compile as it is."""
+    if hasattr(os, "sched_getaffinity"):
+        jobs = len(os.sched_getaffinity(0))
+    else:
+        jobs = os.cpu_count() or 1
+    if jobs < 2:
+        return
 
     def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
                 extra_preargs=None, extra_postargs=None, depends=None):  # fmt: skip
@@ -90,10 +97,6 @@ class BuildExt(build_ext):
     one sentence what is missing when no compiler can run."""
 
     def build_extensions(self) -> None:
-        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        jobs = len(cpus) if cpus is not None else (os.cpu_count() or 1)
-        if self.compiler.compiler_type == "unix" and jobs > 1:
-            compile_in_parallel(self.compiler, jobs)
         if self.compiler.compiler_type == "unix":
             cc = self.compiler.compiler_so[0]
             if shutil.which(cc) is None:
@@ -101,6 +104,7 @@ class BuildExt(build_ext):
             headers = sysconfig.get_paths()["include"]
             if not os.path.exists(os.path.join(headers, "Python.h")):
                 raise SystemExit(f"error: no Python.h in {headers}. {NEEDS}.")
+            compile_in_parallel(self.compiler)
         write_docstring_headers(self.extensions, os.path.join(self.build_temp, "docstrings"))
         try:
             super().build_extensions()
